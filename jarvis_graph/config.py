@@ -1,0 +1,272 @@
+"""Settings: defaults < ~/.jarvis/config.yaml < <project>/.jarvis/config.yaml < JARVIS_* env.
+
+The files are validated with pydantic; a broken file or an unknown key raises
+:class:`ConfigError` naming the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+ConfirmMode = Literal["never", "risky", "always"]
+ROLES = ("normal", "cheap")
+
+
+class ConfigError(ValueError):
+    """A configuration file or variable is invalid; the message says where and why."""
+
+
+class ModelSpec(BaseModel):
+    """One model: which platform serves it and how to reach it.
+
+    The API key itself never lives in config: ``api_key_env`` names the environment
+    variable that holds it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    platform: str = "auto"
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float = 120.0
+    max_retries: int = 3
+    script: str | None = None
+
+
+class Settings(BaseModel):
+    """All Jarvis settings after merging files and environment."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_group: str = "default"
+    model_groups: dict[str, dict[str, ModelSpec]] = Field(
+        default_factory=lambda: {"default": {"normal": ModelSpec(), "cheap": ModelSpec()}}
+    )
+    confirm: ConfirmMode = "risky"
+    max_iterations: int = Field(default=40, ge=1)
+    tool_output_limit: int = Field(default=20_000, ge=200)
+    execute_timeout: float = Field(default=120.0, gt=0)
+    allow_outside_workspace: bool = False
+    checkpoint_url: str | None = None
+    after_tool_call_cb_dirs: list[str] = Field(default_factory=list)
+
+    def model_for(self, role: str = "normal") -> ModelSpec:
+        """Return the model spec for ``role`` in the active group.
+
+        A group without the role falls back to its ``normal`` model.
+        """
+        group = self.model_groups.get(self.model_group)
+        if group is None:
+            known = ", ".join(sorted(self.model_groups)) or "none"
+            msg = f"model group {self.model_group!r} is not defined (known groups: {known})"
+            raise ConfigError(msg)
+        spec = group.get(role) or group.get("normal")
+        if spec is None:
+            msg = f"model group {self.model_group!r} has no {role!r} or 'normal' model"
+            raise ConfigError(msg)
+        return spec
+
+
+def jarvis_home() -> Path:
+    """The user-level data folder: ``$JARVIS_HOME`` or ``~/.jarvis``."""
+    return Path(os.environ.get("JARVIS_HOME") or Path.home() / ".jarvis")
+
+
+def user_config_path() -> Path:
+    """Path of the user-level config file."""
+    return jarvis_home() / "config.yaml"
+
+
+def project_config_path(project: Path) -> Path:
+    """Path of the project-level config file."""
+    return project / ".jarvis" / "config.yaml"
+
+
+def _load_yaml(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
+    """Read a YAML mapping and its node tree (for line numbers); missing file -> empty."""
+    if not path.is_file():
+        return {}, None
+    text = path.read_text(encoding="utf-8")
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        msg = f"{where}: invalid YAML: {problem}. Fix the file or remove it."
+        raise ConfigError(msg) from exc
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        msg = f"{path}:1: the config must be a mapping of keys to values, got {type(data).__name__}"
+        raise ConfigError(msg)
+    return data, node
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+    """Follow ``loc`` through a composed YAML tree and return the 1-based line."""
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == str(part):
+                    line, node = key.start_mark.line + 1, value
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                return line
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _validate_file(path: Path, data: dict[str, Any], node: yaml.Node | None) -> None:
+    """Validate one file on its own so errors name the file that holds them."""
+    try:
+        Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, str(path), node)) from exc
+
+
+def _describe(exc: ValidationError, source: str, node: yaml.Node | None) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        key = ".".join(str(p) for p in loc)
+        line = _line_of(node, loc)
+        where = f"{source}:{line}" if line else source
+        if err["type"] == "extra_forbidden":
+            lines.append(f"{where}: unknown key {key!r}")
+        else:
+            lines.append(f"{where}: {key}: {err['msg']} (got {err.get('input')!r})")
+    return "invalid configuration:\n  " + "\n  ".join(lines)
+
+
+_SCALAR_ENV = {
+    "JARVIS_MODEL_GROUP": "model_group",
+    "JARVIS_CONFIRM": "confirm",
+    "JARVIS_MAX_ITERATIONS": "max_iterations",
+    "JARVIS_TOOL_OUTPUT_LIMIT": "tool_output_limit",
+    "JARVIS_EXECUTE_TIMEOUT": "execute_timeout",
+    "JARVIS_ALLOW_OUTSIDE_WORKSPACE": "allow_outside_workspace",
+    "JARVIS_CHECKPOINT_URL": "checkpoint_url",
+}
+_MODEL_ENV = {
+    "JARVIS_PLATFORM": "platform",
+    "JARVIS_MODEL": "model",
+    "JARVIS_BASE_URL": "base_url",
+    "JARVIS_API_KEY_ENV": "api_key_env",
+    "JARVIS_SCRIPT": "script",
+}
+
+
+def _env_overrides(env: dict[str, str], group: str) -> dict[str, Any]:
+    """Translate JARVIS_* variables into a settings fragment."""
+    out: dict[str, Any] = {}
+    for var, key in _SCALAR_ENV.items():
+        if env.get(var):
+            out[key] = env[var]
+    if env.get("JARVIS_AFTER_TOOL_CALL_CB_DIRS"):
+        dirs = env["JARVIS_AFTER_TOOL_CALL_CB_DIRS"].split(os.pathsep)
+        out["after_tool_call_cb_dirs"] = [d for d in dirs if d]
+    model = {key: env[var] for var, key in _MODEL_ENV.items() if env.get(var)}
+    if model:
+        group = out.get("model_group", group)
+        out["model_groups"] = {group: {role: dict(model) for role in ROLES}}
+    return out
+
+
+def load_settings(
+    project: Path | None = None,
+    env: dict[str, str] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Settings:
+    """Merge defaults, the user file, the project file, env and explicit overrides.
+
+    Args:
+        project: Project root holding ``.jarvis/``; defaults to the current directory.
+        env: Environment to read ``JARVIS_*`` from; defaults to ``os.environ``.
+        overrides: Highest-precedence values (from CLI flags or the run context).
+
+    Raises:
+        ConfigError: A file is not valid YAML, or a key or value is invalid.
+    """
+    env = dict(os.environ if env is None else env)
+    project = Path.cwd() if project is None else project
+    merged: dict[str, Any] = {}
+    for path in (user_config_path(), project_config_path(project)):
+        data, node = _load_yaml(path)
+        if data:
+            _validate_file(path, data, node)
+            merged = _deep_merge(merged, data)
+    group = str(merged.get("model_group", "default"))
+    merged = _deep_merge(merged, _env_overrides(env, group))
+    if overrides:
+        merged = _deep_merge(merged, overrides)
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, "JARVIS_* environment / command-line", None)) from exc
+
+
+def mask_secrets(data: Any) -> Any:
+    """Return ``data`` with values of secret-looking keys replaced by ``***``."""
+    if isinstance(data, dict):
+        return {
+            k: ("***" if _is_secret_key(str(k)) and v else mask_secrets(v)) for k, v in data.items()
+        }
+    if isinstance(data, list):
+        return [mask_secrets(v) for v in data]
+    return data
+
+
+def _is_secret_key(key: str) -> bool:
+    low = key.lower()
+    if low.endswith("_env"):  # names an env var, not a secret
+        return False
+    return any(word in low for word in ("key", "token", "secret", "password"))
+
+
+DEFAULT_CONFIG_TEMPLATE = """\
+# Jarvis Graph configuration. Precedence: JARVIS_* env > project > user > defaults.
+model_group: default
+model_groups:
+  default:
+    normal:
+      platform: auto          # auto | openai | local | scripted | <plugin>
+      model: gpt-4o-mini
+      base_url: null          # any OpenAI-compatible endpoint, e.g. http://localhost:11434/v1
+      api_key_env: OPENAI_API_KEY   # the NAME of the variable holding the key
+    cheap:
+      platform: auto
+      model: gpt-4o-mini
+      api_key_env: OPENAI_API_KEY
+confirm: risky                # never | risky | always
+max_iterations: 40
+tool_output_limit: 20000
+execute_timeout: 120
+allow_outside_workspace: false
+"""

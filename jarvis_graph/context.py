@@ -1,0 +1,72 @@
+"""Per-run settings passed to graphs as ``context=``.
+
+``langgraph dev`` sends the context as a plain dict; LangGraph turns it into
+:class:`JarvisContext` because the class is a dataclass. Every field is optional:
+``None`` means "take it from the merged config" (see :mod:`jarvis_graph.config`).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from jarvis_graph.config import Settings, load_settings
+
+
+@dataclass(frozen=True)
+class JarvisContext:
+    """Run-scoped settings. Strings and numbers only, so it stays hashable and serialisable."""
+
+    workspace: str | None = None
+    model_group: str | None = None
+    platform: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    script: str | None = None
+    confirm: str | None = None
+    max_iterations: int | None = None
+    non_interactive: bool = False
+    event_bus: str = "default"
+
+    def workspace_path(self) -> Path:
+        """The workspace root, resolved (current directory when unset)."""
+        return Path(self.workspace or Path.cwd()).resolve()
+
+
+def resolve_settings(context: JarvisContext | dict[str, Any] | None) -> Settings:
+    """Settings for a run: config files and env, overridden by the context's fields."""
+    if isinstance(context, dict):
+        context = JarvisContext(**context)
+    return _resolve(context or JarvisContext())
+
+
+@functools.lru_cache(maxsize=32)
+def _resolve(context: JarvisContext) -> Settings:
+    values = asdict(context)
+    overrides: dict[str, Any] = {
+        key: values[key]
+        for key in ("model_group", "confirm", "max_iterations")
+        if values[key] is not None
+    }
+    model = {
+        key: values[key]
+        for key in ("platform", "model", "base_url", "api_key_env", "script")
+        if values[key] is not None
+    }
+    settings = load_settings(context.workspace_path(), overrides=overrides or None)
+    if model:
+        group = settings.model_groups.get(settings.model_group, {})
+        roles = {
+            role: spec.model_copy(update=model) for role, spec in group.items()
+        } or {"normal": settings.model_for("normal").model_copy(update=model)}
+        groups = {**settings.model_groups, settings.model_group: roles}
+        settings = settings.model_copy(update={"model_groups": groups})
+    return settings
+
+
+def clear_settings_cache() -> None:
+    """Forget cached settings (after config files change)."""
+    _resolve.cache_clear()

@@ -1,0 +1,215 @@
+"""EventBus: Jarvis' lifecycle events, delivered to subscribers and to the graph stream.
+
+A subscriber that raises is logged and skipped; the others still run. When an event is
+emitted inside a graph run it is also written to the ``custom`` stream as
+``{"event": name, "payload": {...}}``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from typing_extensions import TypedDict
+
+logger = logging.getLogger(__name__)
+
+
+class Event(StrEnum):
+    """Names of the events nodes emit."""
+
+    TASK_STARTED = "task_started"
+    TASK_COMPLETED = "task_completed"
+    BEFORE_MODEL_CALL = "before_model_call"
+    AFTER_MODEL_CALL = "after_model_call"
+    BEFORE_TOOL_CALL = "before_tool_call"
+    AFTER_TOOL_CALL = "after_tool_call"
+    BEFORE_SUMMARY = "before_summary"
+    AFTER_SUMMARY = "after_summary"
+    BEFORE_HISTORY_CLEAR = "before_history_clear"
+    AFTER_HISTORY_CLEAR = "after_history_clear"
+    BEFORE_ADDON_PROMPT = "before_addon_prompt"
+    AFTER_ADDON_PROMPT = "after_addon_prompt"
+    BEFORE_TOOL_FILTER = "before_tool_filter"
+    TOOL_FILTERED = "tool_filtered"
+    INTERRUPT_TRIGGERED = "interrupt_triggered"
+
+
+class TaskStarted(TypedDict):
+    """Payload of TASK_STARTED."""
+
+    task: str
+    max_iterations: int
+
+
+class TaskCompleted(TypedDict):
+    """Payload of TASK_COMPLETED."""
+
+    status: str
+    final_answer: str
+    iterations: int
+
+
+class ModelCall(TypedDict, total=False):
+    """Payload of BEFORE_MODEL_CALL / AFTER_MODEL_CALL."""
+
+    iteration: int
+    message_count: int
+    tool_calls: list[str]
+    text_chars: int
+
+
+class ToolCall(TypedDict, total=False):
+    """Payload of BEFORE_TOOL_CALL / AFTER_TOOL_CALL."""
+
+    name: str
+    args: dict[str, Any]
+    tool_call_id: str
+    status: str
+    output: str
+    output_path: str | None
+
+
+class Summary(TypedDict, total=False):
+    """Payload of the summary and history-clear events."""
+
+    message_count: int
+    removed: int
+    summary: str
+
+
+class AddonPrompt(TypedDict, total=False):
+    """Payload of BEFORE/AFTER_ADDON_PROMPT."""
+
+    addon: str
+
+
+class ToolFilter(TypedDict, total=False):
+    """Payload of BEFORE_TOOL_FILTER / TOOL_FILTERED."""
+
+    available: int
+    selected: list[str]
+
+
+class InterruptTriggered(TypedDict, total=False):
+    """Payload of INTERRUPT_TRIGGERED."""
+
+    kind: str
+    thread_id: str
+
+
+Subscriber = Callable[[Event, dict[str, Any]], None]
+
+
+class EventBus:
+    """Synchronous publish/subscribe with per-subscriber error isolation."""
+
+    def __init__(self) -> None:
+        self._subs: dict[Event, list[Subscriber]] = {}
+        self._lock = threading.Lock()
+
+    def subscribe(self, event: Event | str, callback: Subscriber) -> Callable[[], None]:
+        """Register ``callback`` for ``event``; returns a function that unsubscribes it."""
+        ev = Event(event)
+        with self._lock:
+            self._subs.setdefault(ev, []).append(callback)
+        return lambda: self.unsubscribe(ev, callback)
+
+    def unsubscribe(self, event: Event | str, callback: Subscriber) -> None:
+        """Remove ``callback`` from ``event``; unknown callbacks are ignored."""
+        with self._lock:
+            subs = self._subs.get(Event(event), [])
+            if callback in subs:
+                subs.remove(callback)
+
+    def emit(self, event: Event | str, payload: dict[str, Any] | None = None) -> None:
+        """Deliver ``event`` to every subscriber, then to the graph's custom stream."""
+        ev = Event(event)
+        data = dict(payload or {})
+        with self._lock:
+            subs = list(self._subs.get(ev, []))
+        for callback in subs:
+            try:
+                callback(ev, data)
+            except Exception:
+                logger.exception("event subscriber %r failed on %s", callback, ev.value)
+        _write_to_stream(ev, data)
+
+
+def _write_to_stream(event: Event, payload: dict[str, Any]) -> None:
+    if "langgraph" not in sys.modules:  # not inside a graph run
+        return
+    from langgraph.config import get_stream_writer
+
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:  # called outside a runnable context
+        return
+    writer({"event": event.value, "payload": payload})
+
+
+_buses: dict[str, EventBus] = {}
+_buses_lock = threading.Lock()
+
+
+def get_event_bus(name: str = "default") -> EventBus:
+    """The process-wide bus called ``name`` (created on first use)."""
+    with _buses_lock:
+        bus = _buses.get(name)
+        if bus is None:
+            bus = _buses[name] = EventBus()
+            for cb in load_after_tool_call_callbacks(_cb_dirs_from_env()):
+                bus.subscribe(Event.AFTER_TOOL_CALL, _adapt_tool_callback(cb))
+        return bus
+
+
+def _cb_dirs_from_env() -> list[str]:
+    raw = os.environ.get("JARVIS_AFTER_TOOL_CALL_CB_DIRS", "")
+    return [d for d in raw.split(os.pathsep) if d]
+
+
+def _adapt_tool_callback(cb: Callable[..., Any]) -> Subscriber:
+    def subscriber(_event: Event, payload: dict[str, Any]) -> None:
+        cb(payload)
+
+    return subscriber
+
+
+def load_after_tool_call_callbacks(dirs: list[str]) -> list[Callable[..., Any]]:
+    """Load after-tool-call callbacks from the ``*.py`` files in ``dirs``.
+
+    A module may export ``after_tool_call_cb`` (a callable), ``get_after_tool_call_cb()``
+    (returning one) or ``register_after_tool_call_cb()`` (returning one or a list).
+    A module that fails to import is logged and skipped.
+    """
+    callbacks: list[Callable[..., Any]] = []
+    for folder in dirs:
+        for path in sorted(Path(folder).expanduser().glob("*.py")):
+            try:
+                callbacks.extend(_callbacks_from(path))
+            except Exception:
+                logger.exception("could not load after-tool-call callback from %s", path)
+    return callbacks
+
+
+def _callbacks_from(path: Path) -> list[Callable[..., Any]]:
+    spec = importlib.util.spec_from_file_location(f"jarvis_cb_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        return []
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if callable(getattr(module, "after_tool_call_cb", None)):
+        return [module.after_tool_call_cb]
+    for factory in ("get_after_tool_call_cb", "register_after_tool_call_cb"):
+        if callable(getattr(module, factory, None)):
+            got = getattr(module, factory)()
+            items = got if isinstance(got, list | tuple) else [got]
+            return [cb for cb in items if callable(cb)]
+    return []

@@ -1,0 +1,1 @@
+"""Graph wiring: ``build_<name>_graph()`` factories and module-level compiled ``graph``s."""

@@ -1,0 +1,50 @@
+"""The Jarvis run loop as a StateGraph.
+
+START -> start_task -> call_model -> route_after_model
+  tool calls         -> confirm_tools (when the user must confirm or answer) -> run_tools
+  no tool call       -> complete_task (marker, or non-interactive) | ask_user (interactive)
+  iteration cap hit  -> complete_task
+run_tools -> call_model;  complete_task -> END
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from jarvis_graph.context import JarvisContext
+from jarvis_graph.nodes.ask_user import ask_user
+from jarvis_graph.nodes.call_model import call_model, route_after_model
+from jarvis_graph.nodes.complete_task import complete_task
+from jarvis_graph.nodes.confirm_tools import confirm_tools, route_after_confirm_tools
+from jarvis_graph.nodes.run_tools import run_tools
+from jarvis_graph.nodes.start_task import start_task
+from jarvis_graph.state import AgentInput, AgentOutput, AgentState
+
+RECURSION_LIMIT = 1000
+"""Safety net only: the iteration cap in state ends runs long before this."""
+
+
+def build_agent_graph() -> StateGraph:
+    """The uncompiled agent graph (callers choose checkpointer and store)."""
+    builder = StateGraph(
+        AgentState,
+        context_schema=JarvisContext,
+        input_schema=AgentInput,
+        output_schema=AgentOutput,
+    )
+    builder.add_node("start_task", start_task)
+    builder.add_node("call_model", call_model)
+    builder.add_node("confirm_tools", confirm_tools)
+    builder.add_node("run_tools", run_tools)
+    builder.add_node("ask_user", ask_user, destinations=("call_model", "complete_task"))
+    builder.add_node("complete_task", complete_task)
+    builder.add_edge(START, "start_task")
+    builder.add_edge("start_task", "call_model")
+    builder.add_conditional_edges("call_model", route_after_model)
+    builder.add_conditional_edges("confirm_tools", route_after_confirm_tools)
+    builder.add_edge("run_tools", "call_model")
+    builder.add_edge("complete_task", END)
+    return builder
+
+
+graph = build_agent_graph().compile(name="agent")

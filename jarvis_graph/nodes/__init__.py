@@ -1,0 +1,1 @@
+"""Node functions of the Jarvis graphs: ``(state, runtime) -> partial update | Command``."""

@@ -1,0 +1,55 @@
+"""complete_task: close the run — final answer, status, dangling tool calls answered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.runtime import Runtime
+
+from jarvis_graph.context import JarvisContext
+from jarvis_graph.events import Event
+from jarvis_graph.nodes.messages import last_ai, pending_tool_calls, text_of
+from jarvis_graph.nodes.services import COMPLETE_MARKER, bus_for, context_of
+from jarvis_graph.state import AgentState
+
+
+def strip_marker(text: str) -> str:
+    """The text without the auto-complete marker."""
+    return text.replace(COMPLETE_MARKER, "").strip()
+
+
+def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Set the final answer and status; answer tool calls that will never run.
+
+    Unanswered tool calls (iteration cap) get a tool message each, so the thread can be
+    continued later without a provider rejecting the history.
+    """
+    messages = state["messages"]
+    pending = pending_tool_calls(messages)
+    iteration = state.get("iteration", 0)
+    update: list[Any] = [
+        ToolMessage(
+            content="Not run: the run stopped at its iteration cap before this call.",
+            tool_call_id=c["id"],
+            name=c.get("name") or "unknown",
+            status="error",
+        )
+        for c in pending
+    ]
+    ai = last_ai(messages)
+    answer = strip_marker(text_of(ai))
+    if pending:
+        status = "max_iterations"
+        cap = state.get("max_iterations", iteration)
+        answer = (
+            f"Stopped after {iteration} model calls (max_iterations={cap}) before the task "
+            f"was finished.{' Last model text: ' + answer if answer else ''}"
+        )
+    else:
+        status = "completed"
+        if ai is not None and COMPLETE_MARKER in text_of(ai):
+            update.append(AIMessage(content=answer, id=ai.id, tool_calls=ai.tool_calls))
+    payload = {"status": status, "final_answer": answer, "iterations": iteration}
+    bus_for(context_of(runtime)).emit(Event.TASK_COMPLETED, payload)
+    return {"messages": update, "status": status, "final_answer": answer}

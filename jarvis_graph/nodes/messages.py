@@ -1,0 +1,41 @@
+"""Helpers over message lists shared by several nodes."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+
+
+def last_ai(messages: list[AnyMessage]) -> AIMessage | None:
+    """The last AI message, if any."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            return message
+    return None
+
+
+def answered_ids(messages: list[AnyMessage]) -> set[str]:
+    """Ids of tool calls that already have a tool message."""
+    return {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+
+
+def pending_tool_calls(messages: list[AnyMessage]) -> list[dict]:
+    """Tool calls (valid and invalid) of the last AI message that have no answer yet."""
+    ai = last_ai(messages)
+    if ai is None:
+        return []
+    done = answered_ids(messages)
+    calls = [dict(c) for c in ai.tool_calls] + [
+        {**c, "invalid": True} for c in ai.invalid_tool_calls
+    ]
+    return [c for c in calls if c.get("id") and c["id"] not in done]
+
+
+def text_of(message: AnyMessage | None) -> str:
+    """Plain text of a message (content blocks joined)."""
+    if message is None:
+        return ""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = [b if isinstance(b, str) else b.get("text", "") for b in content]
+    return "".join(p for p in parts if isinstance(p, str))

@@ -1,0 +1,78 @@
+"""Per-process services looked up by the names in the run context, and cached."""
+
+from __future__ import annotations
+
+import functools
+import platform
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jarvis_graph.config import ModelSpec
+from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.events import EventBus, get_event_bus
+from jarvis_graph.platforms.registry import create_chat_model, resolve_platform
+from jarvis_graph.prompts import load_prompt
+from jarvis_graph.tools.registry import get_tools
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import Runnable
+    from langchain_core.tools import BaseTool
+    from langgraph.runtime import Runtime
+
+COMPLETE_MARKER = "!!!COMPLETE!!!"
+
+
+def context_of(runtime: Runtime[JarvisContext] | None) -> JarvisContext:
+    """The run context, whatever form the caller passed it in."""
+    ctx: Any = getattr(runtime, "context", None)
+    if isinstance(ctx, dict):
+        return JarvisContext(**ctx)
+    return ctx if isinstance(ctx, JarvisContext) else JarvisContext()
+
+
+def bus_for(ctx: JarvisContext) -> EventBus:
+    """The event bus named in the context."""
+    return get_event_bus(ctx.event_bus)
+
+
+def tools_for(ctx: JarvisContext) -> dict[str, BaseTool]:
+    """Tools of the run, by name."""
+    return {t.name: t for t in get_tools(resolve_settings(ctx))}
+
+
+def model_for(ctx: JarvisContext, role: str = "normal") -> Runnable[Any, Any]:
+    """The chat model for ``role``, bound to the run's tools; cached per process."""
+    spec = resolve_settings(ctx).model_for(role)
+    stamp = 0
+    if resolve_platform(spec) == "scripted" and spec.script and Path(spec.script).is_file():
+        stamp = Path(spec.script).stat().st_mtime_ns  # a rewritten script is reloaded
+    tools = tuple(sorted(tools_for(ctx)))
+    return _bound_model(spec.model_dump_json(), stamp, tools, ctx)
+
+
+@functools.lru_cache(maxsize=16)
+def _bound_model(
+    spec_json: str, _stamp: int, tool_names: tuple[str, ...], ctx: JarvisContext
+) -> Runnable[Any, Any]:
+    model: BaseChatModel = create_chat_model(ModelSpec.model_validate_json(spec_json))
+    tools = tools_for(ctx)
+    return model.bind_tools([tools[name] for name in tool_names]) if tool_names else model
+
+
+def system_prompt(ctx: JarvisContext) -> str:
+    """The system prompt for a run in ``ctx``."""
+    interaction = (
+        "- Nobody is watching this run: do not ask questions, decide and state your assumptions."
+        if ctx.non_interactive
+        else "- Use ask_user when you need information only the user has."
+    )
+    return load_prompt("system").format(
+        workspace=ctx.workspace_path(),
+        date=time.strftime("%Y-%m-%d"),
+        os=platform.system(),
+        interaction=interaction,
+        marker=COMPLETE_MARKER,
+        tool_names=", ".join(sorted(tools_for(ctx))),
+    )

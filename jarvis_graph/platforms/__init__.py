@@ -1,0 +1,17 @@
+"""LLM platforms: a registry of name -> factory -> langchain ``BaseChatModel``."""
+
+from jarvis_graph.platforms.registry import (
+    PlatformError,
+    ProviderError,
+    create_chat_model,
+    list_platforms,
+    register_platform,
+)
+
+__all__ = [
+    "PlatformError",
+    "ProviderError",
+    "create_chat_model",
+    "list_platforms",
+    "register_platform",
+]

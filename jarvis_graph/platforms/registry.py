@@ -1,0 +1,145 @@
+"""Platform registry: built-ins, plus plugins from ``~/.jarvis/platforms/*.py``.
+
+A plugin module defines ``register(register_platform)`` and calls it with
+``(name, factory, description)``; a factory takes a :class:`ModelSpec` and returns a
+``BaseChatModel``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from jarvis_graph.config import ModelSpec, jarvis_home
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+logger = logging.getLogger(__name__)
+
+Factory = Callable[[ModelSpec], "BaseChatModel"]
+
+
+class PlatformError(RuntimeError):
+    """A model cannot be created: unknown platform, missing key, bad script."""
+
+
+class ProviderError(RuntimeError):
+    """A model call failed after retries (rate limit, server error, timeout)."""
+
+
+@dataclass(frozen=True)
+class PlatformInfo:
+    """A registered platform."""
+
+    name: str
+    factory: Factory
+    description: str
+    source: str
+
+
+_registry: dict[str, PlatformInfo] = {}
+_lock = threading.Lock()
+_plugins_loaded = False
+_plugin_errors: list[str] = []
+
+
+def register_platform(
+    name: str, factory: Factory, description: str = "", source: str = "built-in"
+) -> None:
+    """Register (or replace) the platform ``name``."""
+    with _lock:
+        _registry[name] = PlatformInfo(name, factory, description, source)
+
+
+def _builtin_openai(spec: ModelSpec) -> BaseChatModel:
+    from jarvis_graph.platforms.openai import create_openai_model
+
+    return create_openai_model(spec)
+
+
+def _builtin_scripted(spec: ModelSpec) -> BaseChatModel:
+    from jarvis_graph.platforms.scripted import ScriptedChatModel
+
+    return ScriptedChatModel.from_file(spec.script or "")
+
+
+register_platform(
+    "openai", _builtin_openai, "Any OpenAI-compatible chat-completions endpoint (base_url)"
+)
+register_platform("scripted", _builtin_scripted, "Replays turns from a YAML/JSON script")
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    folder = jarvis_home() / "platforms"
+    for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+        try:
+            spec = importlib.util.spec_from_file_location(f"jarvis_platform_{path.stem}", path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            register = getattr(module, "register", None)
+            if not callable(register):
+                msg = "defines no register(register_platform) function"
+                raise PlatformError(msg)
+            register(lambda n, f, d="": register_platform(n, f, d, source=str(path)))
+        except Exception as exc:
+            note = f"platform plugin {path} was skipped: {exc}"
+            _plugin_errors.append(note)
+            logger.warning(note)
+
+
+def list_platforms() -> list[PlatformInfo]:
+    """All registered platforms, plugins included, sorted by name."""
+    _load_plugins()
+    return sorted(_registry.values(), key=lambda p: p.name)
+
+
+def plugin_errors() -> list[str]:
+    """Messages for plugin files that failed to load."""
+    _load_plugins()
+    return list(_plugin_errors)
+
+
+def resolve_platform(spec: ModelSpec) -> str:
+    """Turn ``auto`` into a concrete platform name."""
+    if spec.platform != "auto":
+        return spec.platform
+    if spec.script:
+        return "scripted"
+    if os.environ.get(spec.api_key_env) or spec.base_url:
+        return "openai"
+    _load_plugins()
+    if "local" in _registry:
+        return "local"
+    msg = (
+        f"no model is configured: set {spec.api_key_env} (and optionally JARVIS_BASE_URL) for "
+        "an OpenAI-compatible provider, or run with --platform scripted --script FILE. "
+        "See `jarvis config init`."
+    )
+    raise PlatformError(msg)
+
+
+def create_chat_model(spec: ModelSpec) -> BaseChatModel:
+    """Build the chat model ``spec`` describes.
+
+    Raises:
+        PlatformError: The platform is unknown or cannot be set up.
+    """
+    _load_plugins()
+    name = resolve_platform(spec)
+    info = _registry.get(name)
+    if info is None:
+        known = ", ".join(sorted(_registry))
+        msg = f"unknown platform {name!r}; known platforms: {known}"
+        raise PlatformError(msg)
+    return info.factory(spec.model_copy(update={"platform": name}))

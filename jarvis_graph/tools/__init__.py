@@ -1,0 +1,6 @@
+"""Tools the agent can call: built-ins now; user directories and MCP join the registry."""
+
+from jarvis_graph.tools.base import ToolEnv, ToolInputError
+from jarvis_graph.tools.registry import get_tools, is_risky
+
+__all__ = ["ToolEnv", "ToolInputError", "get_tools", "is_risky"]

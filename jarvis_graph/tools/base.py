@@ -1,0 +1,86 @@
+"""What every tool needs: the workspace, the settings, path checks and output limits."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jarvis_graph.config import Settings
+from jarvis_graph.context import JarvisContext, resolve_settings
+
+
+class ToolInputError(ValueError):
+    """A tool was called with arguments it cannot use; the text is shown to the model."""
+
+
+@dataclass(frozen=True)
+class ToolEnv:
+    """The environment a tool call runs in."""
+
+    workspace: Path
+    settings: Settings = field(default_factory=Settings)
+    non_interactive: bool = False
+
+    @classmethod
+    def from_context(cls, context: JarvisContext | None) -> ToolEnv:
+        """Build the environment from a run context (``None`` -> defaults, cwd)."""
+        ctx = context or JarvisContext()
+        return cls(ctx.workspace_path(), resolve_settings(ctx), ctx.non_interactive)
+
+    def resolve(self, path: str) -> Path:
+        """Resolve ``path`` against the workspace and refuse escapes.
+
+        Raises:
+            ToolInputError: The path leaves the workspace and that is not allowed.
+        """
+        raw = Path(path).expanduser()
+        full = (raw if raw.is_absolute() else self.workspace / raw).resolve()
+        if not self.settings.allow_outside_workspace and not full.is_relative_to(self.workspace):
+            msg = (
+                f"path {path!r} is outside the workspace {self.workspace}; use a path inside it "
+                "(relative paths are taken from the workspace root)"
+            )
+            raise ToolInputError(msg)
+        return full
+
+    def outputs_dir(self) -> Path:
+        """Where whole outputs of large tool results are written."""
+        return self.workspace / ".jarvis" / "tool_outputs"
+
+
+def current_env() -> ToolEnv:
+    """The environment of the graph run this tool call belongs to (defaults outside a run)."""
+    try:
+        from langgraph.runtime import get_runtime
+
+        context = get_runtime().context
+    except RuntimeError:
+        context = None
+    if isinstance(context, dict):
+        context = JarvisContext(**context)
+    return ToolEnv.from_context(context)
+
+
+def limit_output(text: str, env: ToolEnv, tool_name: str) -> tuple[str, str | None]:
+    """Keep head and tail of an over-long output; save the whole text to a file.
+
+    Returns:
+        The text to give the model, and the path of the saved file (or ``None``).
+    """
+    limit = env.settings.tool_output_limit
+    if len(text) <= limit:
+        return text, None
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
+    out_dir = env.outputs_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{tool_name}-{digest}.txt"
+    path.write_text(text, encoding="utf-8")
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
+    omitted = len(text) - len(head) - len(tail)
+    note = (
+        f"\n\n[... {omitted} characters omitted. The whole output ({len(text)} characters) is "
+        f"saved at {path}; read parts of it with read_code or search it with search_files.]\n\n"
+    )
+    return head + note + tail, str(path)

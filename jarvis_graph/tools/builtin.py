@@ -1,0 +1,214 @@
+"""Built-in tools: read_code, list_files, search_files, execute_script, ask_user.
+
+Each tool is a plain function over a :class:`ToolEnv` (easy to test) wrapped by a thin
+langchain tool that finds the environment of the current run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+from langchain_core.tools import BaseTool, tool
+
+from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
+
+SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".jarvis"}
+MAX_READ_LINES = 500
+MAX_LIST_ENTRIES = 500
+MAX_SEARCH_RESULTS = 200
+
+
+def read_code_impl(env: ToolEnv, path: str, start_line: int = 1, end_line: int | None = None) -> str:
+    """Numbered lines ``start_line..end_line`` of a text file."""
+    full = env.resolve(path)
+    if not full.is_file():
+        msg = f"file {path!r} does not exist (looked at {full}); use list_files to find it"
+        raise ToolInputError(msg)
+    data = full.read_bytes()
+    if b"\0" in data[:8192]:
+        msg = f"file {path!r} looks binary ({len(data)} bytes); read_code reads text files only"
+        raise ToolInputError(msg)
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    total = len(lines)
+    if start_line < 1 or (end_line is not None and end_line < start_line):
+        msg = f"bad range start_line={start_line}, end_line={end_line}; lines are 1..{total}"
+        raise ToolInputError(msg)
+    last = min(total, end_line or total, start_line + MAX_READ_LINES - 1)
+    width = len(str(max(last, 1)))
+    body = "\n".join(f"{n:>{width}} | {lines[n - 1]}" for n in range(start_line, last + 1))
+    header = f"{path} (lines {start_line}-{last} of {total})"
+    more = (
+        f"\n[{total - last} more lines; call read_code with start_line={last + 1}]"
+        if last < total
+        else ""
+    )
+    return f"{header}\n{body}{more}"
+
+
+def _walk(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        found.extend(Path(dirpath) / name for name in sorted(filenames))
+    return found
+
+
+def list_files_impl(env: ToolEnv, path: str = ".", pattern: str = "*") -> str:
+    """Files under ``path`` (recursive) whose name matches the glob ``pattern``."""
+    root = env.resolve(path)
+    if not root.is_dir():
+        msg = f"{path!r} is not a directory; give a directory relative to the workspace"
+        raise ToolInputError(msg)
+    files = [p for p in _walk(root) if fnmatch.fnmatch(p.name, pattern)]
+    rel = [str(p.relative_to(root)) for p in files]
+    if not rel:
+        return f"no files matching {pattern!r} under {path}"
+    shown = rel[:MAX_LIST_ENTRIES]
+    extra = len(rel) - len(shown)
+    tail = f"\n[{extra} more; narrow with path or pattern]" if extra else ""
+    return f"{len(rel)} files under {path}:\n" + "\n".join(shown) + tail
+
+
+def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "*") -> str:
+    """Lines matching the regular expression ``pattern`` in files under ``path``."""
+    root = env.resolve(path)
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        msg = f"invalid regular expression {pattern!r}: {exc}; escape special characters"
+        raise ToolInputError(msg) from exc
+    rg = shutil.which("rg")
+    hits = _search_rg(rg, pattern, root, glob) if rg else _search_py(regex, root, glob)
+    if not hits:
+        return f"no matches for {pattern!r} under {path}"
+    shown = hits[:MAX_SEARCH_RESULTS]
+    extra = f"\n[{len(hits) - len(shown)} more matches; narrow the search]" if len(hits) > len(shown) else ""
+    return "\n".join(shown) + extra
+
+
+def _search_rg(rg: str, pattern: str, root: Path, glob: str) -> list[str]:
+    cmd = [rg, "--line-number", "--no-heading", "--color=never", "--glob", glob]
+    cmd += [f"--glob=!{d}" for d in sorted(SKIP_DIRS)]
+    proc = subprocess.run(
+        [*cmd, "--", pattern, "."], cwd=root, capture_output=True, text=True, timeout=60
+    )
+    return [line.removeprefix("./") for line in proc.stdout.splitlines()]
+
+
+def _search_py(regex: re.Pattern[str], root: Path, glob: str) -> list[str]:
+    hits: list[str] = []
+    for file in _walk(root):
+        if not fnmatch.fnmatch(file.name, glob):
+            continue
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        rel = file.relative_to(root)
+        for n, line in enumerate(text.splitlines(), 1):
+            if regex.search(line):
+                hits.append(f"{rel}:{n}:{line}")
+                if len(hits) > MAX_SEARCH_RESULTS * 5:
+                    return hits
+    return hits
+
+
+def execute_script_impl(
+    env: ToolEnv, script: str, timeout: float | None = None, cwd: str = "."
+) -> str:
+    """Run ``script`` with bash in the workspace; report exit code and combined output."""
+    if not script.strip():
+        msg = "script is empty; pass the shell commands to run"
+        raise ToolInputError(msg)
+    workdir = env.resolve(cwd)
+    limit = timeout or env.settings.execute_timeout
+    proc = subprocess.Popen(
+        ["bash", "-c", script],
+        cwd=workdir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        out, _ = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        text = out.decode("utf-8", errors="replace")
+        return f"timed out after {limit:g} s (process killed)\noutput so far:\n{text}"
+    text = out.decode("utf-8", errors="replace")
+    return f"exit code: {proc.returncode}\n{text}"
+
+
+@tool
+def read_code(path: str, start_line: int = 1, end_line: int | None = None) -> str:
+    """Read a text file with line numbers.
+
+    Args:
+        path: File path, relative to the workspace root.
+        start_line: First line to show (1-based).
+        end_line: Last line to show; omit for the end of the file (at most 500 lines a call).
+    """
+    return read_code_impl(current_env(), path, start_line, end_line)
+
+
+@tool
+def list_files(path: str = ".", pattern: str = "*") -> str:
+    """List files recursively under a directory, skipping .git, .venv and similar.
+
+    Args:
+        path: Directory relative to the workspace root.
+        pattern: Glob on file names, e.g. "*.py".
+    """
+    return list_files_impl(current_env(), path, pattern)
+
+
+@tool
+def search_files(pattern: str, path: str = ".", glob: str = "*") -> str:
+    """Search file contents with a regular expression; returns file:line:text.
+
+    Args:
+        pattern: Regular expression to look for.
+        path: Directory relative to the workspace root.
+        glob: Only search files whose name matches this glob, e.g. "*.c".
+    """
+    return search_files_impl(current_env(), pattern, path, glob)
+
+
+@tool
+def execute_script(script: str, timeout: float | None = None) -> str:
+    """Run a bash script in the workspace and return its exit code and output.
+
+    Args:
+        script: Shell commands to run with bash.
+        timeout: Seconds before the script is killed (default from config).
+    """
+    return execute_script_impl(current_env(), script, timeout)
+
+
+@tool
+def ask_user(question: str) -> str:
+    """Ask the user a question and wait for the answer.
+
+    Args:
+        question: What you need to know from the user.
+    """
+    # Interactive runs answer this call in the confirm_tools node, before any tool runs;
+    # it only executes here when nobody can answer.
+    return (
+        "No user is available to answer (non-interactive run). Decide yourself using the "
+        "information you have, and say in your answer what you assumed."
+    )
+
+
+execute_script.metadata = {"risky": True}
+ask_user.metadata = {"asks_user": True}
+
+BUILTIN_TOOLS: list[BaseTool] = [read_code, list_files, search_files, execute_script, ask_user]
