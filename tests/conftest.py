@@ -1,0 +1,37 @@
+"""Test isolation: no test sees the real home directory, config or API keys."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point HOME and JARVIS_HOME at a fresh folder and drop Jarvis/provider variables."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("JARVIS_HOME", str(home / ".jarvis"))
+    import os
+
+    for var in list(os.environ):
+        if var.startswith("JARVIS_") and var != "JARVIS_HOME":
+            monkeypatch.delenv(var)
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LANGSMITH_TRACING", "false")
+    from jarvis_graph.context import clear_settings_cache
+
+    clear_settings_cache()
+    yield home
+    clear_settings_cache()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace folder for a run."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
