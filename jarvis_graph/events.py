@@ -159,15 +159,28 @@ _buses: dict[str, EventBus] = {}
 _buses_lock = threading.Lock()
 
 
-def get_event_bus(name: str = "default") -> EventBus:
-    """The process-wide bus called ``name`` (created on first use)."""
+def get_event_bus(name: str = "default", cb_dirs: list[str] | None = None) -> EventBus:
+    """The process-wide bus called ``name`` (created on first use).
+
+    Args:
+        name: Name of the bus.
+        cb_dirs: Folders of after-tool-call callbacks to subscribe when the bus is created
+            (``None``: ``JARVIS_AFTER_TOOL_CALL_CB_DIRS``); ignored for an existing bus.
+    """
     with _buses_lock:
         bus = _buses.get(name)
         if bus is None:
             bus = _buses[name] = EventBus()
-            for cb in load_after_tool_call_callbacks(_cb_dirs_from_env()):
+            dirs = _cb_dirs_from_env() if cb_dirs is None else cb_dirs
+            for cb in load_after_tool_call_callbacks(dirs):
                 bus.subscribe(Event.AFTER_TOOL_CALL, _adapt_tool_callback(cb))
         return bus
+
+
+def reset_event_buses() -> None:
+    """Forget every bus (tests, or after the callback folders change)."""
+    with _buses_lock:
+        _buses.clear()
 
 
 def _cb_dirs_from_env() -> list[str]:

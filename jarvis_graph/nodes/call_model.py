@@ -59,8 +59,12 @@ def _describe_provider_error(exc: Exception, ctx: JarvisContext) -> str:
 
 
 def needs_human(call: dict[str, Any], ctx: JarvisContext) -> bool:
-    """Whether a pending tool call must be confirmed or answered by the user."""
-    if ctx.non_interactive or call.get("invalid"):
+    """Whether a pending tool call must be confirmed, or answered, by the user.
+
+    Confirmation follows the confirm mode even in non-interactive runs (``confirm_tools``
+    then declines the call instead of asking); questions need someone to answer them.
+    """
+    if call.get("invalid"):
         return False
     from jarvis_graph.nodes.services import tools_for
 
@@ -68,7 +72,7 @@ def needs_human(call: dict[str, Any], ctx: JarvisContext) -> bool:
     if tool is None:
         return False
     if asks_user(tool):
-        return True
+        return not ctx.non_interactive
     mode = resolve_settings(ctx).confirm
     return mode == "always" or (mode == "risky" and is_risky(tool))
 

@@ -36,8 +36,15 @@ def confirm_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
     if not pending:
         return {}
     requests = [_request(call, tools) for call in pending]
-    reply = interrupt({"type": "confirm_tools", "requests": requests})
-    decisions = _normalise(reply, requests)
+    if ctx.non_interactive:  # nobody can confirm: decline, never run unconfirmed
+        reason = (
+            "this run is non-interactive and the tool needs confirmation; the user can allow "
+            "it with --yes or `confirm: never`"
+        )
+        decisions = {r["id"]: {"action": "reject", "reason": reason} for r in requests}
+    else:
+        reply = interrupt({"type": "confirm_tools", "requests": requests})
+        decisions = _normalise(reply, requests)
     ai = last_ai(state["messages"])
     assert ai is not None  # pending calls come from it
     questions = {r["id"] for r in requests if r["kind"] == "question"}

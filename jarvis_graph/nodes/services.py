@@ -33,8 +33,8 @@ def context_of(runtime: Runtime[JarvisContext] | None) -> JarvisContext:
 
 
 def bus_for(ctx: JarvisContext) -> EventBus:
-    """The event bus named in the context."""
-    return get_event_bus(ctx.event_bus)
+    """The event bus named in the context, with the configured after-tool-call callbacks."""
+    return get_event_bus(ctx.event_bus, resolve_settings(ctx).after_tool_call_cb_dirs)
 
 
 def tools_for(ctx: JarvisContext) -> dict[str, BaseTool]:

@@ -7,6 +7,7 @@ A plugin module defines ``register(register_platform)`` and calls it with
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import os
@@ -73,6 +74,7 @@ register_platform(
     "openai", _builtin_openai, "Any OpenAI-compatible chat-completions endpoint (base_url)"
 )
 register_platform("scripted", _builtin_scripted, "Replays turns from a YAML/JSON script")
+_BUILTINS = dict(_registry)  # restored by reset_plugins() when a plugin replaced one
 
 
 def _load_plugins() -> None:
@@ -91,11 +93,23 @@ def _load_plugins() -> None:
             if not callable(register):
                 msg = "defines no register(register_platform) function"
                 raise PlatformError(msg)
-            register(lambda n, f, d="": register_platform(n, f, d, source=str(path)))
+            register(functools.partial(register_platform, source=str(path)))
         except Exception as exc:
             note = f"platform plugin {path} was skipped: {exc}"
             _plugin_errors.append(note)
             logger.warning(note)
+
+
+def reset_plugins() -> None:
+    """Unregister plugin platforms and forget load errors; the next lookup reloads them."""
+    global _plugins_loaded
+    with _lock:
+        for name in [n for n, info in _registry.items() if info.source != "built-in"]:
+            del _registry[name]
+            if name in _BUILTINS:
+                _registry[name] = _BUILTINS[name]
+        _plugin_errors.clear()
+        _plugins_loaded = False
 
 
 def list_platforms() -> list[PlatformInfo]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +76,8 @@ def limit_output(text: str, env: ToolEnv, tool_name: str) -> tuple[str, str | No
     digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
     out_dir = env.outputs_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{tool_name}-{digest}.txt"
+    safe_name = re.sub(r"[^\w.-]", "_", tool_name)[:64]  # the name may come from the model
+    path = out_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe_name}-{digest}.txt"
     path.write_text(text, encoding="utf-8")
     head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
     omitted = len(text) - len(head) - len(tail)

@@ -24,7 +24,9 @@ MAX_LIST_ENTRIES = 500
 MAX_SEARCH_RESULTS = 200
 
 
-def read_code_impl(env: ToolEnv, path: str, start_line: int = 1, end_line: int | None = None) -> str:
+def read_code_impl(
+    env: ToolEnv, path: str, start_line: int = 1, end_line: int | None = None
+) -> str:
     """Numbered lines ``start_line..end_line`` of a text file."""
     full = env.resolve(path)
     if not full.is_file():
@@ -36,7 +38,11 @@ def read_code_impl(env: ToolEnv, path: str, start_line: int = 1, end_line: int |
         raise ToolInputError(msg)
     lines = data.decode("utf-8", errors="replace").splitlines()
     total = len(lines)
-    if start_line < 1 or (end_line is not None and end_line < start_line):
+    if (
+        start_line < 1
+        or start_line > max(total, 1)
+        or (end_line is not None and end_line < start_line)
+    ):
         msg = f"bad range start_line={start_line}, end_line={end_line}; lines are 1..{total}"
         raise ToolInputError(msg)
     last = min(total, end_line or total, start_line + MAX_READ_LINES - 1)
@@ -78,26 +84,37 @@ def list_files_impl(env: ToolEnv, path: str = ".", pattern: str = "*") -> str:
 def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "*") -> str:
     """Lines matching the regular expression ``pattern`` in files under ``path``."""
     root = env.resolve(path)
+    if not root.is_dir():
+        msg = f"{path!r} is not a directory; give a directory relative to the workspace"
+        raise ToolInputError(msg)
     try:
         regex = re.compile(pattern)
     except re.error as exc:
         msg = f"invalid regular expression {pattern!r}: {exc}; escape special characters"
         raise ToolInputError(msg) from exc
     rg = shutil.which("rg")
-    hits = _search_rg(rg, pattern, root, glob) if rg else _search_py(regex, root, glob)
+    hits = _search_rg(rg, pattern, root, glob) if rg else None
+    if hits is None:  # no rg, or rg rejected a pattern Python accepts (look-around, ...)
+        hits = _search_py(regex, root, glob)
     if not hits:
         return f"no matches for {pattern!r} under {path}"
     shown = hits[:MAX_SEARCH_RESULTS]
-    extra = f"\n[{len(hits) - len(shown)} more matches; narrow the search]" if len(hits) > len(shown) else ""
+    extra = (
+        f"\n[{len(hits) - len(shown)} more matches; narrow the search]"
+        if len(hits) > len(shown)
+        else ""
+    )
     return "\n".join(shown) + extra
 
 
-def _search_rg(rg: str, pattern: str, root: Path, glob: str) -> list[str]:
+def _search_rg(rg: str, pattern: str, root: Path, glob: str) -> list[str] | None:
     cmd = [rg, "--line-number", "--no-heading", "--color=never", "--glob", glob]
     cmd += [f"--glob=!{d}" for d in sorted(SKIP_DIRS)]
     proc = subprocess.run(
         [*cmd, "--", pattern, "."], cwd=root, capture_output=True, text=True, timeout=60
     )
+    if proc.returncode > 1:  # 1 means "no match"; 2 is an error
+        return None
     return [line.removeprefix("./") for line in proc.stdout.splitlines()]
 
 

@@ -1,0 +1,148 @@
+"""Checkpointer factories shared by the CLI, notebooks and tests.
+
+Sessions live in ``<project>/.jarvis/sessions.sqlite`` unless ``checkpoint_url``
+(``JARVIS_CHECKPOINT_URL``) names another store: ``sqlite:///path`` or a path, or a
+``postgresql://`` URL (needs the ``langgraph-checkpoint-postgres`` package).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+
+class CheckpointError(RuntimeError):
+    """The session store cannot be opened."""
+
+
+def default_sessions_path(workspace: Path) -> Path:
+    """Where a project's sessions are stored by default."""
+    return workspace / ".jarvis" / "sessions.sqlite"
+
+
+def sqlite_path(url: str | None, workspace: Path) -> Path | None:
+    """The SQLite file a URL points at, or ``None`` for a non-SQLite URL."""
+    if not url:
+        return default_sessions_path(workspace)
+    if url.startswith("sqlite:///"):
+        return Path(url.removeprefix("sqlite:///")).expanduser()
+    if "://" in url:
+        return None
+    return Path(url).expanduser()
+
+
+@contextmanager
+def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseCheckpointSaver]:
+    """Open the session store for ``workspace`` and close it afterwards.
+
+    Raises:
+        CheckpointError: The URL scheme is unsupported or its package is missing.
+    """
+    path = sqlite_path(url, workspace)
+    if path is not None:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), check_same_thread=False)
+        try:
+            saver = SqliteSaver(conn)
+            saver.setup()
+            yield saver
+        finally:
+            conn.close()
+        return
+    assert url is not None
+    if url.startswith(("postgres://", "postgresql://")):
+        try:
+            from langgraph.checkpoint.postgres import PostgresSaver  # type: ignore[import-not-found]
+        except ImportError as exc:
+            msg = (
+                f"checkpoint URL {url.split('@')[-1]!r} needs PostgreSQL support: "
+                "pip install 'langgraph-checkpoint-postgres'"
+            )
+            raise CheckpointError(msg) from exc
+        with PostgresSaver.from_conn_string(url) as saver:
+            saver.setup()
+            yield saver
+        return
+    msg = f"unsupported checkpoint URL scheme in {url.split('://')[0]!r}; use sqlite:/// or postgresql://"
+    raise CheckpointError(msg)
+
+
+@dataclass(frozen=True)
+class ThreadRow:
+    """One session in a listing."""
+
+    thread_id: str
+    checkpoints: int
+    last_checkpoint_id: str
+
+
+def list_threads(saver: BaseCheckpointSaver) -> list[ThreadRow]:
+    """Every thread in the store, newest first."""
+    conn = getattr(saver, "conn", None)
+    if isinstance(conn, sqlite3.Connection):
+        rows = conn.execute(
+            "SELECT thread_id, COUNT(*), MAX(checkpoint_id) FROM checkpoints "
+            "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY MAX(checkpoint_id) DESC"
+        ).fetchall()
+        return [ThreadRow(str(t), int(n), str(c)) for t, n, c in rows]
+    latest: dict[str, ThreadRow] = {}
+    for tup in saver.list(None):
+        cfg = tup.config["configurable"]
+        tid, cid = cfg["thread_id"], cfg["checkpoint_id"]
+        old = latest.get(tid)
+        latest[tid] = ThreadRow(tid, (old.checkpoints if old else 0) + 1, max(cid, old.last_checkpoint_id if old else cid))
+    return sorted(latest.values(), key=lambda r: r.last_checkpoint_id, reverse=True)
+
+
+def fork_thread(
+    saver: BaseCheckpointSaver, thread_id: str, new_thread_id: str, checkpoint_id: str | None = None
+) -> str:
+    """Copy ``thread_id`` up to ``checkpoint_id`` (default: latest) into ``new_thread_id``.
+
+    The copy holds the same checkpoints, parents and pending writes, so the new thread
+    resumes exactly where the source was at that checkpoint.
+
+    Returns:
+        The id of the checkpoint the fork starts from.
+
+    Raises:
+        CheckpointError: The thread or checkpoint does not exist.
+    """
+    source = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    tuples = {t.config["configurable"]["checkpoint_id"]: t for t in saver.list(source)}
+    if not tuples:
+        msg = f"no session {thread_id!r}"
+        raise CheckpointError(msg)
+    head = checkpoint_id or max(tuples)
+    if head not in tuples:
+        msg = f"session {thread_id!r} has no checkpoint {head!r}"
+        raise CheckpointError(msg)
+    chain = []
+    current: str | None = head
+    while current is not None:
+        tup = tuples[current]
+        chain.append(tup)
+        parent = tup.parent_config
+        current = parent["configurable"]["checkpoint_id"] if parent else None
+    parent_id: str | None = None
+    for tup in reversed(chain):
+        cfg: dict = {"configurable": {"thread_id": new_thread_id, "checkpoint_ns": ""}}
+        if parent_id:
+            cfg["configurable"]["checkpoint_id"] = parent_id
+        saved = saver.put(cfg, tup.checkpoint, tup.metadata, tup.checkpoint["channel_versions"])
+        by_task: dict[str, list[tuple[str, object]]] = {}
+        for task_id, channel, value in tup.pending_writes or []:
+            by_task.setdefault(task_id, []).append((channel, value))
+        for task_id, writes in by_task.items():
+            saver.put_writes(saved, writes, task_id)
+        parent_id = tup.checkpoint["id"]
+    return head

@@ -1,0 +1,45 @@
+"""The ``jarvis`` typer app: wires the command groups together.
+
+Nothing here imports langchain or langgraph, so ``jarvis --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from jarvis_graph import __version__
+from jarvis_graph.cli import config_cmd, graph_cmd, models_cmd, run_cmd, sessions_cmd
+
+app = typer.Typer(
+    name="jarvis",
+    help="Jarvis Graph: an agent that works on your tasks, as a LangGraph graph.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("run")(run_cmd.run)
+app.command("chat")(run_cmd.chat)
+app.add_typer(sessions_cmd.app, name="sessions")
+app.add_typer(config_cmd.app, name="config")
+app.add_typer(models_cmd.app, name="models")
+app.add_typer(graph_cmd.app, name="graph")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"jarvis-graph {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    """Jarvis Graph command line."""
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,130 @@
+"""``jarvis chat``: a REPL over one thread, with Jarvis' input handlers.
+
+``!cmd`` runs a shell command in the workspace and shows its output; ``@path`` adds a
+file's contents to the message; ``/help``, ``/tools``, ``/sessions``, ``/clear``,
+``/exit`` are built in.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from langgraph.types import Command
+
+from jarvis_graph.checkpointing import list_threads
+from jarvis_graph.cli.driver import (
+    EXIT_ERROR,
+    WAITING,
+    console,
+    drive,
+    new_thread_id,
+    open_agent,
+)
+from jarvis_graph.config import ConfigError
+from jarvis_graph.platforms.registry import PlatformError
+
+HELP = """\
+  !cmd        run a shell command in the workspace and show its output
+  @path       add the contents of a workspace file to your message
+  /tools      list the tools the agent can use
+  /sessions   list saved sessions
+  /clear      start a new session (the old one stays saved)
+  /help       this help
+  /exit       leave (Ctrl-D works too)"""
+
+_AT_PATH = re.compile(r"(?<!\S)@([^\s]+)")
+MAX_ATTACH = 100_000
+
+
+def chat_loop(ctx: dict[str, Any], thread_id: str | None = None, verbose: bool = False) -> int:
+    """Run the REPL until /exit or end of input; returns the exit code."""
+    try:
+        with open_agent(ctx) as graph:
+            return _loop(graph, ctx, thread_id or new_thread_id(), verbose)
+    except (ConfigError, PlatformError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return EXIT_ERROR
+
+
+def _loop(graph: Any, ctx: dict[str, Any], thread_id: str, verbose: bool) -> int:
+    workspace = Path(ctx["workspace"])
+    waiting = bool(graph.get_state({"configurable": {"thread_id": thread_id}}).interrupts)
+    console.print(f"[dim]session {thread_id} · workspace {workspace} · /help for commands[/]")
+    while True:
+        try:
+            line = console.input("[bold green]you>[/] ")
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            return 0
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith("!"):
+            _shell(text[1:], workspace)
+            continue
+        if text.startswith("/"):
+            command = text.split()[0]
+            if command in ("/exit", "/quit"):
+                return 0
+            if command == "/clear":
+                thread_id, waiting = new_thread_id(), False
+                console.print(f"[dim]new session {thread_id}[/]")
+            else:
+                _builtin(command, graph, ctx)
+            continue
+        message = expand_mentions(text, workspace)
+        pending = Command(resume=message) if waiting else {"task": message}
+        code = drive(graph, ctx, pending, thread_id, verbose, chat=True)
+        waiting = code == WAITING
+
+
+def _builtin(command: str, graph: Any, ctx: dict[str, Any]) -> None:
+    if command == "/help":
+        console.print(HELP, markup=False)
+    elif command == "/tools":
+        from jarvis_graph.nodes.services import tools_for
+        from jarvis_graph.context import JarvisContext
+
+        for name, tool in sorted(tools_for(JarvisContext(**ctx)).items()):
+            first = (tool.description or "").strip().splitlines()[0:1]
+            console.print(f"  [cyan]{name}[/] {first[0] if first else ''}")
+    elif command == "/sessions":
+        for row in list_threads(graph.checkpointer)[:20]:
+            console.print(f"  {row.thread_id}  ({row.checkpoints} checkpoints)")
+    else:
+        console.print(f"[yellow]unknown command {command}; /help lists the commands[/]")
+
+
+def _shell(command: str, workspace: Path) -> None:
+    if not command.strip():
+        console.print("[yellow]usage: !command[/]")
+        return
+    try:
+        proc = subprocess.run(
+            command, shell=True, cwd=workspace, capture_output=True, text=True, timeout=300
+        )
+    except subprocess.TimeoutExpired:
+        console.print("[red]command timed out after 300 s[/]")
+        return
+    console.print((proc.stdout + proc.stderr).rstrip(), markup=False)
+    if proc.returncode:
+        console.print(f"[dim]exit code {proc.returncode}[/]")
+
+
+def expand_mentions(text: str, workspace: Path) -> str:
+    """Append the contents of every ``@path`` that names a file in the workspace."""
+    attachments = []
+    for match in _AT_PATH.finditer(text):
+        rel = match.group(1)
+        path = (workspace / rel).resolve()
+        if not path.is_relative_to(workspace.resolve()) or not path.is_file():
+            console.print(f"[yellow]@{rel}: no such file in the workspace; sent as text[/]")
+            continue
+        body = path.read_text(encoding="utf-8", errors="replace")
+        if len(body) > MAX_ATTACH:
+            body = body[:MAX_ATTACH] + f"\n[... cut at {MAX_ATTACH} characters]"
+        attachments.append(f"Contents of {rel}:\n```\n{body}\n```")
+    return "\n\n".join([text, *attachments])

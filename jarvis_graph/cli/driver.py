@@ -1,0 +1,221 @@
+"""Drive an agent thread from the terminal: stream, answer interrupts, handle Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.types import Command
+from rich.console import Console
+
+from jarvis_graph.checkpointing import CheckpointError, open_checkpointer
+from jarvis_graph.cli.render import RunRenderer, short
+from jarvis_graph.config import ConfigError
+from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.events import Event, get_event_bus
+from jarvis_graph.graphs.agent import RECURSION_LIMIT, build_agent_graph
+from jarvis_graph.nodes.messages import pending_tool_calls
+from jarvis_graph.platforms.registry import PlatformError, ProviderError
+
+EXIT_OK, EXIT_ERROR, EXIT_CAPPED, EXIT_INTERRUPTED = 0, 1, 3, 130
+WAITING = -1  # drive() in chat mode: the agent waits for the next message
+STREAM_MODES = ["messages", "updates", "custom"]
+
+console = Console(highlight=False)
+
+
+def new_thread_id() -> str:
+    """A sortable, readable thread id."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+@contextmanager
+def open_agent(ctx: dict[str, Any]) -> Iterator[Any]:
+    """The agent graph compiled with the project's session store."""
+    settings = resolve_settings(JarvisContext(**ctx))
+    with open_checkpointer(Path(ctx["workspace"]), settings.checkpoint_url) as saver:
+        yield build_agent_graph().compile(checkpointer=saver, name="agent")
+
+
+def thread_config(thread_id: str, ctx: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run config for a thread; the context is kept in checkpoint metadata for resume."""
+    config: dict[str, Any] = {
+        "configurable": {"thread_id": thread_id},
+        "recursion_limit": RECURSION_LIMIT,
+    }
+    if ctx is not None:
+        config["metadata"] = {"jarvis_context": json.dumps(ctx, sort_keys=True)}
+    return config
+
+
+def saved_context(graph: Any, thread_id: str) -> dict[str, Any] | None:
+    """The context a thread last ran with (``None`` for an unknown thread)."""
+    state = graph.get_state(thread_config(thread_id))
+    if not state.created_at:
+        return None
+    raw = (state.metadata or {}).get("jarvis_context")
+    return json.loads(raw) if isinstance(raw, str) else {}
+
+
+def run_task(
+    ctx: dict[str, Any], graph_input: Any, thread_id: str | None = None, verbose: bool = False
+) -> int:
+    """Open the session store and drive one thread; returns the process exit code."""
+    try:
+        with open_agent(ctx) as graph:
+            return drive(graph, ctx, graph_input, thread_id or new_thread_id(), verbose)
+    except (ConfigError, CheckpointError, PlatformError) as exc:
+        console.print(f"[red]error:[/] {exc}", markup=True)
+        return EXIT_ERROR
+
+
+def drive(
+    graph: Any,
+    ctx: dict[str, Any],
+    graph_input: Any,
+    thread_id: str,
+    verbose: bool = False,
+    chat: bool = False,
+) -> int:
+    """Stream the thread until it completes, stops, or fails; answer interrupts on the way.
+
+    With ``chat``, an ``ask_user`` interrupt returns :data:`WAITING` so the REPL reads the
+    next message itself.
+    """
+    config = thread_config(thread_id, ctx)
+    non_interactive = bool(ctx.get("non_interactive"))
+    if not chat:
+        console.print(f"[dim]session {thread_id} · workspace {ctx['workspace']}[/]")
+    renderer = RunRenderer(console, verbose)
+    pending: Any = graph_input
+    while True:
+        try:
+            for mode, chunk in graph.stream(
+                pending, config, context=ctx, stream_mode=STREAM_MODES, durability="sync"
+            ):
+                renderer.handle(mode, chunk)
+            renderer.close()
+        except KeyboardInterrupt:
+            renderer.close()
+            pending = _on_ctrl_c(graph, config, ctx, thread_id, non_interactive)
+            if pending is _STOP:
+                return EXIT_INTERRUPTED
+            continue
+        except (ProviderError, PlatformError) as exc:
+            renderer.close()
+            console.print(f"[red]error:[/] {exc}")
+            console.print(f"[dim]resume with: jarvis sessions resume {thread_id}[/]")
+            return EXIT_ERROR
+        state = graph.get_state(config)
+        if state.interrupts and not non_interactive:
+            if chat and _interrupt_type(state) == "ask_user":
+                return WAITING
+            try:
+                pending = Command(resume=answer_interrupt(state.interrupts[0].value))
+            except (KeyboardInterrupt, EOFError):
+                console.print(f"\n[dim]stopped; resume with: jarvis sessions resume {thread_id}[/]")
+                return EXIT_INTERRUPTED
+            continue
+        return _finish(state, renderer, thread_id)
+
+
+def _interrupt_type(state: Any) -> str | None:
+    value = state.interrupts[0].value if state.interrupts else None
+    return value.get("type") if isinstance(value, dict) else None
+
+
+def _finish(state: Any, renderer: RunRenderer, thread_id: str) -> int:
+    values = state.values
+    status = values.get("status", "running")
+    answer = values.get("final_answer", "")
+    if state.interrupts:
+        console.print(f"[yellow]waiting for input[/]; continue with: jarvis sessions resume {thread_id}")
+        return EXIT_ERROR
+    if answer and answer.strip() != renderer.streamed_text.strip():
+        console.print(answer, markup=False)
+    colour = "green" if status == "completed" else "yellow"
+    console.print(
+        f"[{colour}]■ {status}[/] [dim]· {values.get('iteration', 0)} model calls · "
+        f"session {thread_id}[/]"
+    )
+    return EXIT_OK if status == "completed" else EXIT_CAPPED
+
+
+_STOP = object()
+
+
+def _on_ctrl_c(
+    graph: Any, config: dict[str, Any], ctx: dict[str, Any], thread_id: str, non_interactive: bool
+) -> Any:
+    """After Ctrl-C: stop, or add the user's instruction and continue."""
+    get_event_bus().emit(Event.INTERRUPT_TRIGGERED, {"kind": "user", "thread_id": thread_id})
+    hint = f"resume later with: jarvis sessions resume {thread_id}"
+    console.print("\n[yellow]interrupted[/]")
+    if non_interactive:
+        console.print(f"[dim]{hint}[/]")
+        return _STOP
+    try:
+        text = console.input("instruction to continue (Enter to stop): ").strip()
+    except (KeyboardInterrupt, EOFError):
+        text = ""
+    if not text:
+        console.print(f"[dim]{hint}[/]")
+        return _STOP
+    state = graph.get_state(config)
+    if not state.next or "start_task" in state.next:
+        return {"task": text}
+    answers: list[Any] = [
+        ToolMessage(
+            content="Not run: the user interrupted before this call.",
+            tool_call_id=c["id"],
+            name=c.get("name") or "unknown",
+            status="error",
+        )
+        for c in pending_tool_calls(state.values.get("messages", []))
+    ]
+    graph.update_state(config, {"messages": [*answers, HumanMessage(content=text)]}, as_node="run_tools")
+    return None
+
+
+def answer_interrupt(value: Any) -> Any:
+    """Ask the user what an interrupt needs; returns the resume value."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind == "ask_user":
+        return console.input("[bold]next instruction[/] (Enter to finish): ").strip()
+    if kind != "confirm_tools":
+        console.print(f"[yellow]the graph is waiting for input:[/] {short(value)}")
+        return console.input("reply: ")
+    decisions: dict[str, Any] = {}
+    for request in value["requests"]:
+        if request["kind"] == "question":
+            console.print(f"[bold magenta]? {request.get('question', '')}[/]")
+            decisions[request["id"]] = {"answer": console.input("answer: ")}
+        else:
+            decisions[request["id"]] = _confirm(request)
+    return decisions
+
+
+def _confirm(request: dict[str, Any]) -> dict[str, Any]:
+    console.print(f"[bold yellow]confirm[/] {request['name']} {short(request['args'], 400)}")
+    while True:
+        choice = console.input("[a]pprove, [e]dit arguments, [r]eject? [a] ").strip().lower()
+        if choice in ("", "a", "approve", "y", "yes"):
+            return {"action": "approve"}
+        if choice in ("r", "reject", "n", "no"):
+            return {"action": "reject", "reason": console.input("reason (optional): ").strip()}
+        if choice in ("e", "edit"):
+            raw = console.input("new arguments as JSON: ").strip()
+            try:
+                args = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                console.print(f"[red]not valid JSON ({exc}); try again[/]")
+                continue
+            if isinstance(args, dict):
+                return {"action": "edit", "args": args}
+            console.print("[red]arguments must be a JSON object; try again[/]")

@@ -1,0 +1,51 @@
+"""Options shared by the commands that run the agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+Workspace = typer.Option(
+    None, "--workspace", "-w", help="Project folder the agent works in (default: current dir)."
+)
+Platform = typer.Option(None, "--platform", help="Model platform: openai, scripted, or a plugin.")
+Model = typer.Option(None, "--model", "-m", help="Model name for the platform.")
+BaseUrl = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint URL.")
+Script = typer.Option(None, "--script", help="Script file for the scripted platform.")
+Confirm = typer.Option(None, "--confirm", help="Ask before tools: never, risky or always.")
+Yes = typer.Option(False, "--yes", "-y", help="Run risky tools without asking (confirm never).")
+MaxIter = typer.Option(None, "--max-iterations", help="Cap on model calls for this run.")
+Verbose = typer.Option(False, "--verbose", "-v", help="Show every event.")
+
+
+def context_kwargs(
+    workspace: Path | None,
+    platform: str | None,
+    model: str | None,
+    base_url: str | None,
+    script: Path | None,
+    confirm: str | None,
+    yes: bool,
+    max_iterations: int | None,
+    non_interactive: bool,
+) -> dict[str, Any]:
+    """Turn CLI options into ``JarvisContext`` fields (``None`` -> from config)."""
+    if confirm is not None and confirm not in ("never", "risky", "always"):
+        msg = f"--confirm must be never, risky or always, not {confirm!r}"
+        raise typer.BadParameter(msg)
+    ws = (workspace or Path.cwd()).resolve()
+    if not ws.is_dir():
+        msg = f"workspace {ws} is not a directory"
+        raise typer.BadParameter(msg)
+    return {
+        "workspace": str(ws),
+        "platform": platform,
+        "model": model,
+        "base_url": base_url,
+        "script": str(script.resolve()) if script else None,
+        "confirm": "never" if yes else confirm,
+        "max_iterations": max_iterations,
+        "non_interactive": non_interactive,
+    }

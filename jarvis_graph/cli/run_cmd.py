@@ -1,0 +1,55 @@
+"""``jarvis run`` and ``jarvis chat``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from jarvis_graph.cli import options as o
+
+
+def run(
+    task: str = typer.Argument(..., help="What the agent should do."),
+    non_interactive: bool = typer.Option(
+        False, "--non-interactive", "-n", help="Never ask: finish when the model answers."
+    ),
+    thread: str | None = typer.Option(None, "--thread", "-t", help="Continue this session."),
+    workspace: Path | None = o.Workspace,
+    platform: str | None = o.Platform,
+    model: str | None = o.Model,
+    base_url: str | None = o.BaseUrl,
+    script: Path | None = o.Script,
+    confirm: str | None = o.Confirm,
+    yes: bool = o.Yes,
+    max_iterations: int | None = o.MaxIter,
+    verbose: bool = o.Verbose,
+) -> None:
+    """Run the agent on TASK until it completes (a new session, or --thread to continue one)."""
+    from jarvis_graph.cli.driver import run_task
+
+    ctx = o.context_kwargs(
+        workspace, platform, model, base_url, script, confirm, yes, max_iterations, non_interactive
+    )
+    raise typer.Exit(run_task(ctx, {"task": task}, thread_id=thread, verbose=verbose))
+
+
+def chat(
+    thread: str | None = typer.Option(None, "--thread", "-t", help="Continue this session."),
+    workspace: Path | None = o.Workspace,
+    platform: str | None = o.Platform,
+    model: str | None = o.Model,
+    base_url: str | None = o.BaseUrl,
+    script: Path | None = o.Script,
+    confirm: str | None = o.Confirm,
+    yes: bool = o.Yes,
+    max_iterations: int | None = o.MaxIter,
+    verbose: bool = o.Verbose,
+) -> None:
+    """Talk with the agent in a REPL (!cmd runs a shell command, @path adds a file, /help)."""
+    from jarvis_graph.cli.chat import chat_loop
+
+    ctx = o.context_kwargs(
+        workspace, platform, model, base_url, script, confirm, yes, max_iterations, False
+    )
+    raise typer.Exit(chat_loop(ctx, thread_id=thread, verbose=verbose))

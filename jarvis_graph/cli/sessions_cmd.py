@@ -1,0 +1,147 @@
+"""``jarvis sessions``: list, show, resume, fork and delete threads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from jarvis_graph.cli import options as o
+
+app = typer.Typer(help="Saved sessions (threads) of this project.", no_args_is_help=True)
+
+
+def _ctx(workspace: Path | None, **extra: Any) -> dict[str, Any]:
+    return o.context_kwargs(workspace, None, None, None, None, None, False, None, False) | extra
+
+
+@app.command("list")
+def list_sessions(workspace: Path | None = o.Workspace) -> None:
+    """List the sessions of the project, newest first."""
+    from rich.table import Table
+
+    from jarvis_graph.checkpointing import list_threads
+    from jarvis_graph.cli.driver import console, open_agent, thread_config
+
+    with open_agent(_ctx(workspace)) as graph:
+        rows = list_threads(graph.checkpointer)
+        if not rows:
+            console.print("no sessions yet; start one with: jarvis run \"task\"")
+            return
+        table = Table("session", "status", "calls", "steps", "updated", "task")
+        for row in rows:
+            state = graph.get_state(thread_config(row.thread_id))
+            values = state.values
+            waiting = " (waiting)" if state.interrupts else ""
+            status = values.get("status", "?") + waiting if state.next or values else "empty"
+            updated = (state.created_at or "")[:19].replace("T", " ")
+            task = " ".join(str(values.get("task", "")).split())[:60]
+            table.add_row(row.thread_id, status, str(values.get("iteration", 0)),
+                          str(row.checkpoints), updated, task)
+        console.print(table)
+
+
+@app.command("show")
+def show(
+    thread_id: str = typer.Argument(..., help="Session id (see `jarvis sessions list`)."),
+    history: bool = typer.Option(False, "--history", help="List the checkpoints too."),
+    workspace: Path | None = o.Workspace,
+) -> None:
+    """Show a session's messages (and, with --history, its checkpoints)."""
+    from jarvis_graph.cli.driver import console, open_agent, thread_config
+    from jarvis_graph.cli.render import short
+
+    with open_agent(_ctx(workspace)) as graph:
+        state = _existing(graph, thread_id)
+        for message in state.values.get("messages", []):
+            if message.type == "system":
+                continue
+            calls = getattr(message, "tool_calls", None)
+            text = short(message.content, 300) if message.content else ""
+            extra = " ".join(f"⚙ {c['name']}{short(c['args'], 80)}" for c in calls or [])
+            console.print(f"[bold]{message.type:>5}[/] {text} [cyan]{extra}[/]")
+        console.print(f"[dim]status {state.values.get('status', '?')} · next {list(state.next)}[/]")
+        if history:
+            for snap in graph.get_state_history(thread_config(thread_id)):
+                cid = snap.config["configurable"]["checkpoint_id"]
+                step = snap.metadata.get("step") if snap.metadata else "?"
+                n = len(snap.values.get("messages", []))
+                console.print(f"  {cid}  step {step:>3}  next {list(snap.next)}  messages {n}")
+
+
+def _existing(graph: Any, thread_id: str) -> Any:
+    from jarvis_graph.cli.driver import console, thread_config
+
+    state = graph.get_state(thread_config(thread_id))
+    if not state.created_at:
+        console.print(f"[red]error:[/] no session {thread_id!r}; see `jarvis sessions list`")
+        raise typer.Exit(1)
+    return state
+
+
+@app.command("resume")
+def resume(
+    thread_id: str = typer.Argument(..., help="Session id."),
+    workspace: Path | None = o.Workspace,
+    yes: bool = o.Yes,
+    non_interactive: bool = typer.Option(False, "--non-interactive", "-n"),
+    verbose: bool = o.Verbose,
+) -> None:
+    """Continue a session from its last checkpoint (tool calls already done are not re-run)."""
+    from jarvis_graph.cli.driver import EXIT_OK, console, drive, open_agent, saved_context
+
+    base = _ctx(workspace)
+    with open_agent(base) as graph:
+        _existing(graph, thread_id)
+        ctx = {**base, **(saved_context(graph, thread_id) or {})}
+        ctx["workspace"] = base["workspace"]
+        if yes:
+            ctx["confirm"] = "never"
+        if non_interactive:
+            ctx["non_interactive"] = True
+        state = graph.get_state({"configurable": {"thread_id": thread_id}})
+        if not state.next:
+            console.print(
+                f"session {thread_id} is {state.values.get('status', 'finished')}; give it a new "
+                f"task with: jarvis run --thread {thread_id} \"...\""
+            )
+            raise typer.Exit(EXIT_OK)
+        raise typer.Exit(drive(graph, ctx, None, thread_id, verbose))
+
+
+@app.command("fork")
+def fork(
+    thread_id: str = typer.Argument(..., help="Session id to fork."),
+    checkpoint: str | None = typer.Option(
+        None, "--checkpoint", "-c", help="Checkpoint id to fork from (default: the latest)."
+    ),
+    workspace: Path | None = o.Workspace,
+) -> None:
+    """Copy a session, as of a checkpoint, into a new session (time travel)."""
+    from jarvis_graph.checkpointing import CheckpointError, fork_thread
+    from jarvis_graph.cli.driver import console, new_thread_id, open_agent
+
+    with open_agent(_ctx(workspace)) as graph:
+        new_id = new_thread_id()
+        try:
+            at = fork_thread(graph.checkpointer, thread_id, new_id, checkpoint)
+        except CheckpointError as exc:
+            console.print(f"[red]error:[/] {exc}; see `jarvis sessions show ID --history`")
+            raise typer.Exit(1) from None
+        console.print(f"forked {thread_id} at checkpoint {at} into {new_id}")
+        console.print(f"[dim]continue with: jarvis sessions resume {new_id}[/]")
+
+
+@app.command("delete")
+def delete(
+    thread_id: str = typer.Argument(..., help="Session id."),
+    workspace: Path | None = o.Workspace,
+) -> None:
+    """Delete a session and all its checkpoints."""
+    from jarvis_graph.cli.driver import console, open_agent
+
+    with open_agent(_ctx(workspace)) as graph:
+        _existing(graph, thread_id)
+        graph.checkpointer.delete_thread(thread_id)
+        console.print(f"deleted session {thread_id}")
