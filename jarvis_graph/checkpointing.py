@@ -108,8 +108,8 @@ def fork_thread(
 ) -> str:
     """Copy ``thread_id`` up to ``checkpoint_id`` (default: latest) into ``new_thread_id``.
 
-    The copy holds the same checkpoints, parents and pending writes, so the new thread
-    resumes exactly where the source was at that checkpoint.
+    The copy holds the same checkpoints and parents, so the new thread resumes exactly
+    where the source was at that checkpoint, before its next step ran.
 
     Returns:
         The id of the checkpoint the fork starts from.
@@ -138,11 +138,8 @@ def fork_thread(
         cfg: dict = {"configurable": {"thread_id": new_thread_id, "checkpoint_ns": ""}}
         if parent_id:
             cfg["configurable"]["checkpoint_id"] = parent_id
-        saved = saver.put(cfg, tup.checkpoint, tup.metadata, tup.checkpoint["channel_versions"])
-        by_task: dict[str, list[tuple[str, object]]] = {}
-        for task_id, channel, value in tup.pending_writes or []:
-            by_task.setdefault(task_id, []).append((channel, value))
-        for task_id, writes in by_task.items():
-            saver.put_writes(saved, writes, task_id)
+        # Pending writes are not copied: they belong to steps the source ran after this
+        # checkpoint, and the fork must run its next step afresh.
+        saver.put(cfg, tup.checkpoint, tup.metadata, tup.checkpoint["channel_versions"])
         parent_id = tup.checkpoint["id"]
     return head

@@ -118,7 +118,7 @@ def expand_mentions(text: str, workspace: Path) -> str:
     """Append the contents of every ``@path`` that names a file in the workspace."""
     attachments = []
     for match in _AT_PATH.finditer(text):
-        rel = match.group(1)
+        rel = match.group(1).rstrip(".,;:!?)'\"")  # "what is in @notes.txt?"
         path = (workspace / rel).resolve()
         if not path.is_relative_to(workspace.resolve()) or not path.is_file():
             console.print(f"[yellow]@{rel}: no such file in the workspace; sent as text[/]")

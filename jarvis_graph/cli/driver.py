@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ EXIT_OK, EXIT_ERROR, EXIT_CAPPED, EXIT_INTERRUPTED = 0, 1, 3, 130
 WAITING = -1  # drive() in chat mode: the agent waits for the next message
 STREAM_MODES = ["messages", "updates", "custom"]
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)
 
 
 def new_thread_id() -> str:
@@ -96,10 +97,11 @@ def drive(
     pending: Any = graph_input
     while True:
         try:
-            for mode, chunk in graph.stream(
-                pending, config, context=ctx, stream_mode=STREAM_MODES, durability="sync"
-            ):
-                renderer.handle(mode, chunk)
+            with _ctrl_c_kills_scripts():
+                for mode, chunk in graph.stream(
+                    pending, config, context=ctx, stream_mode=STREAM_MODES, durability="sync"
+                ):
+                    renderer.handle(mode, chunk)
             renderer.close()
         except KeyboardInterrupt:
             renderer.close()
@@ -123,6 +125,26 @@ def drive(
                 return EXIT_INTERRUPTED
             continue
         return _finish(state, renderer, thread_id)
+
+
+@contextmanager
+def _ctrl_c_kills_scripts() -> Iterator[None]:
+    """Nodes run in worker threads: on Ctrl-C, kill running scripts so the step ends now."""
+    from jarvis_graph.tools.builtin import kill_running_scripts
+
+    def handler(signum: int, frame: Any) -> None:
+        kill_running_scripts()
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread (e.g. embedded use): keep the default
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _interrupt_type(state: Any) -> str | None:

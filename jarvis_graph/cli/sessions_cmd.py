@@ -29,7 +29,8 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
         if not rows:
             console.print("no sessions yet; start one with: jarvis run \"task\"")
             return
-        table = Table("session", "status", "calls", "steps", "updated", "task")
+        header = ("session", "status", "calls", "steps", "updated", "task")
+        lines = []
         for row in rows:
             state = graph.get_state(thread_config(row.thread_id))
             values = state.values
@@ -37,9 +38,16 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
             status = values.get("status", "?") + waiting if state.next or values else "empty"
             updated = (state.created_at or "")[:19].replace("T", " ")
             task = " ".join(str(values.get("task", "")).split())[:60]
-            table.add_row(row.thread_id, status, str(values.get("iteration", 0)),
-                          str(row.checkpoints), updated, task)
-        console.print(table)
+            calls = str(values.get("iteration", 0))
+            lines.append((row.thread_id, status, calls, str(row.checkpoints), updated, task))
+        if console.is_terminal:
+            table = Table(*header)
+            for line in lines:
+                table.add_row(*line)
+            console.print(table)
+        else:  # piped: one plain line per session, easy to grep and cut
+            for line in lines:
+                console.print("\t".join(line), markup=False, soft_wrap=True)
 
 
 @app.command("show")

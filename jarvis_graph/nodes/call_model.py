@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
+
+from langchain_core.messages import AIMessage
 
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
@@ -35,6 +38,7 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
         raise
     except Exception as exc:
         raise ProviderError(_describe_provider_error(exc, ctx)) from exc
+    response = _reject_truncated_calls(response)
     bus.emit(
         Event.AFTER_MODEL_CALL,
         {
@@ -51,10 +55,31 @@ def _describe_provider_error(exc: Exception, ctx: JarvisContext) -> str:
     status = getattr(exc, "status_code", None)
     where = spec.base_url or "the provider's default endpoint"
     what = f"HTTP {status}" if status else type(exc).__name__
+    retried = status is None or status in (408, 409, 429) or status >= 500
+    how = f"failed after {spec.max_retries} retries" if retried else "was rejected"
     return (
-        f"the model call failed after {spec.max_retries} retries ({what} from {where}, "
-        f"model {spec.model!r}): {exc}. The session is saved; resume it when the provider "
-        "is reachable again."
+        f"the model call {how} ({what} from {where}, model {spec.model!r}): {exc}. "
+        "The session is saved; resume it once the problem is fixed."
+    )
+
+
+def _reject_truncated_calls(response: AIMessage) -> AIMessage:
+    """Tool calls cut off by the output-token limit must not run with repaired arguments."""
+    finish = (response.response_metadata or {}).get("finish_reason")
+    if finish != "length" or not response.tool_calls:
+        return response
+    invalid = [
+        {
+            "type": "invalid_tool_call",
+            "name": c["name"],
+            "args": json.dumps(c["args"]),
+            "id": c["id"],
+            "error": "the reply was cut off at the output-token limit; arguments are incomplete",
+        }
+        for c in response.tool_calls
+    ]
+    return response.model_copy(
+        update={"tool_calls": [], "invalid_tool_calls": [*response.invalid_tool_calls, *invalid]}
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext
@@ -49,7 +49,7 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
     else:
         status = "completed"
         if ai is not None and COMPLETE_MARKER in text_of(ai):
-            update.append(AIMessage(content=answer, id=ai.id, tool_calls=ai.tool_calls))
+            update.append(ai.model_copy(update={"content": answer}))  # same id: replaced
     payload = {"status": status, "final_answer": answer, "iterations": iteration}
     bus_for(context_of(runtime)).emit(Event.TASK_COMPLETED, payload)
     return {"messages": update, "status": status, "final_answer": answer}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 
@@ -20,10 +22,15 @@ def answered_ids(messages: list[AnyMessage]) -> set[str]:
 
 def pending_tool_calls(messages: list[AnyMessage]) -> list[dict]:
     """Tool calls (valid and invalid) of the last AI message that have no answer yet."""
-    ai = last_ai(messages)
-    if ai is None:
+    # Answers always come after their AI message: scanning only that tail keeps every step
+    # O(calls) instead of O(history), which made long runs quadratic (two calls per step).
+    at = next(
+        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), -1
+    )
+    if at < 0:
         return []
-    done = answered_ids(messages)
+    ai = cast(AIMessage, messages[at])
+    done = answered_ids(messages[at + 1 :])
     calls = [dict(c) for c in ai.tool_calls] + [
         {**c, "invalid": True} for c in ai.invalid_tool_calls
     ]

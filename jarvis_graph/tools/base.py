@@ -56,7 +56,8 @@ def current_env() -> ToolEnv:
     try:
         from langgraph.runtime import get_runtime
 
-        context = get_runtime().context
+        # None when the tool runs in a runnable context that is not a graph run
+        context = getattr(get_runtime(), "context", None)
     except RuntimeError:
         context = None
     if isinstance(context, dict):

@@ -12,6 +12,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
 from langchain_core.tools import BaseTool, tool
@@ -22,6 +23,23 @@ SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache_
 MAX_READ_LINES = 500
 MAX_LIST_ENTRIES = 500
 MAX_SEARCH_RESULTS = 200
+
+_running: set[subprocess.Popen[bytes]] = set()
+_killed: set[int] = set()
+_running_lock = threading.Lock()
+
+
+def kill_running_scripts() -> int:
+    """Kill every script ``execute_script`` is running (on Ctrl-C); returns how many."""
+    with _running_lock:
+        procs = list(_running)
+        _killed.update(p.pid for p in procs)
+    for proc in procs:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return len(procs)
 
 
 def read_code_impl(
@@ -136,6 +154,10 @@ def _search_py(regex: re.Pattern[str], root: Path, glob: str) -> list[str]:
     return hits
 
 
+class ScriptInterrupted(KeyboardInterrupt):
+    """The script was killed because the user interrupted the run (not a tool error)."""
+
+
 def execute_script_impl(
     env: ToolEnv, script: str, timeout: float | None = None, cwd: str = "."
 ) -> str:
@@ -153,6 +175,8 @@ def execute_script_impl(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+    with _running_lock:
+        _running.add(proc)
     try:
         out, _ = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
@@ -160,6 +184,18 @@ def execute_script_impl(
         out, _ = proc.communicate()
         text = out.decode("utf-8", errors="replace")
         return f"timed out after {limit:g} s (process killed)\noutput so far:\n{text}"
+    except BaseException:  # Ctrl-C or shutdown: do not leave the script running
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    finally:
+        with _running_lock:
+            _running.discard(proc)
+            interrupted = proc.pid in _killed
+            _killed.discard(proc.pid)
+    if interrupted:  # no result is recorded: a resumed run runs the script again
+        msg = "the script was killed because the run was interrupted"
+        raise ScriptInterrupted(msg)
     text = out.decode("utf-8", errors="replace")
     return f"exit code: {proc.returncode}\n{text}"
 
