@@ -1,0 +1,220 @@
+"""The agent graph served by ``langgraph dev`` (the API LangGraph Studio talks to).
+
+Each test starts ``langgraph dev`` on a free loopback port with the repository's
+``langgraph.json`` and drives it over HTTP with ``langgraph_sdk``, the way Studio does.
+The server runs in a temporary working directory (``--config`` points at the repo's file):
+the in-memory server pickles its threads into ``.langgraph_api/`` under its working
+directory, and test threads must not show up in a developer's own ``langgraph dev``
+session or race with another test run. The graph is imported in module form
+(``jarvis_graph.graphs.agent:graph``), so the repo root goes on ``PYTHONPATH`` as it
+would be for ``langgraph dev`` started in the repo root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+from langgraph_sdk.client import SyncLangGraphClient
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+STARTUP_TIMEOUT = 90.0
+RUN_TIMEOUT = 60.0
+AGENT_NODES = {
+    "start_task",
+    "call_model",
+    "confirm_tools",
+    "run_tools",
+    "ask_user",
+    "complete_task",
+}
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _announced_url(log: str) -> str | None:
+    """The URL in the server's banner (it moves to another port when ours was taken)."""
+    match = re.search(r"API: (http://127\.0\.0\.1:\d+)", re.sub(r"\x1b\[[0-9;]*m", "", log))
+    return match.group(1) if match else None
+
+
+def _wait_until_ready(proc: subprocess.Popen[bytes], log_file: Path) -> str:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            msg = f"langgraph dev exited with code {proc.returncode}:\n{log_file.read_text()}"
+            pytest.fail(msg)
+        url = _announced_url(log_file.read_text(errors="replace"))
+        try:
+            if url and httpx.get(f"{url}/ok", timeout=2.0).status_code == 200:
+                return url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+    msg = f"langgraph dev not ready after {STARTUP_TIMEOUT:g} s; its log:\n{log_file.read_text()}"
+    pytest.fail(msg)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=15)
+
+
+@pytest.fixture
+def server_url(tmp_path: Path, isolated_home: Path) -> Iterator[str]:
+    """Run ``langgraph dev`` for one test; yield its base URL."""
+    cwd = tmp_path / "server"
+    cwd.mkdir()
+    env = os.environ.copy()  # HOME and JARVIS_HOME already point at the test's home
+    env.update(
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        LANGGRAPH_NO_VERSION_CHECK="true",
+        LANGSMITH_TRACING="false",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
+    )
+    port = _free_port()
+    langgraph = Path(sys.executable).with_name("langgraph")  # the venv's console script
+    assert langgraph.is_file(), f"{langgraph} missing: install the dev extra (langgraph-cli[inmem])"
+    cmd = [str(langgraph), "dev"]
+    cmd += ["--config", str(REPO / "langgraph.json"), "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--no-browser", "--no-reload"]
+    log_file = tmp_path / "langgraph_dev.log"
+    with log_file.open("wb") as log:
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        yield _wait_until_ready(proc, log_file)
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture
+def client(server_url: str) -> Iterator[SyncLangGraphClient]:
+    with get_sync_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT) as sdk:
+        yield sdk
+
+
+@pytest.fixture
+def ws(workspace: Path) -> Path:
+    (workspace / "notes.md").write_text("# Notes\n")
+    (workspace / "data.csv").write_text("a,b\n1,2\n")
+    return workspace
+
+
+def _script(path: Path, turns: list[dict[str, Any]]) -> str:
+    path.write_text(json.dumps({"turns": turns}))  # JSON is valid YAML
+    return str(path)
+
+
+def _agent_id(client: SyncLangGraphClient) -> str:
+    found = client.assistants.search(graph_id="agent")
+    assert len(found) == 1, found
+    return str(found[0]["assistant_id"])
+
+
+def test_langgraph_json_declares_the_agent_graph() -> None:
+    config = json.loads((REPO / "langgraph.json").read_text())
+    assert config["graphs"] == {"agent": "jarvis_graph.graphs.agent:graph"}
+    assert config["dependencies"] == ["."]
+    assert config["python_version"] == "3.11"
+    # An env *file* would have to exist for `langgraph up`; the server inherits the shell's env.
+    assert not isinstance(config.get("env"), str), "langgraph.json must not require a .env file"
+
+
+def test_graph_and_context_schema_are_served(client: SyncLangGraphClient) -> None:
+    assistant_id = _agent_id(client)
+    drawing = client.assistants.get_graph(assistant_id)
+    assert AGENT_NODES <= {node["id"] for node in drawing["nodes"]}
+    schemas = client.assistants.get_schemas(assistant_id)
+    fields = schemas["context_schema"]["properties"]
+    assert {"workspace", "platform", "script", "non_interactive"} <= set(fields)
+
+
+def test_non_interactive_run_completes(
+    client: SyncLangGraphClient, ws: Path, tmp_path: Path
+) -> None:
+    script = _script(
+        tmp_path / "script.yaml",
+        [
+            {"tool_calls": [{"name": "list_files", "args": {"path": "."}}]},
+            {"text": "The workspace holds data.csv and notes.md. !!!COMPLETE!!!"},
+        ],
+    )
+    context = {"workspace": str(ws), "platform": "scripted", "script": script}
+    thread = client.threads.create()
+    output = client.runs.wait(
+        thread["thread_id"],
+        _agent_id(client),
+        input={"task": "Which files are in the workspace?"},
+        context={**context, "non_interactive": True},
+    )
+    assert isinstance(output, dict), output
+    assert output["status"] == "completed", output
+    assert output["final_answer"] == "The workspace holds data.csv and notes.md."
+    tool_messages = [m for m in output["messages"] if m["type"] == "tool"]
+    assert len(tool_messages) == 1
+    assert "data.csv" in tool_messages[0]["content"]
+    assert "notes.md" in tool_messages[0]["content"]
+    state = client.threads.get_state(thread["thread_id"])
+    assert state["next"] == []
+    assert state["values"]["status"] == "completed"
+
+
+def test_interactive_run_stops_for_confirmation_and_resumes(
+    client: SyncLangGraphClient, ws: Path, tmp_path: Path
+) -> None:
+    script = _script(
+        tmp_path / "script.yaml",
+        [
+            {"tool_calls": [{"name": "execute_script", "args": {"script": "echo hi > out.txt"}}]},
+            {"text": "Wrote out.txt. !!!COMPLETE!!!"},
+        ],
+    )
+    context = {"workspace": str(ws), "platform": "scripted", "script": script}
+    context["non_interactive"] = False
+    assistant_id = _agent_id(client)
+    thread_id = client.threads.create()["thread_id"]
+
+    client.runs.wait(thread_id, assistant_id, input={"task": "Write out.txt"}, context=context)
+    state = client.threads.get_state(thread_id)
+    assert state["next"] == ["confirm_tools"]
+    (interrupt,) = state["interrupts"]
+    assert interrupt["value"]["type"] == "confirm_tools"
+    (request,) = interrupt["value"]["requests"]
+    assert (request["name"], request["kind"]) == ("execute_script", "confirm")
+    assert not (ws / "out.txt").exists()  # nothing ran before the user said yes
+    assert client.threads.get(thread_id)["status"] == "interrupted"
+
+    output = client.runs.wait(
+        thread_id, assistant_id, command={"resume": "approve"}, context=context
+    )
+    assert isinstance(output, dict), output
+    assert output["status"] == "completed", output
+    assert output["final_answer"] == "Wrote out.txt."
+    assert (ws / "out.txt").read_text() == "hi\n"
+    assert client.threads.get_state(thread_id)["next"] == []
