@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import secrets
-import signal
+import os
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from rich.console import Console
 
 from jarvis_graph.checkpointing import CheckpointError, open_checkpointer
 from jarvis_graph.cli.render import RunRenderer, short
+from jarvis_graph.cli.streaming import StreamThread
 from jarvis_graph.config import ConfigError
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event, get_event_bus
@@ -96,16 +98,17 @@ def drive(
     renderer = RunRenderer(console, verbose)
     pending: Any = graph_input
     while True:
+        run = StreamThread(
+            graph, pending, config, context=ctx, stream_mode=STREAM_MODES, durability="sync"
+        )
         try:
-            with _ctrl_c_kills_scripts():
-                for mode, chunk in graph.stream(
-                    pending, config, context=ctx, stream_mode=STREAM_MODES, durability="sync"
-                ):
-                    renderer.handle(mode, chunk)
+            for mode, chunk in run:
+                renderer.handle(mode, chunk)
             renderer.close()
         except KeyboardInterrupt:
+            run.stop()
             renderer.close()
-            pending = _on_ctrl_c(graph, config, ctx, thread_id, non_interactive)
+            pending = _on_ctrl_c(graph, config, run, thread_id, non_interactive)
             if pending is _STOP:
                 return EXIT_INTERRUPTED
             continue
@@ -125,26 +128,6 @@ def drive(
                 return EXIT_INTERRUPTED
             continue
         return _finish(state, renderer, thread_id)
-
-
-@contextmanager
-def _ctrl_c_kills_scripts() -> Iterator[None]:
-    """Nodes run in worker threads: on Ctrl-C, kill running scripts so the step ends now."""
-    from jarvis_graph.tools.builtin import kill_running_scripts
-
-    def handler(signum: int, frame: Any) -> None:
-        kill_running_scripts()
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGINT, handler)
-    except ValueError:  # not the main thread (e.g. embedded use): keep the default
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _interrupt_type(state: Any) -> str | None:
@@ -173,21 +156,28 @@ _STOP = object()
 
 
 def _on_ctrl_c(
-    graph: Any, config: dict[str, Any], ctx: dict[str, Any], thread_id: str, non_interactive: bool
+    graph: Any, config: dict[str, Any], run: StreamThread, thread_id: str, non_interactive: bool
 ) -> Any:
-    """After Ctrl-C: stop, or add the user's instruction and continue."""
+    """After Ctrl-C: stop, or add the user's instruction and continue.
+
+    The step in flight (a model call, say) is abandoned: it is not recorded, so resuming
+    runs it again. Tool calls the model asked for but that did not run are answered as
+    "not run" before the user's instruction is added.
+    """
     get_event_bus().emit(Event.INTERRUPT_TRIGGERED, {"kind": "user", "thread_id": thread_id})
     hint = f"resume later with: jarvis sessions resume {thread_id}"
     console.print("\n[yellow]interrupted[/]")
-    if non_interactive:
+    text = ""
+    if not non_interactive:
+        try:
+            text = console.input("instruction to continue (Enter to stop): ").strip()
+        except (KeyboardInterrupt, EOFError):
+            text = ""
+    if text:
+        console.print("[dim]finishing the step in progress…[/]")
+    if not text or not run.wait(timeout=_drain_wait(text)):
         console.print(f"[dim]{hint}[/]")
-        return _STOP
-    try:
-        text = console.input("instruction to continue (Enter to stop): ").strip()
-    except (KeyboardInterrupt, EOFError):
-        text = ""
-    if not text:
-        console.print(f"[dim]{hint}[/]")
+        _exit_now(run)
         return _STOP
     state = graph.get_state(config)
     if not state.next or "start_task" in state.next:
@@ -201,8 +191,23 @@ def _on_ctrl_c(
         )
         for c in pending_tool_calls(state.values.get("messages", []))
     ]
-    graph.update_state(config, {"messages": [*answers, HumanMessage(content=text)]}, as_node="run_tools")
+    update = {"messages": [*answers, HumanMessage(content=text)]}
+    graph.update_state(config, update, as_node="run_tools")
     return None
+
+
+def _drain_wait(text: str) -> float:
+    """How long to wait for the step in flight before giving up on it."""
+    return 120.0 if text else 2.0
+
+
+def _exit_now(run: StreamThread) -> None:
+    """Leave without waiting for a model call still in flight (it is not recorded)."""
+    if run.wait(timeout=2.0):
+        return
+    console.file.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 def answer_interrupt(value: Any) -> Any:

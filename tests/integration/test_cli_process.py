@@ -102,3 +102,40 @@ def test_ctrl_c_in_interactive_run_takes_a_new_instruction(workspace: Path, tmp_
     shown = run_process(["sessions", "show", "steer"], cwd=workspace).stdout
     assert "skip the slow step" in shown
     assert "Not run: the user interrupted" in shown
+
+
+def test_ctrl_c_during_a_slow_model_call_stops_without_waiting_for_it(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support.fake_openai import FakeOpenAI
+
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    with FakeOpenAI() as server:
+        server.reply("too late !!!COMPLETE!!!", delay=120)  # the provider hangs
+        server.reply("answered after resume !!!COMPLETE!!!")
+        args = ["--platform", "openai", "--base-url", server.base_url, "--model", "m"]
+        proc = subprocess.Popen(
+            [*jarvis_cmd(), "run", "-n", *args, "--thread", "slow", "hello"],
+            cwd=workspace,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "JARVIS_API_KEY_ENV": "FAKE_KEY"},
+        )
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)  # well before the provider would answer
+        assert proc.returncode == 130, out
+        assert "jarvis sessions resume slow" in out
+        resumed = subprocess.run(
+            [*jarvis_cmd(), "sessions", "resume", "slow", "-n"],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "JARVIS_API_KEY_ENV": "FAKE_KEY"},
+        )
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "answered after resume" in resumed.stdout
