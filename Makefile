@@ -20,6 +20,9 @@ demo: $(STAMP)
 	    "Find the Python files, read the data file and run the report script; what total does it print?"
 
 test: $(STAMP)
+	$(BIN)/ruff check jarvis_graph tests bench
+	$(BIN)/ruff format --check jarvis_graph tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

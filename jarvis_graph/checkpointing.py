@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
 
@@ -99,7 +100,11 @@ def list_threads(saver: BaseCheckpointSaver) -> list[ThreadRow]:
         cfg = tup.config["configurable"]
         tid, cid = cfg["thread_id"], cfg["checkpoint_id"]
         old = latest.get(tid)
-        latest[tid] = ThreadRow(tid, (old.checkpoints if old else 0) + 1, max(cid, old.last_checkpoint_id if old else cid))
+        latest[tid] = ThreadRow(
+            tid,
+            (old.checkpoints if old else 0) + 1,
+            max(cid, old.last_checkpoint_id if old else cid),
+        )
     return sorted(latest.values(), key=lambda r: r.last_checkpoint_id, reverse=True)
 
 
@@ -117,7 +122,7 @@ def fork_thread(
     Raises:
         CheckpointError: The thread or checkpoint does not exist.
     """
-    source = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    source: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
     tuples = {t.config["configurable"]["checkpoint_id"]: t for t in saver.list(source)}
     if not tuples:
         msg = f"no session {thread_id!r}"
@@ -135,7 +140,7 @@ def fork_thread(
         current = parent["configurable"]["checkpoint_id"] if parent else None
     parent_id: str | None = None
     for tup in reversed(chain):
-        cfg: dict = {"configurable": {"thread_id": new_thread_id, "checkpoint_ns": ""}}
+        cfg: RunnableConfig = {"configurable": {"thread_id": new_thread_id, "checkpoint_ns": ""}}
         if parent_id:
             cfg["configurable"]["checkpoint_id"] = parent_id
         # Pending writes are not copied: they belong to steps the source ran after this

@@ -56,15 +56,30 @@ def _resolve(context: JarvisContext) -> Settings:
         for key in ("platform", "model", "base_url", "api_key_env", "script")
         if values[key] is not None
     }
-    settings = load_settings(context.workspace_path(), overrides=overrides or None)
+    workspace = context.workspace_path()
+    settings = load_settings(workspace, overrides=overrides or None)
     if model:
         group = settings.model_groups.get(settings.model_group, {})
-        roles = {
-            role: spec.model_copy(update=model) for role, spec in group.items()
-        } or {"normal": settings.model_for("normal").model_copy(update=model)}
+        roles = {role: spec.model_copy(update=model) for role, spec in group.items()} or {
+            "normal": settings.model_for("normal").model_copy(update=model)
+        }
         groups = {**settings.model_groups, settings.model_group: roles}
         settings = settings.model_copy(update={"model_groups": groups})
-    return settings
+    return _anchor_scripts(settings, workspace)
+
+
+def _anchor_scripts(settings: Settings, workspace: Path) -> Settings:
+    """Relative ``script:`` paths are relative to the workspace, not the process's cwd."""
+    groups = {
+        name: {
+            role: spec.model_copy(update={"script": str(workspace / spec.script)})
+            if spec.script and not Path(spec.script).is_absolute()
+            else spec
+            for role, spec in roles.items()
+        }
+        for name, roles in settings.model_groups.items()
+    }
+    return settings.model_copy(update={"model_groups": groups})
 
 
 def clear_settings_cache() -> None:

@@ -9,7 +9,9 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """Point HOME and JARVIS_HOME at a fresh folder and drop Jarvis/provider variables."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))

@@ -76,7 +76,7 @@ def _loop(graph: Any, ctx: dict[str, Any], thread_id: str, verbose: bool) -> int
                 _builtin(command, graph, ctx)
             continue
         message = expand_mentions(text, workspace)
-        pending = Command(resume=message) if waiting else {"task": message}
+        pending: Any = Command(resume=message) if waiting else {"task": message}
         code = drive(graph, ctx, pending, thread_id, verbose, chat=True)
         waiting = code == WAITING
 
@@ -85,8 +85,8 @@ def _builtin(command: str, graph: Any, ctx: dict[str, Any]) -> None:
     if command == "/help":
         console.print(HELP, markup=False)
     elif command == "/tools":
-        from jarvis_graph.nodes.services import tools_for
         from jarvis_graph.context import JarvisContext
+        from jarvis_graph.nodes.services import tools_for
 
         for name, tool in sorted(tools_for(JarvisContext(**ctx)).items()):
             first = (tool.description or "").strip().splitlines()[0:1]

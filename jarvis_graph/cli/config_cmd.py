@@ -45,7 +45,9 @@ def init(
     """Write a commented starter config file (user-level unless --project)."""
     from jarvis_graph.config import DEFAULT_CONFIG_TEMPLATE, project_config_path, user_config_path
 
-    path = project_config_path((workspace or Path.cwd()).resolve()) if project else user_config_path()
+    path = (
+        project_config_path((workspace or Path.cwd()).resolve()) if project else user_config_path()
+    )
     if path.exists() and not force:
         typer.echo(f"error: {path} already exists; pass --force to overwrite it", err=True)
         raise typer.Exit(1)

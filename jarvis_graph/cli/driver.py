@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import secrets
 import os
+import secrets
 import sys
 import time
 from collections.abc import Iterator
@@ -140,7 +140,9 @@ def _finish(state: Any, renderer: RunRenderer, thread_id: str) -> int:
     status = values.get("status", "running")
     answer = values.get("final_answer", "")
     if state.interrupts:
-        console.print(f"[yellow]waiting for input[/]; continue with: jarvis sessions resume {thread_id}")
+        console.print(
+            f"[yellow]waiting for input[/]; continue with: jarvis sessions resume {thread_id}"
+        )
         return EXIT_ERROR
     if answer and answer.strip() != renderer.streamed_text.strip():
         console.print(answer, markup=False)

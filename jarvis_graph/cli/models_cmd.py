@@ -40,6 +40,12 @@ def list_models(workspace: Path | None = o.Workspace) -> None:
                 platform = resolve_platform(spec)
             except Exception:
                 platform = f"{spec.platform} (unresolved)"
-            groups.add_row(name + active, role, platform, spec.model or "-",
-                           spec.base_url or "-", spec.api_key_env)
+            groups.add_row(
+                name + active,
+                role,
+                platform,
+                spec.model or "-",
+                spec.base_url or "-",
+                spec.api_key_env,
+            )
     console.print(groups)

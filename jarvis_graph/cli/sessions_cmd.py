@@ -27,7 +27,7 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
     with open_agent(_ctx(workspace)) as graph:
         rows = list_threads(graph.checkpointer)
         if not rows:
-            console.print("no sessions yet; start one with: jarvis run \"task\"")
+            console.print('no sessions yet; start one with: jarvis run "task"')
             return
         header = ("session", "status", "calls", "steps", "updated", "task")
         lines = []
@@ -112,7 +112,7 @@ def resume(
         if not state.next:
             console.print(
                 f"session {thread_id} is {state.values.get('status', 'finished')}; give it a new "
-                f"task with: jarvis run --thread {thread_id} \"...\""
+                f'task with: jarvis run --thread {thread_id} "..."'
             )
             raise typer.Exit(EXIT_OK)
         raise typer.Exit(drive(graph, ctx, None, thread_id, verbose))

@@ -24,7 +24,7 @@ RECURSION_LIMIT = 1000
 """Safety net only: the iteration cap in state ends runs long before this."""
 
 
-def build_agent_graph() -> StateGraph:
+def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, AgentOutput]:
     """The uncompiled agent graph (callers choose checkpointer and store)."""
     builder = StateGraph(
         AgentState,

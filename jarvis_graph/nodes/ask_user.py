@@ -22,4 +22,6 @@ def ask_user(state: AgentState) -> Command[Literal["call_model", "complete_task"
     text = str(reply or "").strip()
     if not text:
         return Command(goto="complete_task")
-    return Command(goto="call_model", update={"messages": [HumanMessage(content=text)]})
+    # A new instruction starts a new budget of model calls.
+    update = {"messages": [HumanMessage(content=text)], "iteration": 0}
+    return Command(goto="call_model", update=update)

@@ -6,7 +6,6 @@ import json
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage
-
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 

@@ -48,10 +48,14 @@ def confirm_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
     ai = last_ai(state["messages"])
     assert ai is not None  # pending calls come from it
     questions = {r["id"] for r in requests if r["kind"] == "question"}
-    new_calls, answers = [], []
-    for call in ai.tool_calls:
+    new_calls: list[dict[str, Any]] = []
+    answers: list[ToolMessage] = []
+    for original in ai.tool_calls:
+        call: dict[str, Any] = dict(original)
         question = call["id"] in questions
-        decision = decisions.get(call["id"]) or ({"answer": ""} if question else {"action": "approve"})
+        decision = decisions.get(call["id"]) or (
+            {"answer": ""} if question else {"action": "approve"}
+        )
         if question or "answer" in decision:
             answers.append(_tool_message(call, str(decision.get("answer") or "(no answer)")))
         elif decision.get("action") == "reject":
@@ -101,5 +105,3 @@ def _normalise(reply: Any, requests: list[dict[str, Any]]) -> dict[str, dict[str
 
 def _tool_message(call: dict[str, Any], text: str, status: str = "success") -> ToolMessage:
     return ToolMessage(content=text, tool_call_id=call["id"], name=call["name"], status=status)
-
-

@@ -13,6 +13,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_executor_for_config
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
@@ -27,10 +28,9 @@ from jarvis_graph.tools.base import ToolEnv, ToolInputError, limit_output
 logger = logging.getLogger(__name__)
 
 
-def run_tools(
-    state: AgentState, runtime: Runtime[JarvisContext], config: RunnableConfig
-) -> dict[str, Any]:
+def run_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
     """Run every unanswered tool call of the last AI message (in parallel when several)."""
+    config = get_config()  # tools run under this node's config (callbacks, runtime)
     ctx = context_of(runtime)
     calls = pending_tool_calls(state["messages"])
     tools = tools_for(ctx)
@@ -91,10 +91,9 @@ def _invoke(tool: BaseTool, args: dict[str, Any], config: RunnableConfig) -> tup
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
         )
-        return (
-            f"Invalid arguments for {tool.name}: {problems}. Expected parameters: {list(tool.args)}",
-            "error",
-        )
+        expected = list(tool.args)
+        text = f"Invalid arguments for {tool.name}: {problems}. Expected parameters: {expected}"
+        return text, "error"
     except Exception as exc:
         logger.exception("tool %s raised", tool.name)
         return f"Error: tool {tool.name} failed: {type(exc).__name__}: {exc}", "error"

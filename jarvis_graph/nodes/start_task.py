@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -14,6 +15,8 @@ from jarvis_graph.nodes.services import bus_for, context_of, system_prompt
 from jarvis_graph.state import AgentState
 
 SYSTEM_ID = "jarvis-system"
+TASK_ID_PREFIX = "jarvis-task-"
+"""Ids of the task messages start_task adds (caller-sent messages have other ids)."""
 
 
 def start_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
@@ -23,10 +26,13 @@ def start_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     messages = state.get("messages", [])
     task = state.get("task", "")
     new: list[Any] = [SystemMessage(content=system_prompt(ctx), id=SYSTEM_ID)]
-    if messages and isinstance(messages[-1], HumanMessage):
-        task = text_of(messages[-1])  # the caller sent the task as a message
-    elif task:
-        new.append(HumanMessage(content=task))
+    last = messages[-1] if messages else None
+    if isinstance(last, HumanMessage) and not str(last.id or "").startswith(TASK_ID_PREFIX):
+        task = text_of(last)  # the caller sent the task as a message
+    elif task and not (isinstance(last, HumanMessage) and text_of(last) == task):
+        # A task message of an earlier run that failed before the model answered is not
+        # this run's task; the same task again is a retry and is not repeated.
+        new.append(HumanMessage(content=task, id=f"{TASK_ID_PREFIX}{uuid.uuid4()}"))
     if not task:
         msg = "no task given: pass {'task': '...'} or a human message"
         raise ValueError(msg)

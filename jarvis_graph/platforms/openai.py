@@ -19,6 +19,7 @@ def create_openai_model(spec: ModelSpec) -> BaseChatModel:
     exponential backoff; after that the error reaches ``call_model``.
     """
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
     key = os.environ.get(spec.api_key_env)
     if not key and not spec.base_url:
@@ -33,9 +34,9 @@ def create_openai_model(spec: ModelSpec) -> BaseChatModel:
     return ChatOpenAI(
         model=spec.model,
         base_url=spec.base_url,
-        api_key=key or "not-needed",  # local servers accept any key
+        api_key=SecretStr(key or "not-needed"),  # local servers accept any key
         temperature=spec.temperature,
-        max_tokens=spec.max_tokens,
+        max_completion_tokens=spec.max_tokens,
         timeout=spec.timeout,
         max_retries=spec.max_retries,
         streaming=True,

@@ -25,6 +25,7 @@ import yaml
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -80,7 +81,8 @@ def load_script(path: str | Path) -> Script:
         text = p.read_text(encoding="utf-8")
         raw = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        msg = f"scripted platform: {p} is not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}"
+        kind = "JSON" if p.suffix == ".json" else "YAML"
+        msg = f"scripted platform: {p} is not valid {kind}: {exc}"
         raise PlatformError(msg) from exc
     if isinstance(raw, list):
         raw = {"turns": raw}
@@ -156,7 +158,7 @@ class ScriptedChatModel(BaseChatModel):
             yield chunk
         if full.tool_calls:
             chunks = [
-                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+                tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
                 for i, c in enumerate(full.tool_calls)
             ]
             yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=chunks))

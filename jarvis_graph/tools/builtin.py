@@ -145,6 +145,8 @@ def _search_py(regex: re.Pattern[str], root: Path, glob: str) -> list[str]:
             text = file.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
+        if "\0" in text[:8192]:  # binary, like ripgrep and read_code see it
+            continue
         rel = file.relative_to(root)
         for n, line in enumerate(text.splitlines(), 1):
             if regex.search(line):

@@ -25,7 +25,11 @@ def _script(tmp_path: Path) -> Path:
         [
             {"tool_calls": [{"name": "execute_script", "args": {"script": "echo one >> log.txt"}}]},
             {"tool_calls": [{"name": "execute_script", "args": {"script": SLOW_STEP}}]},
-            {"tool_calls": [{"name": "execute_script", "args": {"script": "echo three >> log.txt"}}]},
+            {
+                "tool_calls": [
+                    {"name": "execute_script", "args": {"script": "echo three >> log.txt"}}
+                ]
+            },
             {"text": "all steps done !!!COMPLETE!!!"},
         ],
     )

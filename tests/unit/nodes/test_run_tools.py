@@ -1,0 +1,180 @@
+"""run_tools: every pending call gets a tool message; failures become text for the model."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.graph import END, START, StateGraph
+
+from jarvis_graph.context import JarvisContext
+from jarvis_graph.events import Event, get_event_bus
+from jarvis_graph.nodes import services
+from jarvis_graph.nodes.run_tools import run_tools
+from jarvis_graph.state import AgentState
+from jarvis_graph.tools.builtin import BUILTIN_TOOLS
+
+
+def call(name: str, args: Any, call_id: str) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
+
+
+def run(workspace: Path, ai: AIMessage, **ctx: Any) -> list[ToolMessage]:
+    builder = StateGraph(AgentState, context_schema=JarvisContext)
+    builder.add_node("run_tools", run_tools)
+    builder.add_edge(START, "run_tools")
+    builder.add_edge("run_tools", END)
+    context = JarvisContext(workspace=str(workspace), **ctx)
+    out = builder.compile().invoke({"messages": [HumanMessage("task"), ai]}, context=context)
+    return [m for m in out["messages"] if isinstance(m, ToolMessage)]
+
+
+@pytest.fixture(autouse=True)
+def cwd_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tools must use the run's workspace, not the process' current directory."""
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    monkeypatch.chdir(other)
+
+
+def test_tools_run_in_the_context_workspace_in_parallel(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "b.txt").write_text("beta\n")
+    ai = AIMessage(
+        "",
+        tool_calls=[
+            call("read_code", {"path": "a.txt"}, "1"),
+            call("read_code", {"path": "b.txt"}, "2"),
+            call("execute_script", {"script": "pwd"}, "3"),
+        ],
+    )
+    results = run(workspace, ai)
+    assert [m.tool_call_id for m in results] == ["1", "2", "3"]
+    assert results[0].content.endswith("1 | alpha")
+    assert results[1].content.endswith("1 | beta")
+    assert results[2].content == f"exit code: 0\n{workspace.resolve()}\n"
+    assert all(m.status == "success" for m in results)
+    assert [m.name for m in results] == ["read_code", "read_code", "execute_script"]
+
+
+def test_answered_calls_are_not_run_again(workspace: Path) -> None:
+    ai = AIMessage(
+        "",
+        tool_calls=[
+            call("execute_script", {"script": "echo x >> log"}, "1"),
+            call("execute_script", {"script": "echo y >> log"}, "2"),
+        ],
+    )
+    builder = StateGraph(AgentState, context_schema=JarvisContext)
+    builder.add_node("run_tools", run_tools)
+    builder.add_edge(START, "run_tools")
+    builder.add_edge("run_tools", END)
+    messages = [HumanMessage("t"), ai, ToolMessage("done before", tool_call_id="1")]
+    out = builder.compile().invoke(
+        {"messages": messages}, context=JarvisContext(workspace=str(workspace))
+    )
+    assert (workspace / "log").read_text() == "y\n"
+    assert [m.tool_call_id for m in out["messages"] if isinstance(m, ToolMessage)] == ["1", "2"]
+
+
+def test_unknown_tool_lists_the_available_ones(workspace: Path) -> None:
+    (result,) = run(workspace, AIMessage("", tool_calls=[call("delete_all", {}, "1")]))
+    assert result.status == "error"
+    assert result.content == (
+        "There is no tool named 'delete_all'. Available tools: "
+        "ask_user, execute_script, list_files, read_code, search_files."
+    )
+
+
+def test_invalid_arguments_are_explained(workspace: Path) -> None:
+    ai = AIMessage("", tool_calls=[call("read_code", {"path": "a.py", "start_line": "x"}, "1")])
+    (result,) = run(workspace, ai)
+    assert result.status == "error"
+    assert result.content.startswith("Invalid arguments for read_code: start_line:")
+    assert "Expected parameters: ['path', 'start_line', 'end_line']" in result.content
+
+
+def test_missing_required_argument(workspace: Path) -> None:
+    (result,) = run(workspace, AIMessage("", tool_calls=[call("read_code", {}, "1")]))
+    assert result.status == "error"
+    assert "Invalid arguments for read_code: path: Field required" in result.content
+
+
+def test_arguments_that_were_not_json(workspace: Path) -> None:
+    ai = AIMessage(
+        "",
+        invalid_tool_calls=[
+            {
+                "name": "list_files",
+                "args": '{"path": ".',
+                "id": "bad",
+                "error": "unterminated string",
+                "type": "invalid_tool_call",
+            }
+        ],
+    )
+    (result,) = run(workspace, ai)
+    assert result.tool_call_id == "bad"
+    assert result.status == "error"
+    assert "not valid JSON (unterminated string)" in result.content
+    assert "Send the call again with a JSON object" in result.content
+
+
+def test_tool_input_error_is_shown_to_the_model(workspace: Path) -> None:
+    (result,) = run(workspace, AIMessage("", tool_calls=[call("read_code", {"path": "x"}, "1")]))
+    assert result.status == "error"
+    assert result.content.startswith("Error: file 'x' does not exist")
+
+
+def test_a_crashing_tool_is_logged_and_reported(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    @tool
+    def explode(reason: str) -> str:
+        """Always fails.
+
+        Args:
+            reason: Why.
+        """
+        raise RuntimeError(reason)
+
+    monkeypatch.setattr(services, "get_tools", lambda settings=None: [*BUILTIN_TOOLS, explode])
+    ai = AIMessage("", tool_calls=[call("explode", {"reason": "kaboom"}, "1")])
+    with caplog.at_level(logging.ERROR, logger="jarvis_graph.nodes.run_tools"):
+        (result,) = run(workspace, ai)
+    assert result.status == "error"
+    assert result.content == "Error: tool explode failed: RuntimeError: kaboom"
+    assert any("explode" in r.getMessage() and r.exc_info for r in caplog.records)
+
+
+def test_events_and_large_outputs(workspace: Path) -> None:
+    config = workspace / ".jarvis" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("tool_output_limit: 300\n")
+    seen: list[tuple[Event, dict[str, Any]]] = []
+    bus = get_event_bus("run-tools-test")
+    bus.subscribe(Event.BEFORE_TOOL_CALL, lambda e, p: seen.append((e, p)))
+    bus.subscribe(Event.AFTER_TOOL_CALL, lambda e, p: seen.append((e, p)))
+
+    ai = AIMessage("", tool_calls=[call("execute_script", {"script": "seq 1 500"}, "1")])
+    (result,) = run(workspace, ai, event_bus="run-tools-test")
+
+    assert [e for e, _ in seen] == [Event.BEFORE_TOOL_CALL, Event.AFTER_TOOL_CALL]
+    before, after = seen[0][1], seen[1][1]
+    assert before == {
+        "name": "execute_script",
+        "args": {"script": "seq 1 500"},
+        "tool_call_id": "1",
+    }
+    assert after["status"] == "success"
+    assert after["output"] == result.content
+    saved = Path(after["output_path"])
+    assert saved.parent == workspace.resolve() / ".jarvis" / "tool_outputs"
+    assert saved.read_text() == "exit code: 0\n" + "".join(f"{n}\n" for n in range(1, 501))
+    assert f"saved at {saved}" in result.content
+    assert result.content.startswith("exit code: 0\n1\n2\n")
+    assert result.content.endswith("499\n500\n")
