@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 import sys
@@ -31,6 +32,7 @@ WAITING = -1  # drive() in chat mode: the agent waits for the next message
 STREAM_MODES = ["messages", "updates", "custom"]
 
 console = Console(highlight=False, soft_wrap=True)
+logger = logging.getLogger(__name__)
 
 
 def new_thread_id() -> str:
@@ -116,6 +118,17 @@ def drive(
             renderer.close()
             console.print(f"[red]error:[/] {exc}")
             console.print(f"[dim]resume with: jarvis sessions resume {thread_id}[/]")
+            return EXIT_ERROR
+        except Exception as exc:  # a bug: say so plainly, keep the session resumable
+            renderer.close()
+            logger.debug("run failed", exc_info=True)
+            console.print(f"[red]error:[/] the run failed: {type(exc).__name__}: {exc}")
+            if verbose:
+                console.print_exception()
+            console.print(
+                f"[dim]the session is saved at its last step; resume with: "
+                f"jarvis sessions resume {thread_id} (-v shows the traceback)[/]"
+            )
             return EXIT_ERROR
         state = graph.get_state(config)
         if state.interrupts and not non_interactive:

@@ -202,7 +202,7 @@ def execute_script_impl(
     return f"exit code: {proc.returncode}\n{text}"
 
 
-@tool
+@tool(parse_docstring=True)
 def read_code(path: str, start_line: int = 1, end_line: int | None = None) -> str:
     """Read a text file with line numbers.
 
@@ -214,7 +214,7 @@ def read_code(path: str, start_line: int = 1, end_line: int | None = None) -> st
     return read_code_impl(current_env(), path, start_line, end_line)
 
 
-@tool
+@tool(parse_docstring=True)
 def list_files(path: str = ".", pattern: str = "*") -> str:
     """List files recursively under a directory, skipping .git, .venv and similar.
 
@@ -225,7 +225,7 @@ def list_files(path: str = ".", pattern: str = "*") -> str:
     return list_files_impl(current_env(), path, pattern)
 
 
-@tool
+@tool(parse_docstring=True)
 def search_files(pattern: str, path: str = ".", glob: str = "*") -> str:
     """Search file contents with a regular expression; returns file:line:text.
 
@@ -237,7 +237,7 @@ def search_files(pattern: str, path: str = ".", glob: str = "*") -> str:
     return search_files_impl(current_env(), pattern, path, glob)
 
 
-@tool
+@tool(parse_docstring=True)
 def execute_script(script: str, timeout: float | None = None) -> str:
     """Run a bash script in the workspace and return its exit code and output.
 
@@ -248,7 +248,7 @@ def execute_script(script: str, timeout: float | None = None) -> str:
     return execute_script_impl(current_env(), script, timeout)
 
 
-@tool
+@tool(parse_docstring=True)
 def ask_user(question: str) -> str:
     """Ask the user a question and wait for the answer.
 
