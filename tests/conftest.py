@@ -37,3 +37,19 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     return ws
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_caches() -> Iterator[None]:
+    """Event buses, platform plugins and bound models start empty in every test."""
+    from jarvis_graph.events import reset_event_buses
+    from jarvis_graph.nodes.services import _bound_model
+    from jarvis_graph.platforms.registry import reset_plugins
+
+    reset_event_buses()
+    reset_plugins()
+    _bound_model.cache_clear()
+    yield
+    reset_event_buses()
+    reset_plugins()
+    _bound_model.cache_clear()

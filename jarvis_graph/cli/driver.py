@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 from rich.console import Console
 
@@ -24,7 +24,7 @@ from jarvis_graph.config import ConfigError
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event, get_event_bus
 from jarvis_graph.graphs.agent import RECURSION_LIMIT, build_agent_graph
-from jarvis_graph.nodes.messages import pending_tool_calls
+from jarvis_graph.nodes.messages import not_run_answers, pending_tool_calls
 from jarvis_graph.platforms.registry import PlatformError, ProviderError
 
 EXIT_OK, EXIT_ERROR, EXIT_CAPPED, EXIT_INTERRUPTED = 0, 1, 3, 130
@@ -197,15 +197,8 @@ def _on_ctrl_c(
     state = graph.get_state(config)
     if not state.next or "start_task" in state.next:
         return {"task": text}
-    answers: list[Any] = [
-        ToolMessage(
-            content="Not run: the user interrupted before this call.",
-            tool_call_id=c["id"],
-            name=c.get("name") or "unknown",
-            status="error",
-        )
-        for c in pending_tool_calls(state.values.get("messages", []))
-    ]
+    calls = pending_tool_calls(state.values.get("messages", []))
+    answers = not_run_answers(calls, "the user interrupted before this call")
     update = {"messages": [*answers, HumanMessage(content=text)]}
     graph.update_state(config, update, as_node="run_tools")
     return None

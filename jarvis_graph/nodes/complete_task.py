@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
-from jarvis_graph.nodes.messages import last_ai, pending_tool_calls, text_of
+from jarvis_graph.nodes.messages import last_ai, not_run_answers, pending_tool_calls, text_of
 from jarvis_graph.nodes.services import COMPLETE_MARKER, bus_for, context_of
 from jarvis_graph.state import AgentState
 
@@ -28,15 +27,7 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
     messages = state["messages"]
     pending = pending_tool_calls(messages)
     iteration = state.get("iteration", 0)
-    update: list[Any] = [
-        ToolMessage(
-            content="Not run: the run stopped at its iteration cap before this call.",
-            tool_call_id=c["id"],
-            name=c.get("name") or "unknown",
-            status="error",
-        )
-        for c in pending
-    ]
+    update: list[Any] = not_run_answers(pending, "the run stopped at its iteration cap")
     ai = last_ai(messages)
     answer = strip_marker(text_of(ai))
     if pending:

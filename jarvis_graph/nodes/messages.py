@@ -46,3 +46,16 @@ def text_of(message: AnyMessage | None) -> str:
         return content
     parts = [b if isinstance(b, str) else b.get("text", "") for b in content]
     return "".join(p for p in parts if isinstance(p, str))
+
+
+def not_run_answers(calls: list[dict], reason: str) -> list[ToolMessage]:
+    """Error tool messages for calls that will never run, so the history stays paired."""
+    return [
+        ToolMessage(
+            content=f"Not run: {reason}.",
+            tool_call_id=c["id"],
+            name=c.get("name") or "unknown",
+            status="error",
+        )
+        for c in calls
+    ]
