@@ -39,6 +39,13 @@ class ModelSpec(BaseModel):
     timeout: float = 120.0
     max_retries: int = 3
     script: str | None = None
+    tool_protocol: Literal["native", "text"] = "native"
+    """``text``: tools are described in the prompt and called with <TOOL_CALL> blocks."""
+    single_tool_per_turn: bool = False
+    n_ctx: int = Field(default=8192, ge=512)
+    """Context window of the local model, in tokens."""
+    max_repeats: int = Field(default=2, ge=1)
+    """Local model: identical consecutive tool calls allowed before it must answer."""
 
 
 class Settings(BaseModel):
@@ -180,6 +187,7 @@ _MODEL_ENV = {
     "JARVIS_BASE_URL": "base_url",
     "JARVIS_API_KEY_ENV": "api_key_env",
     "JARVIS_SCRIPT": "script",
+    "JARVIS_TOOL_PROTOCOL": "tool_protocol",
 }
 
 

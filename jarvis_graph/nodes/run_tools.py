@@ -55,10 +55,11 @@ def _run_one(
     bus.emit(Event.BEFORE_TOOL_CALL, {"name": name, "args": args or {}, "tool_call_id": call_id})
     status = "error"
     if call.get("invalid"):
+        # ``error`` says what was wrong (a JSON or YAML parse error, a protocol rule).
         text = (
-            f"The arguments of your call to {name!r} are not valid JSON "
-            f"({call.get('error') or 'parse error'}): {call.get('args')!r}. "
-            "Send the call again with a JSON object of arguments."
+            f"Your call to {name or 'a tool'!r} could not be run: "
+            f"{call.get('error') or 'its arguments could not be parsed'}. "
+            f"What was received: {call.get('args')!r}. Send the call again, correctly formed."
         )
     elif name not in tools:
         known = ", ".join(sorted(tools))

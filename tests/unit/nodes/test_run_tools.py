@@ -120,8 +120,9 @@ def test_arguments_that_were_not_json(workspace: Path) -> None:
     (result,) = run(workspace, ai)
     assert result.tool_call_id == "bad"
     assert result.status == "error"
-    assert "not valid JSON (unterminated string)" in result.content
-    assert "Send the call again with a JSON object" in result.content
+    assert "could not be run: unterminated string" in result.content
+    assert """'{"path": ".'""" in result.content  # the model sees what it sent
+    assert "Send the call again" in result.content
 
 
 def test_tool_input_error_is_shown_to_the_model(workspace: Path) -> None:
