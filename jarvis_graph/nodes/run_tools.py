@@ -58,7 +58,7 @@ def _run_one(
         # ``error`` says what was wrong (a JSON or YAML parse error, a protocol rule).
         text = (
             f"Your call to {name or 'a tool'!r} could not be run: "
-            f"{call.get('error') or 'its arguments could not be parsed'}. "
+            f"{call.get('error') or 'its arguments are not valid JSON'}. "
             f"What was received: {call.get('args')!r}. Send the call again, correctly formed."
         )
     elif name not in tools:
