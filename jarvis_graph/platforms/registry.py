@@ -70,9 +70,16 @@ def _builtin_scripted(spec: ModelSpec) -> BaseChatModel:
     return ScriptedChatModel.from_file(spec.script or "")
 
 
+def _builtin_local(spec: ModelSpec) -> BaseChatModel:
+    from jarvis_graph.platforms.local import create_local_model
+
+    return create_local_model(spec)
+
+
 register_platform(
     "openai", _builtin_openai, "Any OpenAI-compatible chat-completions endpoint (base_url)"
 )
+register_platform("local", _builtin_local, "Embedded llama.cpp model in process (no key)")
 register_platform("scripted", _builtin_scripted, "Replays turns from a YAML/JSON script")
 _BUILTINS = dict(_registry)  # restored by reset_plugins() when a plugin replaced one
 
@@ -132,15 +139,11 @@ def resolve_platform(spec: ModelSpec) -> str:
         return "scripted"
     if os.environ.get(spec.api_key_env) or spec.base_url:
         return "openai"
-    _load_plugins()
-    if "local" in _registry:
-        return "local"
-    msg = (
-        f"no model is configured: set {spec.api_key_env} (and optionally JARVIS_BASE_URL) for "
-        "an OpenAI-compatible provider, or run with --platform scripted --script FILE. "
-        "See `jarvis config init`."
-    )
-    raise PlatformError(msg)
+    return "local"  # offline by default: the embedded model
+
+
+def _names_local_model(model: str) -> bool:
+    return model.removeprefix("local:") in ("", "local", "0.5b", "1.5b") or model.endswith(".gguf")
 
 
 def create_chat_model(spec: ModelSpec) -> BaseChatModel:
@@ -151,6 +154,8 @@ def create_chat_model(spec: ModelSpec) -> BaseChatModel:
     """
     _load_plugins()
     name = resolve_platform(spec)
+    if spec.platform == "auto" and name == "local" and not _names_local_model(spec.model):
+        spec = spec.model_copy(update={"model": ""})  # e.g. gpt-4o-mini: not a local model
     info = _registry.get(name)
     if info is None:
         known = ", ".join(sorted(_registry))

@@ -182,7 +182,6 @@ def test_sessions_delete(calc_ws: Path, tmp_path: Path) -> None:
         (["run", "--confirm", "sometimes", "x"], "--confirm must be never, risky or always"),
         (["run", "--platform", "nosuch", "-n", "x"], "unknown platform 'nosuch'"),
         (["run", "--platform", "scripted", "--script", "missing.yaml", "-n", "x"], "not found"),
-        (["run", "-n", "x"], "no model is configured"),
         (["sessions", "fork", "nope"], "no session 'nope'"),
     ],
 )
@@ -307,3 +306,13 @@ def test_unexpected_error_is_reported_and_session_stays_resumable(
     resumed = invoke(["sessions", "resume", "bug", "-w", str(calc_ws)])
     assert resumed.exit_code == 0, resumed.output
     assert ANSWER in resumed.output
+
+
+def test_missing_local_model_file_is_a_clear_error(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = workspace / "nope.gguf"
+    monkeypatch.setenv("JARVIS_LOCAL_MODEL_PATH", str(missing))
+    result = invoke(["run", "-n", "-w", str(workspace), "x"])  # no key: the local model
+    assert result.exit_code == 1
+    assert "JARVIS_LOCAL_MODEL_PATH" in result.output and "does not exist" in result.output

@@ -53,7 +53,7 @@ def test_unknown_platform_lists_known_ones() -> None:
     with pytest.raises(PlatformError) as info:
         create_chat_model(ModelSpec(platform="nosuch"))
     assert "unknown platform 'nosuch'" in str(info.value)
-    assert "known platforms: openai, scripted" in str(info.value)
+    assert "known platforms: local, openai, scripted" in str(info.value)
 
 
 def test_auto_with_script_is_scripted(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,18 +69,31 @@ def test_auto_with_key_env_is_openai(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_auto_ignores_keys_in_other_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    with pytest.raises(PlatformError, match="MY_KEY"):
-        resolve_platform(ModelSpec(api_key_env="MY_KEY"))
+    assert resolve_platform(ModelSpec(api_key_env="MY_KEY")) == "local"
 
 
-def test_auto_without_anything_gives_guidance() -> None:
+def test_auto_without_anything_is_the_embedded_model() -> None:
+    assert resolve_platform(ModelSpec()) == "local"
+
+
+def test_local_without_llama_cpp_gives_guidance(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_llama(name: str, *args: object, **kwargs: object) -> object:
+        if name == "llama_cpp":
+            raise ImportError("No module named 'llama_cpp'")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_llama)
     with pytest.raises(PlatformError) as info:
-        resolve_platform(ModelSpec())
+        create_chat_model(ModelSpec())
     message = str(info.value)
     assert "no model is configured" in message
+    assert "jarvis-graph[local]" in message
     assert "OPENAI_API_KEY" in message
     assert "--platform scripted --script FILE" in message
-    assert "jarvis config init" in message
 
 
 def test_explicit_platform_is_kept() -> None:

@@ -1,0 +1,234 @@
+"""The JSON reply protocol of the embedded local model: prompt, grammar, parsing.
+
+Small local models call tools reliably when every reply is one JSON object
+``{"tool": NAME, "arguments": {...}}`` constrained by a grammar built from the tool
+schemas, with two examples in the system prompt. The final answer is a call of the
+pseudo-tool ``final_answer``: offered a plain ``{"answer": ...}`` alternative, a 0.5B model
+answers from imagination instead of looking (measured: 2-5 of 7 first steps right against
+7 of 9 with ``final_answer``). A tool result goes back as a user turn that asks for the
+answer unless another tool is needed, which stops the models from repeating a call.
+
+Pure functions over plain data: no llama.cpp or langchain imports here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+IM_START, IM_END = "<|im_start|>", "<|im_end|>"
+
+FINAL_ANSWER = "final_answer"
+FINAL_ANSWER_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": FINAL_ANSWER,
+        "description": (
+            "Give the final answer to the user: once tool results hold the answer, "
+            "or to reply to small talk."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "description": "The answer, plain text."}},
+            "required": ["answer"],
+        },
+    },
+}
+
+FORMAT_RULES = """\
+# How to reply
+Reply with exactly one JSON object and nothing else:
+{"tool": "<tool name>", "arguments": {<arguments>}}
+You cannot see the files: look with a tool first. When tool results hold the answer, call
+final_answer.
+
+# Examples
+User: Which files are here?
+Assistant: {"tool": "list_files", "arguments": {"path": "."}}
+User: Run build.py and tell me what it prints.
+Assistant: {"tool": "execute_script", "arguments": {"script": "python3 build.py"}}
+"""
+
+RESULT_SUFFIX = (
+    "Using this result, call final_answer with the answer in plain text unless another "
+    "tool is needed."
+)
+
+
+def render_tool_list(tools: list[dict[str, Any]]) -> str:
+    """One line per tool: ``name(arg: type, ...): description``."""
+    lines = ["# Tools"]
+    for tool in [*tools, FINAL_ANSWER_TOOL]:
+        fn = tool["function"]
+        params = fn.get("parameters", {})
+        required = set(params.get("required", []))
+        args = []
+        for name, prop in params.get("properties", {}).items():
+            kind = _type_name(prop)
+            note = "" if name in required else ", optional"
+            desc = f" - {prop['description']}" if prop.get("description") else ""
+            args.append(f"    {name} ({kind}{note}){desc}")
+        lines.append(f"- {fn['name']}: {fn.get('description', '').strip()}")
+        lines.extend(args)
+    return "\n".join(lines)
+
+
+def _type_name(prop: dict[str, Any]) -> str:
+    if "type" in prop:
+        return str(prop["type"])
+    kinds = [p.get("type") for p in prop.get("anyOf", []) if p.get("type") != "null"]
+    return "/".join(str(k) for k in kinds) or "any"
+
+
+def reply_schema(tools: list[dict[str, Any]], answer_only: bool = False) -> dict[str, Any]:
+    """JSON schema of one reply: a call of one of ``tools`` or of ``final_answer``."""
+    offered = [FINAL_ANSWER_TOOL] if answer_only else [*tools, FINAL_ANSWER_TOOL]
+    calls = []
+    for tool in offered:
+        fn = tool["function"]
+        params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
+        params.setdefault("type", "object")
+        params["additionalProperties"] = False
+        calls.append(
+            {
+                "type": "object",
+                "properties": {"tool": {"const": fn["name"]}, "arguments": params},
+                "required": ["tool", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    return calls[0] if len(calls) == 1 else {"oneOf": calls}
+
+
+@dataclass
+class Turn:
+    """One ChatML turn."""
+
+    role: str
+    content: str
+
+
+def render_prompt(turns: list[Turn]) -> str:
+    """ChatML text for ``turns``, ready for the assistant's next reply."""
+    body = "".join(f"{IM_START}{t.role}\n{t.content}{IM_END}\n" for t in turns)
+    return body + f"{IM_START}assistant\n"
+
+
+def tool_call_json(name: str, args: dict[str, Any]) -> str:
+    """How an earlier tool call of the model is shown back to it."""
+    return json.dumps({"tool": name, "arguments": args}, ensure_ascii=False)
+
+
+def answer_json(text: str) -> str:
+    """How an earlier answer of the model is shown back to it."""
+    return tool_call_json(FINAL_ANSWER, {"answer": text})
+
+
+def result_turn(name: str, content: str, note: str = "") -> str:
+    """The user turn that carries a tool result back to the model."""
+    extra = f"\n{note}" if note else ""
+    return f"Result of {name}:\n{content}\n\n{RESULT_SUFFIX}{extra}"
+
+
+@dataclass
+class Reply:
+    """A parsed model reply."""
+
+    answer: str | None = None
+    tool: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+def parse_reply(raw: str) -> Reply:
+    """Parse the model's JSON reply; anything else becomes a readable error."""
+    text = raw.strip()
+    if text.startswith("```"):
+        text = re.sub(r"^```\w*\s*|\s*```$", "", text)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if text and not text.startswith("{"):
+            return Reply(answer=text)  # plain prose is taken as the answer
+        return Reply(error=f"the reply is not valid JSON ({exc.msg} at column {exc.colno})")
+    if not isinstance(data, dict):
+        return Reply(error="the reply must be a JSON object with 'tool' and 'arguments'")
+    if "answer" in data:
+        return Reply(answer=str(data["answer"]))
+    name = data.get("tool")
+    if not isinstance(name, str) or not name:
+        return Reply(error="the reply has no 'tool' name")
+    args = data.get("arguments", {})
+    if not isinstance(args, dict):
+        return Reply(tool=name, error="'arguments' must be a JSON object")
+    if name == FINAL_ANSWER:
+        return Reply(answer=str(args.get("answer", "")))
+    return Reply(tool=name, arguments=args)
+
+
+_ANSWER_START = re.compile(
+    r'^\s*\{\s*"tool"\s*:\s*"final_answer"\s*,\s*"arguments"\s*:\s*\{\s*"answer"\s*:\s*"'
+)
+_ANSWER_PREFIX = '{"tool":"final_answer","arguments":{"answer":"'
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+class AnswerStream:
+    """Extract the answer of a ``final_answer`` call incrementally, as tokens arrive."""
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self._pos: int | None = None  # index in raw of the next undecoded character
+        self.done = False
+        self.is_answer: bool | None = None
+
+    def feed(self, piece: str) -> str:
+        """Add generated text; return newly decoded answer text (may be empty)."""
+        self.raw += piece
+        if self.is_answer is None:
+            match = _ANSWER_START.match(self.raw)
+            if match:
+                self.is_answer, self._pos = True, match.end()
+            elif not _could_start_answer(self.raw):
+                self.is_answer = False
+        if not self.is_answer or self.done or self._pos is None:
+            return ""
+        return self._decode()
+
+    def _decode(self) -> str:
+        assert self._pos is not None
+        out, i, raw = [], self._pos, self.raw
+        while i < len(raw):
+            ch = raw[i]
+            if ch == '"':
+                self.done = True
+                i += 1
+                break
+            if ch != "\\":
+                out.append(ch)
+                i += 1
+                continue
+            if i + 1 >= len(raw):
+                break  # wait for the escaped character
+            esc = raw[i + 1]
+            if esc == "u":
+                if i + 6 > len(raw):
+                    break
+                try:
+                    out.append(chr(int(raw[i + 2 : i + 6], 16)))
+                except ValueError:
+                    out.append(raw[i : i + 6])
+                i += 6
+            else:
+                out.append(_ESCAPES.get(esc, esc))
+                i += 2
+        self._pos = i
+        return "".join(out)
+
+
+def _could_start_answer(text: str) -> bool:
+    """Whether ``text`` may still grow into the start of a ``final_answer`` call."""
+    squeezed = re.sub(r"\s+", "", text)
+    return _ANSWER_PREFIX.startswith(squeezed) or squeezed.startswith(_ANSWER_PREFIX)
