@@ -44,8 +44,8 @@ class ModelSpec(BaseModel):
     single_tool_per_turn: bool = False
     n_ctx: int = Field(default=8192, ge=512)
     """Context window of the local model, in tokens."""
-    max_repeats: int = Field(default=2, ge=1)
-    """Local model: identical consecutive tool calls allowed before it must answer."""
+    max_repeats: int = Field(default=1, ge=1)
+    """Local model: identical consecutive tool calls allowed; one more and it must answer."""
 
 
 class Settings(BaseModel):

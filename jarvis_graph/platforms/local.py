@@ -28,6 +28,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -51,7 +52,7 @@ class LocalChatModel(BaseChatModel):
     n_ctx: int = 8192
     max_tokens: int = 1024
     temperature: float = 0.0
-    max_repeats: int = 2
+    max_repeats: int = 1
     tools: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
@@ -62,24 +63,26 @@ class LocalChatModel(BaseChatModel):
         """A copy of the model that describes ``tools`` in its prompt and grammar."""
         return self.model_copy(update={"tools": [convert_to_openai_tool(t) for t in tools]})
 
-    def build_prompt(self, messages: list[BaseMessage]) -> tuple[str, bool]:
-        """The ChatML prompt for ``messages``, and whether only an answer is allowed."""
+    def build_prompt(self, messages: list[BaseMessage], force_answer: bool = False) -> str:
+        """The ChatML prompt for ``messages``; ``force_answer`` adds the repeat warning."""
         system = "\n\n".join(proto_text(m) for m in messages if isinstance(m, SystemMessage))
         if self.tools:
             system = "\n\n".join(
                 p for p in (system, proto.render_tool_list(self.tools), proto.FORMAT_RULES) if p
             )
         turns = [proto.Turn("system", system)] if system else []
+        task = ""
         for message in messages:
-            _append_turn(turns, message)
-        repeats, name = _trailing_repeats(messages)
-        answer_only = bool(self.tools) and repeats >= self.max_repeats
-        if answer_only and turns and turns[-1].role == "user":
+            if isinstance(message, HumanMessage):
+                task = proto_text(message)
+            _append_turn(turns, message, task)
+        if force_answer and turns and turns[-1].role == "user":
+            _, name = _trailing_repeats(messages)
             turns[-1].content += (
-                f"\nYou have called {name} with the same arguments {repeats} times; its result "
-                'is above. Do not call it again: answer now with {"answer": ...}.'
+                f"\nYou already called {name} with these arguments and its result is above. "
+                "Do not call it again: call final_answer now."
             )
-        return proto.render_prompt(turns), answer_only
+        return proto.render_prompt(turns)
 
     def _stream(
         self,
@@ -88,40 +91,22 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        prompt, answer_only = self.build_prompt(messages)
+        repeats, _ = _trailing_repeats(messages)
+        last_call = _last_call(messages)
+        force = bool(self.tools) and repeats > self.max_repeats
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
-            n_prompt = len(llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
-            room = self.n_ctx - n_prompt
-            if room < MIN_REPLY_TOKENS:
-                msg = (
-                    f"the conversation is {n_prompt} tokens, too long for the local model's "
-                    f"context window of n_ctx={self.n_ctx} tokens (at least {MIN_REPLY_TOKENS} "
-                    "must stay free for the reply); shorten the task or the tool output, or "
-                    "raise n_ctx in the model config"
-                )
-                raise ContextTooLongError(msg)
-            schema = json.dumps(proto.reply_schema(self.tools, answer_only))
-            stream = proto.AnswerStream()
-            started, n_out = time.monotonic(), 0
-            for chunk in llm.create_completion(
-                prompt,
-                max_tokens=min(self.max_tokens, room),
-                temperature=self.temperature,
-                stream=True,
-                grammar=_grammar(schema),
-                stop=[proto.IM_END],
-            ):
-                piece = chunk["choices"][0]["text"]
-                n_out += 1
-                text = stream.feed(piece)
-                if text:
-                    out = ChatGenerationChunk(message=AIMessageChunk(content=text))
-                    if run_manager:
-                        run_manager.on_llm_new_token(text, chunk=out)
-                    yield out
-            elapsed = max(time.monotonic() - started, 1e-6)
-        yield _final_chunk(stream, n_prompt, n_out, elapsed, Path(self.model_path).name)
+            while True:
+                run = _Generation(self.build_prompt(messages, force))
+                yield from run.stream(self, llm, force, run_manager)
+                reply = proto.parse_reply(run.answer.raw)
+                again = (reply.tool, json.dumps(reply.arguments, sort_keys=True)) == last_call
+                # A call identical to the one just made, past the allowed repeats, is not
+                # returned: the model is asked again and may only answer.
+                if force or run.answer.is_answer or not again or repeats < self.max_repeats:
+                    break
+                force = True
+        yield _final_chunk(run, Path(self.model_path).name)
 
     def _generate(
         self,
@@ -141,7 +126,7 @@ def proto_text(message: BaseMessage) -> str:
     return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
 
 
-def _append_turn(turns: list[proto.Turn], message: BaseMessage) -> None:
+def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> None:
     if isinstance(message, SystemMessage):
         return
     if isinstance(message, HumanMessage):
@@ -155,9 +140,10 @@ def _append_turn(turns: list[proto.Turn], message: BaseMessage) -> None:
             text = proto.answer_json(proto_text(message))
         turns.append(proto.Turn("assistant", text))
     elif isinstance(message, ToolMessage):
-        result = proto.result_turn(message.name or "the tool", proto_text(message))
+        result = proto.result_turn(message.name or "the tool", proto_text(message), task)
         if turns and turns[-1].role == "user" and turns[-1].content.startswith("Result of "):
-            turns[-1].content += "\n\n" + result  # several results of one turn
+            previous = turns[-1].content.rsplit("\n\nThe task was:", 1)[0]
+            turns[-1].content = previous + "\n\n" + result  # several results of one turn
         else:
             turns.append(proto.Turn("user", result))
 
@@ -181,15 +167,76 @@ def _trailing_repeats(messages: list[BaseMessage]) -> tuple[int, str]:
     return count, calls[-1][0]
 
 
-def _final_chunk(
-    stream: proto.AnswerStream, n_prompt: int, n_out: int, elapsed: float, model: str
-) -> ChatGenerationChunk:
-    usage = {"input_tokens": n_prompt, "output_tokens": n_out, "total_tokens": n_prompt + n_out}
-    meta = {"model_name": model, "tokens_per_second": round(n_out / elapsed, 1)}
+class _Generation:
+    """One grammar-constrained completion: streams answer text, keeps counts and timing."""
+
+    def __init__(self, prompt: str) -> None:
+        self.prompt = prompt
+        self.answer = proto.AnswerStream()
+        self.n_prompt = self.n_out = 0
+        self.timing: dict[str, float] = {}
+
+    def stream(
+        self,
+        model: LocalChatModel,
+        llm: Any,
+        answer_only: bool,
+        run_manager: CallbackManagerForLLMRun | None,
+    ) -> Iterator[ChatGenerationChunk]:
+        self.n_prompt = len(llm.tokenize(self.prompt.encode("utf-8"), add_bos=False, special=True))
+        room = model.n_ctx - self.n_prompt
+        if room < MIN_REPLY_TOKENS:
+            msg = (
+                f"the conversation is {self.n_prompt} tokens, too long for the local model's "
+                f"context window of n_ctx={model.n_ctx} tokens (at least {MIN_REPLY_TOKENS} "
+                "must stay free for the reply); shorten the task or the tool output, or raise "
+                "n_ctx in the model config"
+            )
+            raise ContextTooLongError(msg)
+        schema = json.dumps(proto.reply_schema(model.tools, answer_only))
+        started, first = time.monotonic(), 0.0
+        for chunk in llm.create_completion(
+            self.prompt,
+            max_tokens=min(model.max_tokens, room),
+            temperature=model.temperature,
+            stream=True,
+            grammar=_grammar(schema),
+            stop=[proto.IM_END],
+        ):
+            self.n_out += 1
+            first = first or time.monotonic()  # generation speed excludes prompt reading
+            text = self.answer.feed(chunk["choices"][0]["text"])
+            if text:
+                out = ChatGenerationChunk(message=AIMessageChunk(content=text))
+                if run_manager:
+                    run_manager.on_llm_new_token(text, chunk=out)
+                yield out
+        now = time.monotonic()
+        speed = (self.n_out - 1) / max(now - first, 1e-6) if self.n_out > 1 else 0.0
+        self.timing = {
+            "prompt_seconds": round((first or now) - started, 3),
+            "tokens_per_second": round(speed, 1),
+        }
+
+
+def _last_call(messages: list[BaseMessage]) -> tuple[str | None, str] | None:
+    """``(name, arguments JSON)`` of the latest tool call, if the last AI turn made one."""
+    ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    if ai is None or not ai.tool_calls:
+        return None
+    call = ai.tool_calls[0]
+    return call["name"], json.dumps(call["args"], sort_keys=True)
+
+
+def _final_chunk(run: _Generation, model: str) -> ChatGenerationChunk:
+    stream = run.answer
+    n_prompt, n_out = run.n_prompt, run.n_out
+    usage = UsageMetadata(input_tokens=n_prompt, output_tokens=n_out, total_tokens=n_prompt + n_out)
+    meta: dict[str, Any] = {"model_name": model, **run.timing}
     if stream.is_answer:
         if not stream.done:  # cut off at the token limit: keep what was said
             meta["finish_reason"] = "length"
-        message = AIMessageChunk(content="", usage_metadata=usage, response_metadata=meta)  # type: ignore[arg-type]
+        message = AIMessageChunk(content="", usage_metadata=usage, response_metadata=meta)
         return ChatGenerationChunk(message=message)
     reply = proto.parse_reply(stream.raw)
     call_id = f"call_{uuid.uuid4().hex[:12]}"
@@ -206,7 +253,7 @@ def _final_chunk(
         content=content,
         tool_call_chunks=chunks,
         usage_metadata=usage,
-        response_metadata=meta,  # type: ignore[arg-type]
+        response_metadata=meta,
     )
     return ChatGenerationChunk(message=message)
 

@@ -52,8 +52,9 @@ Assistant: {"tool": "execute_script", "arguments": {"script": "python3 build.py"
 """
 
 RESULT_SUFFIX = (
-    "Using this result, call final_answer with the answer in plain text unless another "
-    "tool is needed."
+    "The task was: {task}\n"
+    "If the task needs another step, call the next tool. Otherwise call final_answer with "
+    "the answer to the task in plain text."
 )
 
 
@@ -126,10 +127,13 @@ def answer_json(text: str) -> str:
     return tool_call_json(FINAL_ANSWER, {"answer": text})
 
 
-def result_turn(name: str, content: str, note: str = "") -> str:
-    """The user turn that carries a tool result back to the model."""
-    extra = f"\n{note}" if note else ""
-    return f"Result of {name}:\n{content}\n\n{RESULT_SUFFIX}{extra}"
+def result_turn(name: str, content: str, task: str = "") -> str:
+    """The user turn that carries a tool result back to the model.
+
+    Small models lose the task after a long result; it is repeated under each result.
+    """
+    suffix = RESULT_SUFFIX.format(task=task or "(see above)")
+    return f"Result of {name}:\n{content}\n\n{suffix}"
 
 
 @dataclass

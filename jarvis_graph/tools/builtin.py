@@ -86,8 +86,10 @@ def _walk(root: Path) -> list[Path]:
 def list_files_impl(env: ToolEnv, path: str = ".", pattern: str = "*") -> str:
     """Files under ``path`` (recursive) whose name matches the glob ``pattern``."""
     root = env.resolve(path)
+    if root.is_file():  # models often pass a file: say it is there
+        return f"{path} is a file ({root.stat().st_size} bytes); read it with read_code"
     if not root.is_dir():
-        msg = f"{path!r} is not a directory; give a directory relative to the workspace"
+        msg = f"{path!r} does not exist; give a directory relative to the workspace, e.g. '.'"
         raise ToolInputError(msg)
     files = [p for p in _walk(root) if fnmatch.fnmatch(p.name, pattern)]
     rel = [str(p.relative_to(root)) for p in files]
@@ -102,14 +104,16 @@ def list_files_impl(env: ToolEnv, path: str = ".", pattern: str = "*") -> str:
 def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "*") -> str:
     """Lines matching the regular expression ``pattern`` in files under ``path``."""
     root = env.resolve(path)
-    if not root.is_dir():
-        msg = f"{path!r} is not a directory; give a directory relative to the workspace"
+    if not root.exists():
+        msg = f"{path!r} does not exist; give a directory or file relative to the workspace"
         raise ToolInputError(msg)
     try:
         regex = re.compile(pattern)
     except re.error as exc:
         msg = f"invalid regular expression {pattern!r}: {exc}; escape special characters"
         raise ToolInputError(msg) from exc
+    if root.is_file():  # one file: its matching lines
+        return "\n".join(_search_file(regex, root, path)) or f"no matches for {pattern!r} in {path}"
     rg = shutil.which("rg")
     hits = _search_rg(rg, pattern, root, glob) if rg else None
     if hits is None:  # no rg, or rg rejected a pattern Python accepts (look-around, ...)
@@ -136,23 +140,25 @@ def _search_rg(rg: str, pattern: str, root: Path, glob: str) -> list[str] | None
     return [line.removeprefix("./") for line in proc.stdout.splitlines()]
 
 
+def _search_file(regex: re.Pattern[str], file: Path, label: str) -> list[str]:
+    """Matching lines of one text file as ``label:line:text`` (binary files: none)."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        return []
+    if "\0" in text[:8192]:  # binary, as ripgrep and read_code see it
+        return []
+    lines = text.splitlines()
+    return [f"{label}:{n}:{line}" for n, line in enumerate(lines, 1) if regex.search(line)]
+
+
 def _search_py(regex: re.Pattern[str], root: Path, glob: str) -> list[str]:
     hits: list[str] = []
     for file in _walk(root):
-        if not fnmatch.fnmatch(file.name, glob):
-            continue
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        if "\0" in text[:8192]:  # binary, like ripgrep and read_code see it
-            continue
-        rel = file.relative_to(root)
-        for n, line in enumerate(text.splitlines(), 1):
-            if regex.search(line):
-                hits.append(f"{rel}:{n}:{line}")
-                if len(hits) > MAX_SEARCH_RESULTS * 5:
-                    return hits
+        if fnmatch.fnmatch(file.name, glob):
+            hits.extend(_search_file(regex, file, str(file.relative_to(root))))
+            if len(hits) > MAX_SEARCH_RESULTS * 5:
+                break
     return hits
 
 

@@ -163,10 +163,11 @@ def test_list_files_caps_the_listing(env: ToolEnv, monkeypatch: pytest.MonkeyPat
     ]
 
 
-def test_list_files_needs_a_directory(env: ToolEnv) -> None:
+def test_list_files_on_a_file_or_missing_path(env: ToolEnv) -> None:
     put(env.workspace, "a.py", "x")
-    with pytest.raises(ToolInputError, match="'a.py' is not a directory"):
-        list_files_impl(env, "a.py")
+    assert list_files_impl(env, "a.py") == "a.py is a file (1 bytes); read it with read_code"
+    with pytest.raises(ToolInputError, match="'missing' does not exist"):
+        list_files_impl(env, "missing")
     with pytest.raises(ToolInputError, match="outside the workspace"):
         list_files_impl(env, "..")
 
@@ -230,10 +231,12 @@ def test_search_invalid_regex(search_env: ToolEnv, search_mode: str) -> None:
     assert "escape special characters" in str(info.value)
 
 
-def test_search_needs_a_directory_inside(search_env: ToolEnv, search_mode: str) -> None:
-    with pytest.raises(ToolInputError, match="'a.py' is not a directory"):
-        search_files_impl(search_env, "def", path="a.py")
-    with pytest.raises(ToolInputError, match="'missing' is not a directory"):
+def test_search_in_one_file_or_a_missing_path(search_env: ToolEnv, search_mode: str) -> None:
+    text = (search_env.workspace / "a.py").read_text()
+    expected = [f"a.py:{n}:{line}" for n, line in enumerate(text.splitlines(), 1) if "def" in line]
+    assert expected and search_files_impl(search_env, "def", path="a.py").splitlines() == expected
+    assert "no matches" in search_files_impl(search_env, "zzz_nothing", path="a.py")
+    with pytest.raises(ToolInputError, match="'missing' does not exist"):
         search_files_impl(search_env, "def", path="missing")
     with pytest.raises(ToolInputError, match="outside the workspace"):
         search_files_impl(search_env, "def", path="../")

@@ -1,0 +1,86 @@
+"""The embedded local model for real: llama.cpp with Qwen2.5-Coder-0.5B from the `local` extra.
+
+The model is assembled once per test session from the installed part packages into the
+session's temporary folder (about 3 s), exactly as `jarvis models pull local` does.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessageChunk, HumanMessage
+
+from jarvis_graph.graphs.agent import build_agent_graph
+from jarvis_graph.platforms.local import ContextTooLongError, LocalChatModel
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def local_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        pytest.fail("llama-cpp-python is missing: `make test` installs the `local` extra")
+    from jarvis_graph.platforms.local_models import find_parts, get_recipe, pull
+
+    recipe = get_recipe("0.5b")
+    find_parts(recipe)  # a clear error naming the extra when the parts are missing
+    return pull(recipe, tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture
+def use_local_model(local_model: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("JARVIS_LOCAL_MODEL_PATH", str(local_model))
+    yield local_model
+
+
+def test_one_tool_call_then_answer(use_local_model: Path, workspace: Path, tmp_path: Path) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    (workspace / "hello.py").write_text('print("the magic number is", 6 * 7 + 1000)\n')
+    conn = sqlite3.connect(tmp_path / "s.sqlite", check_same_thread=False)
+    graph = build_agent_graph().compile(checkpointer=SqliteSaver(conn))
+    config = {"configurable": {"thread_id": "local"}, "recursion_limit": 50}
+    context = {"workspace": str(workspace), "non_interactive": True, "confirm": "never"}
+    chunks: list[str] = []
+    for mode, item in graph.stream(
+        {"task": "Run hello.py with python3 and tell me the magic number it prints."},
+        config,
+        context=context,
+        stream_mode=["messages", "updates"],
+    ):
+        if mode == "messages" and isinstance(item[0], AIMessageChunk) and item[0].content:
+            chunks.append(str(item[0].content))
+    state = graph.get_state(config).values
+    conn.close()
+    calls = [c for m in state["messages"] if m.type == "ai" for c in m.tool_calls]
+    assert [c["name"] for c in calls][:1] == ["execute_script"]
+    assert "hello.py" in calls[0]["args"]["script"]
+    assert state["status"] == "completed"
+    assert "1042" in state["final_answer"]
+    assert len(chunks) > 1  # the answer streamed in pieces
+    usage = [m.usage_metadata for m in state["messages"] if m.type == "ai"]
+    assert all(u and u["output_tokens"] > 0 for u in usage)
+
+
+def test_too_long_prompt_names_the_context_window(use_local_model: Path) -> None:
+    model = LocalChatModel(model_path=str(use_local_model), n_ctx=512)
+    with pytest.raises(ContextTooLongError) as info:
+        model.invoke([HumanMessage("please summarise: " + "lorem ipsum dolor " * 300)])
+    message = str(info.value)
+    assert "n_ctx=512" in message and "too long" in message
+
+
+def test_small_talk_is_answered_without_tools(use_local_model: Path, workspace: Path) -> None:
+    graph = build_agent_graph().compile()
+    result = graph.invoke(
+        {"task": "Say hello to me in one short sentence."},
+        {"recursion_limit": 50},
+        context={"workspace": str(workspace), "non_interactive": True},
+    )
+    assert result["status"] == "completed"
+    assert "hello" in result["final_answer"].lower()
