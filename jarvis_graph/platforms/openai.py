@@ -31,7 +31,7 @@ def create_openai_model(spec: ModelSpec) -> BaseChatModel:
     if not spec.model:
         msg = "platform 'openai' needs a model name (config `model:` or JARVIS_MODEL)"
         raise PlatformError(msg)
-    return ChatOpenAI(
+    model = ChatOpenAI(
         model=spec.model,
         base_url=spec.base_url,
         api_key=SecretStr(key or "not-needed"),  # local servers accept any key
@@ -42,3 +42,8 @@ def create_openai_model(spec: ModelSpec) -> BaseChatModel:
         streaming=True,
         stream_usage=True,
     )
+    if spec.tool_protocol == "text":  # no native function calling: <TOOL_CALL> blocks
+        from jarvis_graph.platforms.text_protocol_model import TextProtocolChatModel
+
+        return TextProtocolChatModel(inner=model, single_tool_per_turn=spec.single_tool_per_turn)
+    return model
