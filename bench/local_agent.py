@@ -102,7 +102,7 @@ Verdict = tuple[bool, str]
 Checker = Callable[[str, Path], Verdict]
 
 
-def expect_number(value: float, others: tuple[float, ...] = (), max_others: int = 1) -> Checker:
+def expect_number(value: float, others: tuple[float, ...] = (), max_others: int = 0) -> Checker:
     """The answer states ``value`` and at most ``max_others`` of the task's other candidates."""
 
     def check(answer: str, _ws: Path) -> Verdict:
@@ -116,7 +116,7 @@ def expect_number(value: float, others: tuple[float, ...] = (), max_others: int 
     return check
 
 
-def expect_token(token: str, others: tuple[str, ...] = (), max_others: int = 1) -> Checker:
+def expect_token(token: str, others: tuple[str, ...] = (), max_others: int = 0) -> Checker:
     """The answer contains ``token`` and at most ``max_others`` of the other candidates."""
 
     def check(answer: str, _ws: Path) -> Verdict:
@@ -764,7 +764,7 @@ def _tasks() -> list[Task]:
             check=expect_number(6, (11, 3, 2)),
             expected="6",
             solution="grep -c ',shipped$' orders.csv",
-            good="6 of the 11 orders are shipped.",
+            good="Six orders are shipped.",
             bad=("There are 11 orders.", "5 orders are shipped."),
         )
     )

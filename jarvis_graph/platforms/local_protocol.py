@@ -54,7 +54,7 @@ Assistant: {"tool": "execute_script", "arguments": {"script": "python3 build.py"
 RESULT_SUFFIX = (
     "The task was: {task}\n"
     "If the task needs another step, call the next tool. Otherwise call final_answer with "
-    "the answer to the task in plain text."
+    "a short answer to the task, not the whole result."
 )
 
 
@@ -133,7 +133,12 @@ def result_turn(name: str, content: str, task: str = "") -> str:
     Small models lose the task after a long result; it is repeated under each result.
     """
     suffix = RESULT_SUFFIX.format(task=task or "(see above)")
+    if name == "read_code":  # "12 | text" line numbers are read as values by small models
+        content = _LINE_NUMBER.sub("", content)
     return f"Result of {name}:\n{content}\n\n{suffix}"
+
+
+_LINE_NUMBER = re.compile(r"^ *\d+ \| ", re.MULTILINE)
 
 
 @dataclass

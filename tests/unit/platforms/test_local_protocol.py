@@ -229,3 +229,11 @@ def test_more_repeats_allowed_when_configured(fake_llama: FakeLlama) -> None:
     model = LocalChatModel(model_path="unused.gguf", max_repeats=2).bind_tools(BUILTIN_TOOLS)
     reply = model.invoke(_repeat(1))
     assert [c["name"] for c in reply.tool_calls] == ["list_files"]
+
+
+def test_read_code_results_lose_their_line_numbers() -> None:
+    content = "a.csv (lines 1-3 of 3)\n 1 | x,y\n 2 | 1,2\n10 | 7 | z"
+    turn = proto.result_turn("read_code", content, "sum y")
+    assert "x,y\n1,2\n7 | z" in turn  # only the leading number column goes
+    assert "The task was: sum y" in turn
+    assert " 1 | x,y" in proto.result_turn("list_files", content, "t")  # other tools: as is
