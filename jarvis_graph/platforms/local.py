@@ -7,6 +7,7 @@ streamed as plain text while it is generated.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
@@ -258,18 +259,36 @@ def _final_chunk(run: _Generation, model: str) -> ChatGenerationChunk:
     return ChatGenerationChunk(message=message)
 
 
-@functools.lru_cache(maxsize=2)
-def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
-    from llama_cpp import Llama
+_models: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
+_models_lock = threading.Lock()
 
-    llm = Llama(
-        model_path=path,
-        n_ctx=n_ctx,
-        n_threads=os.cpu_count() or 2,
-        verbose=False,
-        seed=1234,
-    )
-    return llm, threading.Lock()
+
+def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
+    """The loaded model for ``path`` (one per process and context size) and its lock."""
+    with _models_lock:
+        if (path, n_ctx) not in _models:
+            from llama_cpp import Llama
+
+            if not _models:
+                atexit.register(close_models)
+            llm = Llama(
+                model_path=path,
+                n_ctx=n_ctx,
+                n_threads=os.cpu_count() or 2,
+                verbose=False,
+                seed=1234,
+            )
+            _models[(path, n_ctx)] = (llm, threading.Lock())
+        return _models[(path, n_ctx)]
+
+
+def close_models() -> None:
+    """Free every loaded model now (at exit: llama.cpp's own finaliser fails at teardown)."""
+    with _models_lock:
+        for llm, lock in _models.values():
+            with lock:
+                llm.close()
+        _models.clear()
 
 
 @functools.lru_cache(maxsize=64)
