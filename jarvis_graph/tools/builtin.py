@@ -113,20 +113,28 @@ def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "
         msg = f"invalid regular expression {pattern!r}: {exc}; escape special characters"
         raise ToolInputError(msg) from exc
     if root.is_file():  # one file: its matching lines
-        return "\n".join(_search_file(regex, root, path)) or f"no matches for {pattern!r} in {path}"
+        return _format_hits(_search_file(regex, root, path), pattern, path)
     rg = shutil.which("rg")
     hits = _search_rg(rg, pattern, root, glob) if rg else None
     if hits is None:  # no rg, or rg rejected a pattern Python accepts (look-around, ...)
         hits = _search_py(regex, root, glob)
+    return _format_hits(hits, pattern, path)
+
+
+def _format_hits(hits: list[str], pattern: str, path: str) -> str:
+    """Matches with a count first (models count badly); a hint when nothing matched."""
     if not hits:
-        return f"no matches for {pattern!r} under {path}"
+        hint = ""
+        if "*" in pattern and "." in pattern:  # looks like a file-name glob
+            hint = "; search_files searches file contents: find files by name with list_files"
+        return f"no matches for {pattern!r} under {path}{hint}"
+    files = len({hit.split(":", 1)[0] for hit in hits})
     shown = hits[:MAX_SEARCH_RESULTS]
-    extra = (
-        f"\n[{len(hits) - len(shown)} more matches; narrow the search]"
-        if len(hits) > len(shown)
-        else ""
-    )
-    return "\n".join(shown) + extra
+    more = len(hits) - len(shown)
+    extra = f"\n[{more} more matches; narrow the search]" if more else ""
+    lines = "line" if len(hits) == 1 else "lines"
+    head = f"{len(hits)} matching {lines} in {files} file{'s' if files > 1 else ''}:\n"
+    return head + "\n".join(shown) + extra
 
 
 def _search_rg(rg: str, pattern: str, root: Path, glob: str) -> list[str] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import stat
 import threading
@@ -174,6 +175,14 @@ def test_list_files_on_a_file_or_missing_path(env: ToolEnv) -> None:
 
 # --- search_files ---------------------------------------------------------------------------
 
+
+def hit_lines(out: str) -> list[str]:
+    """The matches of a search_files result, after its "N matching lines in M files:" line."""
+    head, _, body = out.partition("\n")
+    assert re.fullmatch(r"\d+ matching lines? in \d+ files?:", head), head
+    return body.splitlines()
+
+
 SEARCH_FILES = {
     "a.py": "import os\ndef main():\n    return os.getcwd()\n",
     "src/b.py": "def helper():\n    pass\n",
@@ -210,14 +219,14 @@ def search_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 
 def test_search_finds_lines(search_env: ToolEnv, search_mode: str) -> None:
     out = search_files_impl(search_env, r"^def ")
-    assert set(out.splitlines()) == EXPECTED_DEF_HITS
+    assert set(hit_lines(out)) == EXPECTED_DEF_HITS
 
 
 def test_search_glob_and_path(search_env: ToolEnv, search_mode: str) -> None:
     out = search_files_impl(search_env, r"def", glob="*.py")
-    assert set(out.splitlines()) == {"a.py:2:def main():", "src/b.py:1:def helper():"}
+    assert set(hit_lines(out)) == {"a.py:2:def main():", "src/b.py:1:def helper():"}
     out = search_files_impl(search_env, r"def", path="src")
-    assert set(out.splitlines()) == {"b.py:1:def helper():", "notes.txt:1:def is not code here"}
+    assert set(hit_lines(out)) == {"b.py:1:def helper():", "notes.txt:1:def is not code here"}
 
 
 def test_search_without_matches(search_env: ToolEnv, search_mode: str) -> None:
@@ -234,7 +243,7 @@ def test_search_invalid_regex(search_env: ToolEnv, search_mode: str) -> None:
 def test_search_in_one_file_or_a_missing_path(search_env: ToolEnv, search_mode: str) -> None:
     text = (search_env.workspace / "a.py").read_text()
     expected = [f"a.py:{n}:{line}" for n, line in enumerate(text.splitlines(), 1) if "def" in line]
-    assert expected and search_files_impl(search_env, "def", path="a.py").splitlines() == expected
+    assert expected and hit_lines(search_files_impl(search_env, "def", path="a.py")) == expected
     assert "no matches" in search_files_impl(search_env, "zzz_nothing", path="a.py")
     with pytest.raises(ToolInputError, match="'missing' does not exist"):
         search_files_impl(search_env, "def", path="missing")
@@ -246,7 +255,7 @@ def test_python_search_caps_results(env: ToolEnv, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(builtin.shutil, "which", lambda name: None)
     monkeypatch.setattr(builtin, "MAX_SEARCH_RESULTS", 3)
     put(env.workspace, "many.txt", "hit\n" * 5)
-    assert search_files_impl(env, "hit").splitlines() == [
+    assert hit_lines(search_files_impl(env, "hit")) == [
         "many.txt:1:hit",
         "many.txt:2:hit",
         "many.txt:3:hit",
@@ -269,7 +278,7 @@ def test_rg_output_is_parsed_and_dirs_excluded(
     rg = _fake_rg(tmp_path / "bin", "echo './a.py:2:def main():'; echo 'src/b.py:1:x'; exit 0")
     monkeypatch.setattr(builtin.shutil, "which", lambda name: rg)
     out = search_files_impl(search_env, "def", glob="*.py")
-    assert out.splitlines() == ["a.py:2:def main():", "src/b.py:1:x"]
+    assert hit_lines(out) == ["a.py:2:def main():", "src/b.py:1:x"]
     args = (tmp_path / "bin" / "args.txt").read_text().splitlines()
     assert args[-3:] == ["--", "def", "."]
     assert "*.py" in args
@@ -284,7 +293,7 @@ def test_rg_error_falls_back_to_python(
     rg = _fake_rg(tmp_path / "bin", "echo 'regex parse error' >&2; exit 2")
     monkeypatch.setattr(builtin.shutil, "which", lambda name: rg)
     out = search_files_impl(search_env, r"def (?=main)")
-    assert out.splitlines() == ["a.py:2:def main():"]
+    assert hit_lines(out) == ["a.py:2:def main():"]
 
 
 def test_rg_no_match_exit_code_is_not_an_error(
@@ -383,7 +392,7 @@ def test_tool_wrappers_outside_a_run_use_the_cwd(
     assert builtin.read_code.invoke({"path": "a.py"}).endswith("1 | print(1)")
     assert builtin.list_files.invoke({}).splitlines() == ["1 files under .:", "a.py"]
     monkeypatch.setattr(builtin.shutil, "which", lambda name: None)
-    assert builtin.search_files.invoke({"pattern": "print"}) == "a.py:1:print(1)"
+    assert hit_lines(builtin.search_files.invoke({"pattern": "print"})) == ["a.py:1:print(1)"]
     assert builtin.execute_script.invoke({"script": "cat a.py"}) == "exit code: 0\nprint(1)\n"
 
 
@@ -425,3 +434,11 @@ def test_kill_running_scripts_interrupts_the_call(env: ToolEnv) -> None:
     assert isinstance(errors[0], builtin.ScriptInterrupted)
     assert "killed because the run was interrupted" in str(errors[0])
     assert builtin.kill_running_scripts() == 0  # nothing left running
+
+
+def test_search_counts_matches_and_hints_at_list_files(search_env: ToolEnv) -> None:
+    out = search_files_impl(search_env, "def")
+    files = {line.split(":", 1)[0] for line in hit_lines(out)}
+    assert out.startswith(f"{len(hit_lines(out))} matching lines in {len(files)} files:")
+    miss = search_files_impl(search_env, "test_*.py")
+    assert "find files by name with list_files" in miss
