@@ -37,20 +37,30 @@ FINAL_ANSWER_TOOL: dict[str, Any] = {
     },
 }
 
-FORMAT_RULES = r"""# How to reply
+_COMPUTE_EXAMPLE = json.dumps(
+    {
+        "tool": "execute_script",
+        "arguments": {
+            "script": "python3 -c \"import csv; print(max(float(r['score']) "
+            "for r in csv.DictReader(open('results.csv'))))\""
+        },
+    }
+)
+
+FORMAT_RULES = f"""# How to reply
 Reply with exactly one JSON object and nothing else:
-{"tool": "<tool name>", "arguments": {<arguments>}}
+{{"tool": "<tool name>", "arguments": {{<arguments>}}}}
 You cannot see the files: look with a tool first. To compute from file contents (a sum,
 a count, a largest value), run a python3 one-liner with execute_script. When tool results
 hold the answer, call final_answer.
 
 # Examples
 User: Which files are here?
-Assistant: {"tool": "list_files", "arguments": {"path": "."}}
+Assistant: {{"tool": "list_files", "arguments": {{"path": "."}}}}
 User: Run build.py and tell me what it prints.
-Assistant: {"tool": "execute_script", "arguments": {"script": "python3 build.py"}}
+Assistant: {{"tool": "execute_script", "arguments": {{"script": "python3 build.py"}}}}
 User: What is the largest value in the score column of results.csv?
-Assistant: {"tool": "execute_script", "arguments": {"script": "python3 -c \"import csv; print(max(float(r['score']) for r in csv.DictReader(open('results.csv'))))\""}}
+Assistant: {_COMPUTE_EXAMPLE}
 """
 
 RESULT_SUFFIX = (
