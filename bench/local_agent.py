@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 import traceback
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -1190,7 +1191,9 @@ def bench_model(
         if args.verbose:
             print(f"\n[{n}/{len(tasks)}] {task.name}: {task.text}", flush=True)
         try:
-            ws = tmp / safe_name(model) / task.name
+            # A neutral folder name: the model reads its workspace path in the system
+            # prompt, and "1.5b" or "readme_codename" there ended up in answers.
+            ws = tmp / "work" / uuid.uuid4().hex[:10]
             result = run_task(task, ws, args.platform, model, args.max_iterations, args.verbose)
         except KeyboardInterrupt:
             print("\ninterrupted: writing the tasks done so far")

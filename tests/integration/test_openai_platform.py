@@ -11,42 +11,26 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
-from langgraph.checkpoint.sqlite import SqliteSaver
 
-from jarvis_graph.graphs.agent import build_agent_graph
 from jarvis_graph.platforms import ProviderError
-from tests.support.fake_openai import FakeOpenAI, ToolCall
+from tests.support.fake_openai import (
+    FAKE_KEY,
+    FAKE_KEY_VAR,
+    FakeOpenAI,
+    ToolCall,
+    roles,
+)
+from tests.support.fake_openai import openai_context as context
+from tests.support.fake_openai import thread_config as run_config
 
-KEY_VAR = "FAKE_KEY"
-KEY = "sk-test"
+KEY_VAR = FAKE_KEY_VAR
+KEY = FAKE_KEY
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(api_key=KEY) as fake:
-        yield fake
-
-
-@pytest.fixture
-def ws(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A workspace with one source file, and the API key in the environment."""
-    monkeypatch.setenv(KEY_VAR, KEY)
-    (workspace / "hello.py").write_text("print('hello from the workspace')\n")
-    return workspace
-
-
-@pytest.fixture
-def agent(tmp_path: Path) -> Iterator[Any]:
-    """The agent graph compiled with a real SQLite checkpointer."""
-    with SqliteSaver.from_conn_string(str(tmp_path / "sessions.sqlite")) as saver:
-        yield build_agent_graph().compile(checkpointer=saver)
 
 
 def configure(ws: Path, **normal: Any) -> None:
@@ -55,25 +39,6 @@ def configure(ws: Path, **normal: Any) -> None:
     config = {"confirm": "never", "model_groups": {"default": {"normal": spec}}}
     (ws / ".jarvis").mkdir(exist_ok=True)
     (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
-
-
-def context(ws: Path, server: FakeOpenAI) -> dict[str, Any]:
-    return {
-        "workspace": str(ws),
-        "non_interactive": True,
-        "platform": "openai",
-        "base_url": server.base_url,
-        "model": "fake-model",
-        "api_key_env": KEY_VAR,
-    }
-
-
-def run_config(thread: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread}, "recursion_limit": 200}
-
-
-def roles(body: dict[str, Any]) -> list[str]:
-    return [m["role"] for m in body["messages"]]
 
 
 def tool_messages(body: dict[str, Any]) -> list[dict[str, Any]]:

@@ -8,40 +8,20 @@ and no ``tool`` messages.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.sqlite import SqliteSaver
 
-from jarvis_graph.graphs.agent import build_agent_graph
-from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FAKE_KEY, FAKE_KEY_VAR, FakeOpenAI, roles
+from tests.support.fake_openai import openai_context as context
+from tests.support.fake_openai import thread_config as run_config
 
-KEY_VAR = "FAKE_KEY"
-KEY = "sk-test"
+KEY_VAR = FAKE_KEY_VAR
+KEY = FAKE_KEY
 READ = "<TOOL_CALL>\nname: read_code\narguments:\n  path: hello.py\n</TOOL_CALL>"
 BROKEN = "<TOOL_CALL>\nname: read_code\narguments:\n  path: [hello.py\n</TOOL_CALL>"
 LIST = "<TOOL_CALL>\nname: list_files\narguments:\n  path: .\n</TOOL_CALL>"
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(api_key=KEY) as fake:
-        yield fake
-
-
-@pytest.fixture
-def ws(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(KEY_VAR, KEY)
-    (workspace / "hello.py").write_text("print('hello from the workspace')\n")
-    return workspace
-
-
-@pytest.fixture
-def agent(tmp_path: Path) -> Iterator[Any]:
-    with SqliteSaver.from_conn_string(str(tmp_path / "sessions.sqlite")) as saver:
-        yield build_agent_graph().compile(checkpointer=saver)
 
 
 def configure(ws: Path, server: FakeOpenAI, **normal: Any) -> None:
@@ -57,25 +37,6 @@ def configure(ws: Path, server: FakeOpenAI, **normal: Any) -> None:
     config = {"confirm": "never", "model_groups": {"default": {"normal": spec}}}
     (ws / ".jarvis").mkdir(exist_ok=True)
     (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
-
-
-def context(ws: Path, server: FakeOpenAI) -> dict[str, Any]:
-    return {
-        "workspace": str(ws),
-        "non_interactive": True,
-        "platform": "openai",
-        "base_url": server.base_url,
-        "model": "fake-model",
-        "api_key_env": KEY_VAR,
-    }
-
-
-def run_config(thread: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread}, "recursion_limit": 200}
-
-
-def roles(body: dict[str, Any]) -> list[str]:
-    return [m["role"] for m in body["messages"]]
 
 
 def assert_text_only(server: FakeOpenAI) -> None:

@@ -21,6 +21,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
@@ -301,3 +302,29 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _event(self, payload: dict[str, Any]) -> None:
         self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+
+
+FAKE_KEY_VAR = "FAKE_KEY"
+FAKE_KEY = "sk-test"
+
+
+def openai_context(ws: Path, server: FakeOpenAI) -> dict[str, Any]:
+    """Run context for a non-interactive run of the ``openai`` platform on ``server``."""
+    return {
+        "workspace": str(ws),
+        "non_interactive": True,
+        "platform": "openai",
+        "base_url": server.base_url,
+        "model": "fake-model",
+        "api_key_env": FAKE_KEY_VAR,
+    }
+
+
+def thread_config(thread: str) -> dict[str, Any]:
+    """Run config for ``thread`` with an explicit recursion limit."""
+    return {"configurable": {"thread_id": thread}, "recursion_limit": 200}
+
+
+def roles(body: dict[str, Any]) -> list[str]:
+    """The roles of the messages in a request body."""
+    return [m["role"] for m in body["messages"]]
