@@ -59,11 +59,8 @@ def thread_config(thread_id: str, ctx: dict[str, Any] | None = None) -> dict[str
     return config
 
 
-def saved_context(graph: Any, thread_id: str) -> dict[str, Any] | None:
-    """The context a thread last ran with (``None`` for an unknown thread)."""
-    state = graph.get_state(thread_config(thread_id))
-    if not state.created_at:
-        return None
+def saved_context(state: Any) -> dict[str, Any]:
+    """The context a thread's snapshot was made with (kept in checkpoint metadata)."""
     raw = (state.metadata or {}).get("jarvis_context")
     return json.loads(raw) if isinstance(raw, str) else {}
 

@@ -101,14 +101,13 @@ def resume(
 
     base = _ctx(workspace)
     with open_agent(base) as graph:
-        _existing(graph, thread_id)
-        ctx = {**base, **(saved_context(graph, thread_id) or {})}
+        state = _existing(graph, thread_id)
+        ctx = {**base, **saved_context(state)}
         ctx["workspace"] = base["workspace"]
         if yes:
             ctx["confirm"] = "never"
         if non_interactive:
             ctx["non_interactive"] = True
-        state = graph.get_state({"configurable": {"thread_id": thread_id}})
         if not state.next:
             console.print(
                 f"session {thread_id} is {state.values.get('status', 'finished')}; give it a new "

@@ -39,13 +39,7 @@ def pending_tool_calls(messages: list[AnyMessage]) -> list[dict]:
 
 def text_of(message: AnyMessage | None) -> str:
     """Plain text of a message (content blocks joined)."""
-    if message is None:
-        return ""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    parts = [b if isinstance(b, str) else b.get("text", "") for b in content]
-    return "".join(p for p in parts if isinstance(p, str))
+    return "" if message is None else str(message.text)
 
 
 def not_run_answers(calls: list[dict], reason: str) -> list[ToolMessage]:

@@ -66,7 +66,7 @@ class LocalChatModel(BaseChatModel):
 
     def build_prompt(self, messages: list[BaseMessage], force_answer: bool = False) -> str:
         """The ChatML prompt for ``messages``; ``force_answer`` adds the repeat warning."""
-        system = "\n\n".join(proto_text(m) for m in messages if isinstance(m, SystemMessage))
+        system = "\n\n".join(str(m.text) for m in messages if isinstance(m, SystemMessage))
         if self.tools:
             system = "\n\n".join(
                 p for p in (system, proto.render_tool_list(self.tools), proto.FORMAT_RULES) if p
@@ -75,13 +75,13 @@ class LocalChatModel(BaseChatModel):
         task = ""
         for message in messages:
             if isinstance(message, HumanMessage):
-                task = proto_text(message)
+                task = str(message.text)
             _append_turn(turns, message, task)
-        if force_answer and turns and turns[-1].role == "user":
-            _, name = _trailing_repeats(messages)
+        last_call = _trailing_repeats(messages)[1] if force_answer else None
+        if last_call and turns and turns[-1].role == "user":
             turns[-1].content += (
-                f"\nYou already called {name} with these arguments and its result is above. "
-                "Do not call it again: call final_answer now."
+                f"\nYou already called {last_call[0]} with these arguments and its result is "
+                "above. Do not call it again: call final_answer now."
             )
         return proto.render_prompt(turns)
 
@@ -92,8 +92,7 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        repeats, _ = _trailing_repeats(messages)
-        last_call = _last_call(messages)
+        repeats, last_call = _trailing_repeats(messages)
         force = bool(self.tools) and repeats > self.max_repeats
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
@@ -119,29 +118,21 @@ class LocalChatModel(BaseChatModel):
         return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
 
 
-def proto_text(message: BaseMessage) -> str:
-    """Plain text of a message."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
-
-
 def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> None:
     if isinstance(message, SystemMessage):
         return
     if isinstance(message, HumanMessage):
-        turns.append(proto.Turn("user", proto_text(message)))
+        turns.append(proto.Turn("user", str(message.text)))
     elif isinstance(message, AIMessage):
         if message.tool_calls:
             text = "\n".join(proto.tool_call_json(c["name"], c["args"]) for c in message.tool_calls)
         elif message.invalid_tool_calls:
             text = str(message.invalid_tool_calls[0].get("args") or "")
         else:
-            text = proto.answer_json(proto_text(message))
+            text = proto.answer_json(str(message.text))
         turns.append(proto.Turn("assistant", text))
     elif isinstance(message, ToolMessage):
-        result = proto.result_turn(message.name or "the tool", proto_text(message), task)
+        result = proto.result_turn(message.name or "the tool", str(message.text), task)
         if turns and turns[-1].role == "user" and turns[-1].content.startswith("Result of "):
             previous = turns[-1].content.rsplit("\n\nThe task was:", 1)[0]
             turns[-1].content = previous + "\n\n" + result  # several results of one turn
@@ -149,8 +140,11 @@ def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> No
             turns.append(proto.Turn("user", result))
 
 
-def _trailing_repeats(messages: list[BaseMessage]) -> tuple[int, str]:
-    """How many times in a row the latest tool call was made with the same arguments."""
+def _trailing_repeats(messages: list[BaseMessage]) -> tuple[int, tuple[str, str] | None]:
+    """The latest tool call as ``(name, arguments JSON)`` and how often it was made in a row.
+
+    ``(0, None)`` when the last AI turn made no tool call.
+    """
     calls = [
         (c["name"], json.dumps(c["args"], sort_keys=True))
         for m in messages
@@ -159,13 +153,13 @@ def _trailing_repeats(messages: list[BaseMessage]) -> tuple[int, str]:
     ]
     last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
     if not calls or last_ai is None or not last_ai.tool_calls:
-        return 0, ""
+        return 0, None
     count = 0
     for call in reversed(calls):
         if call != calls[-1]:
             break
         count += 1
-    return count, calls[-1][0]
+    return count, calls[-1]
 
 
 class _Generation:
@@ -218,15 +212,6 @@ class _Generation:
             "prompt_seconds": round((first or now) - started, 3),
             "tokens_per_second": round(speed, 1),
         }
-
-
-def _last_call(messages: list[BaseMessage]) -> tuple[str | None, str] | None:
-    """``(name, arguments JSON)`` of the latest tool call, if the last AI turn made one."""
-    ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-    if ai is None or not ai.tool_calls:
-        return None
-    call = ai.tool_calls[0]
-    return call["name"], json.dumps(call["args"], sort_keys=True)
 
 
 def _final_chunk(run: _Generation, model: str) -> ChatGenerationChunk:

@@ -152,7 +152,7 @@ def _repeat(n: int) -> list:
 
 
 def test_forced_answer_prompt_warns_about_the_repeat() -> None:
-    assert _trailing_repeats(_repeat(2)) == (2, "list_files")
+    assert _trailing_repeats(_repeat(2)) == (2, ("list_files", '{"path": "."}'))
     prompt = _model().build_prompt(_repeat(1), force_answer=True)
     assert "You already called list_files with these arguments" in prompt
     assert "You already called" not in _model().build_prompt(_repeat(1))
@@ -164,7 +164,7 @@ def test_a_different_call_resets_the_repeat_count() -> None:
         AIMessage("", tool_calls=[{"name": "read_code", "args": {"path": "a.py"}, "id": "r"}])
     )
     messages.append(ToolMessage("1 | x", tool_call_id="r", name="read_code"))
-    assert _trailing_repeats(messages) == (1, "read_code")
+    assert _trailing_repeats(messages) == (1, ("read_code", '{"path": "a.py"}'))
 
 
 def test_tool_call_json_round_trips() -> None:
