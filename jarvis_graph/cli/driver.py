@@ -28,6 +28,7 @@ from jarvis_graph.nodes.messages import not_run_answers, pending_tool_calls
 from jarvis_graph.platforms.registry import PlatformError, ProviderError
 
 EXIT_OK, EXIT_ERROR, EXIT_CAPPED, EXIT_INTERRUPTED = 0, 1, 3, 130
+DRAIN_WAIT = 120.0  # seconds a Ctrl-C'd step may take to finish before the user's instruction
 WAITING = -1  # drive() in chat mode: the agent waits for the next message
 STREAM_MODES = ["messages", "updates", "custom"]
 
@@ -172,9 +173,10 @@ def _on_ctrl_c(
 ) -> Any:
     """After Ctrl-C: stop, or add the user's instruction and continue.
 
-    The step in flight (a model call, say) is abandoned: it is not recorded, so resuming
-    runs it again. Tool calls the model asked for but that did not run are answered as
-    "not run" before the user's instruction is added.
+    Stopping abandons the step in flight (a model call, say): it is not recorded, so
+    resuming runs it again. Continuing lets that step finish (up to :data:`DRAIN_WAIT`
+    seconds), answers the tool calls that did not run as "not run", then adds the
+    instruction.
     """
     get_event_bus().emit(Event.INTERRUPT_TRIGGERED, {"kind": "user", "thread_id": thread_id})
     hint = f"resume later with: jarvis sessions resume {thread_id}"
@@ -187,7 +189,7 @@ def _on_ctrl_c(
             text = ""
     if text:
         console.print("[dim]finishing the step in progress…[/]")
-    if not text or not run.wait(timeout=_drain_wait(text)):
+    if not text or not run.wait(timeout=DRAIN_WAIT):
         console.print(f"[dim]{hint}[/]")
         _exit_now(run)
         return _STOP
@@ -199,11 +201,6 @@ def _on_ctrl_c(
     update = {"messages": [*answers, HumanMessage(content=text)]}
     graph.update_state(config, update, as_node="run_tools")
     return None
-
-
-def _drain_wait(text: str) -> float:
-    """How long to wait for the step in flight before giving up on it."""
-    return 120.0 if text else 2.0
 
 
 def _exit_now(run: StreamThread) -> None:
