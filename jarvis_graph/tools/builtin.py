@@ -13,7 +13,9 @@ import shutil
 import signal
 import subprocess
 import threading
-from pathlib import Path
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
 
 from langchain_core.tools import BaseTool, tool
 
@@ -22,6 +24,7 @@ from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".jarvis"}
 MAX_READ_LINES = 500
 MAX_LIST_ENTRIES = 500
+LIST_FILE_LINES = 100  # list_files on a file shows this many of its lines
 MAX_SEARCH_RESULTS = 200
 
 _running: set[subprocess.Popen[bytes]] = set()
@@ -75,30 +78,45 @@ def read_code_impl(
     return f"{header}\n{body}{more}"
 
 
-def _walk(root: Path) -> list[Path]:
-    found: list[Path] = []
+def walk_files(root: Path, hidden: bool = True) -> Iterator[Path]:
+    """Files under ``root``, sorted, without VCS, venv and cache folders.
+
+    ``hidden=False`` also leaves out every name that starts with a dot.
+    """
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        found.extend(Path(dirpath) / name for name in sorted(filenames))
-    return found
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in SKIP_DIRS and (hidden or not d.startswith("."))
+        )
+        yield from (
+            Path(dirpath) / name for name in sorted(filenames) if hidden or not name.startswith(".")
+        )
 
 
 def list_files_impl(env: ToolEnv, path: str = ".", pattern: str = "*") -> str:
     """Files under ``path`` (recursive) whose name matches the glob ``pattern``."""
     root = env.resolve(path)
-    if root.is_file():  # models often pass a file: say it is there
-        return f"{path} is a file ({root.stat().st_size} bytes); read it with read_code"
+    if root.is_file():  # models often pass a file when they mean to look into it
+        return f"{path} is a file, not a folder. " + read_code_impl(env, path, 1, LIST_FILE_LINES)
     if not root.is_dir():
         msg = f"{path!r} does not exist; give a directory relative to the workspace, e.g. '.'"
         raise ToolInputError(msg)
-    files = [p for p in _walk(root) if fnmatch.fnmatch(p.name, pattern)]
+    files = [p for p in walk_files(root) if fnmatch.fnmatch(p.name, pattern)]
     rel = [str(p.relative_to(root)) for p in files]
     if not rel:
         return f"no files matching {pattern!r} under {path}"
     shown = rel[:MAX_LIST_ENTRIES]
     extra = len(rel) - len(shown)
     tail = f"\n[{extra} more; narrow with path or pattern]" if extra else ""
-    return f"{len(rel)} files under {path}:\n" + "\n".join(shown) + tail
+    return f"{_count_line(rel, path)}:\n" + "\n".join(shown) + tail
+
+
+def _count_line(rel: list[str], path: str) -> str:
+    """``7 files under docs (5 .md, 2 .txt)``: counts per extension, as models count badly."""
+    head = f"{len(rel)} file{'s' if len(rel) != 1 else ''} under {path}"
+    kinds = Counter(PurePosixPath(r).suffix or "no extension" for r in rel)
+    if len(kinds) < 2:
+        return head
+    return head + " (" + ", ".join(f"{n} {kind}" for kind, n in kinds.most_common()) + ")"
 
 
 def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "*") -> str:
@@ -162,7 +180,7 @@ def _search_file(regex: re.Pattern[str], file: Path, label: str) -> list[str]:
 
 def _search_py(regex: re.Pattern[str], root: Path, glob: str) -> list[str]:
     hits: list[str] = []
-    for file in _walk(root):
+    for file in walk_files(root):
         if fnmatch.fnmatch(file.name, glob):
             hits.extend(_search_file(regex, file, str(file.relative_to(root))))
             if len(hits) > MAX_SEARCH_RESULTS * 5:

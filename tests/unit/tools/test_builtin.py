@@ -130,7 +130,7 @@ def test_list_files_skips_tool_and_vcs_dirs(env: ToolEnv) -> None:
     ):
         put(env.workspace, rel, "x")
     assert list_files_impl(env).splitlines() == [
-        "4 files under .:",
+        "4 files under . (2 .py, 1 .yml, 1 .txt):",
         "a.py",
         ".github/ci.yml",
         "src/b.py",
@@ -157,7 +157,7 @@ def test_list_files_caps_the_listing(env: ToolEnv, monkeypatch: pytest.MonkeyPat
         put(env.workspace, f"f{n}.txt", "x")
     lines = list_files_impl(env).splitlines()
     assert lines == [
-        "5 files under .:",
+        "5 files under .:",  # one extension: no counts
         "f0.txt",
         "f1.txt",
         "[3 more; narrow with path or pattern]",
@@ -166,7 +166,9 @@ def test_list_files_caps_the_listing(env: ToolEnv, monkeypatch: pytest.MonkeyPat
 
 def test_list_files_on_a_file_or_missing_path(env: ToolEnv) -> None:
     put(env.workspace, "a.py", "x")
-    assert list_files_impl(env, "a.py") == "a.py is a file (1 bytes); read it with read_code"
+    assert (
+        list_files_impl(env, "a.py") == "a.py is a file, not a folder. a.py (lines 1-1 of 1)\n1 | x"
+    )
     with pytest.raises(ToolInputError, match="'missing' does not exist"):
         list_files_impl(env, "missing")
     with pytest.raises(ToolInputError, match="outside the workspace"):
@@ -390,7 +392,7 @@ def test_tool_wrappers_outside_a_run_use_the_cwd(
     monkeypatch.chdir(workspace)
     put(workspace, "a.py", "print(1)\n")
     assert builtin.read_code.invoke({"path": "a.py"}).endswith("1 | print(1)")
-    assert builtin.list_files.invoke({}).splitlines() == ["1 files under .:", "a.py"]
+    assert builtin.list_files.invoke({}).splitlines() == ["1 file under .:", "a.py"]
     monkeypatch.setattr(builtin.shutil, "which", lambda name: None)
     assert hit_lines(builtin.search_files.invoke({"pattern": "print"})) == ["a.py:1:print(1)"]
     assert builtin.execute_script.invoke({"script": "cat a.py"}) == "exit code: 0\nprint(1)\n"
