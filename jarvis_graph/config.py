@@ -64,6 +64,12 @@ class Settings(BaseModel):
     allow_outside_workspace: bool = False
     checkpoint_url: str | None = None
     after_tool_call_cb_dirs: list[str] = Field(default_factory=list)
+    # Workspace context attached to each new task (0 turns a part off): the text files the
+    # task names (at most attach_max_lines lines each) and the file list of a workspace that
+    # has at most attach_listing files.
+    attach_named_files: int = Field(default=3, ge=0)
+    attach_max_lines: int = Field(default=200, ge=1)
+    attach_listing: int = Field(default=40, ge=0)
 
     def model_for(self, role: str = "normal") -> ModelSpec:
         """Return the model spec for ``role`` in the active group.

@@ -10,6 +10,9 @@ from typing_extensions import TypedDict
 
 RunStatus = Literal["running", "completed", "max_iterations", "stopped"]
 
+CONTEXT_NAME = "jarvis_context"
+"""``name`` of the human message with workspace context attached to a task (not a task)."""
+
 
 class AgentInput(TypedDict):
     """What a caller passes to start or continue a run."""

@@ -120,14 +120,27 @@ def test_tool_call_then_answer(run: Run) -> None:
     assert [type(m) for m in messages] == [
         SystemMessage,
         HumanMessage,
+        HumanMessage,  # the workspace context attached to the task
         AIMessage,
         ToolMessage,
         AIMessage,
     ]
     assert messages[1].content == "Which files are there?"
-    assert messages[3].content == "1 files under .:\na.py"
-    assert messages[3].tool_call_id == messages[2].tool_calls[0]["id"]
+    assert messages[2].name == "jarvis_context"
+    assert "The workspace holds 1 files:\na.py" in messages[2].content
+    assert messages[4].content == "1 file under .:\na.py"
+    assert messages[4].tool_call_id == messages[3].tool_calls[0]["id"]
     assert run.finished()
+
+
+def test_files_named_in_the_task_are_attached(run: Run) -> None:
+    (run.workspace / "app.json").write_text('{"level": "warning"}\n')
+    run.write_script({"text": f"warning {MARKER}"})
+
+    out = run.start("Which level does app.json set?")
+    context = [m for m in out["messages"] if getattr(m, "name", None) == "jarvis_context"]
+    assert len(context) == 1
+    assert '--- app.json (1 line) ---\n{"level": "warning"}' in context[0].content
 
 
 def test_events_reach_the_custom_stream(run: Run) -> None:

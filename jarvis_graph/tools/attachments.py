@@ -1,0 +1,109 @@
+"""Workspace context attached to a new task: the files it names, a small workspace's list.
+
+A task that names ``app.json`` needs its content; attaching it (as editors attach files
+mentioned in a chat) saves the model a tool round trip, and spares a small local model the
+step it most often skips: it answers from imagination instead of reading the file. Only text
+files inside the workspace are attached, never hidden files or files that look like secrets.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from jarvis_graph.tools.builtin import walk_files
+
+SECRET_GLOBS = ("*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "*secret*", "*token*")
+_PATH_LIKE = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]*\w\.[A-Za-z0-9]{1,10})(?![\w/-])")
+
+
+@dataclass(frozen=True)
+class AttachLimits:
+    """How much context a task gets (from the settings)."""
+
+    named_files: int = 3
+    max_lines: int = 200
+    listing: int = 40
+
+
+def small_listing(root: Path, limit: int) -> list[str] | None:
+    """Relative paths of the workspace's files; ``None`` when there are more than ``limit``.
+
+    The walk stops at the limit, so a large tree costs little.
+    """
+    found: list[str] = []
+    for path in walk_files(root, hidden=False):
+        if len(found) == limit:
+            return None
+        found.append(path.relative_to(root).as_posix())
+    return found
+
+
+def named_files(task: str, root: Path, listing: list[str] | None, limit: int) -> list[str]:
+    """Workspace files the task names, as a relative path or a file name unique in ``listing``.
+
+    Hidden and secret-looking files are left out.
+    """
+    found: list[str] = []
+    root = root.resolve()
+    for token in _PATH_LIKE.findall(task):
+        rel = _locate(token.rstrip("."), root, listing)
+        if rel and rel not in found and not _private(rel):
+            found.append(rel)
+        if len(found) == limit:
+            break
+    return found
+
+
+def _locate(token: str, root: Path, listing: list[str] | None) -> str | None:
+    full = (root / token).resolve()
+    if full.is_relative_to(root) and full.is_file():
+        return full.relative_to(root).as_posix()
+    if listing and "/" not in token:
+        matches = [p for p in listing if p.rsplit("/", 1)[-1] == token]
+        if len(matches) == 1:
+            return matches[0]
+    return None
+
+
+def _private(rel: str) -> bool:
+    parts = rel.split("/")
+    name = parts[-1].lower()
+    return any(p.startswith(".") for p in parts) or any(
+        fnmatch.fnmatch(name, g) for g in SECRET_GLOBS
+    )
+
+
+def _text_lines(path: Path) -> list[str] | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def attachment_text(task: str, root: Path, limits: AttachLimits) -> str | None:
+    """The context message for ``task`` in workspace ``root``; ``None`` if nothing to attach."""
+    listing = small_listing(root, limits.listing) if limits.listing else None
+    parts: list[str] = []
+    if listing:
+        parts.append(f"The workspace holds {len(listing)} files:\n" + "\n".join(listing))
+    names = named_files(task, root, listing, limits.named_files) if limits.named_files else []
+    for rel in names:
+        lines = _text_lines(root / rel)
+        if lines is None:
+            continue
+        shown = lines[: limits.max_lines]
+        more = len(lines) - len(shown)
+        tail = f"\n[{more} more lines: read them with read_code]" if more else ""
+        count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
+        parts.append(
+            f"--- {rel} ({count}) ---\n" + "\n".join(shown) + tail + f"\n--- end of {rel} ---"
+        )
+    if not parts:
+        return None
+    return "Workspace context for this task (attached by Jarvis):\n\n" + "\n\n".join(parts)
