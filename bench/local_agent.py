@@ -1046,7 +1046,9 @@ def describe(message: Any) -> list[str]:
     """Short transcript lines for one message."""
     kind = getattr(message, "type", "?")
     if kind == "ai":
-        lines = [
+        thought = message.additional_kwargs.get("reasoning_content")
+        lines = [f"  thought: {short(thought, 160)}"] if thought else []
+        lines += [
             f"  call {c['name']}({short(json.dumps(c['args']), 160)})" for c in message.tool_calls
         ]
         lines += [

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -38,8 +38,23 @@ from pydantic import Field
 from jarvis_graph.config import ModelSpec
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.registry import PlatformError
+from jarvis_graph.state import CONTEXT_NAME
 
 MIN_REPLY_TOKENS = 256
+MAX_FAILED_STREAK = 2  # failed tool turns in a row after which the model may answer again
+THOUGHT_KEY = "reasoning_content"  # where a reply's "thought" is kept on the AIMessage
+
+Repeat = Literal["failed", "answer"]
+_REPEAT_WARNINGS: dict[str, str] = {
+    "failed": (
+        "You already called {tool} with these arguments and it failed. Use another tool "
+        "to get what the task needs."
+    ),
+    "answer": (
+        "You already called {tool} with these arguments and its result is above. Do not call "
+        "it again: call final_answer now."
+    ),
+}
 
 
 class ContextTooLongError(PlatformError):
@@ -54,6 +69,8 @@ class LocalChatModel(BaseChatModel):
     max_tokens: int = 1024
     temperature: float = 0.0
     max_repeats: int = 1
+    focused_answers: bool = True
+    """Write the final answer from a prompt of just the gathered facts and the question."""
     tools: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
@@ -64,8 +81,8 @@ class LocalChatModel(BaseChatModel):
         """A copy of the model that describes ``tools`` in its prompt and grammar."""
         return self.model_copy(update={"tools": [convert_to_openai_tool(t) for t in tools]})
 
-    def build_prompt(self, messages: list[BaseMessage], force_answer: bool = False) -> str:
-        """The ChatML prompt for ``messages``; ``force_answer`` adds the repeat warning."""
+    def build_prompt(self, messages: list[BaseMessage], repeat: Repeat | None = None) -> str:
+        """The ChatML prompt for ``messages``; ``repeat`` adds a warning about a repeated call."""
         system = "\n\n".join(str(m.text) for m in messages if isinstance(m, SystemMessage))
         if self.tools:
             system = "\n\n".join(
@@ -74,15 +91,12 @@ class LocalChatModel(BaseChatModel):
         turns = [proto.Turn("system", system)] if system else []
         task = ""
         for message in messages:
-            if isinstance(message, HumanMessage):
+            if isinstance(message, HumanMessage) and message.name != CONTEXT_NAME:
                 task = str(message.text)
             _append_turn(turns, message, task)
-        last_call = _trailing_repeats(messages)[1] if force_answer else None
-        if last_call and turns and turns[-1].role == "user":
-            turns[-1].content += (
-                f"\nYou already called {last_call[0]} with these arguments and its result is "
-                "above. Do not call it again: call final_answer now."
-            )
+        last_call = _trailing_repeats(messages)[1] if repeat else None
+        if repeat and last_call and turns and turns[-1].role == "user":
+            turns[-1].content += "\n" + _REPEAT_WARNINGS[repeat].format(tool=last_call[0])
         return proto.render_prompt(turns)
 
     def _stream(
@@ -93,19 +107,38 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         repeats, last_call = _trailing_repeats(messages)
-        force = bool(self.tools) and repeats > self.max_repeats
+        # Right after a failed call a small model "answers" from imagination: it must act.
+        act = bool(self.tools) and 0 < _failed_streak(messages) <= MAX_FAILED_STREAK
+        repeat: Repeat | None = None
+        if self.tools and repeats > self.max_repeats:
+            repeat = "failed" if act else "answer"
+        facts = _facts(messages) if self.focused_answers and self.tools else []
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
             while True:
-                run = _Generation(self.build_prompt(messages, force))
-                yield from run.stream(self, llm, force, run_manager)
+                offer: proto.Offer = "answer" if repeat == "answer" else "tools" if act else "all"
+                tools = self.tools
+                if repeat == "failed" and last_call:  # the same tool failed twice: another one
+                    tools = [t for t in tools if t["function"]["name"] != last_call[0]]
+                schema = proto.reply_schema(tools, offer)
+                run = _Generation(self.build_prompt(messages, repeat))
+                yield from run.stream(self, llm, schema, run_manager, stop_at_answer=bool(facts))
                 reply = proto.parse_reply(run.answer.raw)
                 again = (reply.tool, json.dumps(reply.arguments, sort_keys=True)) == last_call
                 # A call identical to the one just made, past the allowed repeats, is not
-                # returned: the model is asked again and may only answer.
-                if force or run.answer.is_answer or not again or repeats < self.max_repeats:
+                # returned: the model is asked again, told to change a failed call, and
+                # after that may only answer.
+                if repeat == "answer" or run.answer.is_answer or not again:
                     break
-                force = True
+                if repeats < self.max_repeats:
+                    break
+                repeat = "failed" if act and repeat is None else "answer"
+            if facts and run.answer.is_answer:
+                chosen = run
+                run = _Generation(proto.answer_prompt(_task_of(messages), facts))
+                yield from run.stream(self, llm, None, run_manager)
+                yield _answer_chunk(chosen, run, Path(self.model_path).name)
+                return
         yield _final_chunk(run, Path(self.model_path).name)
 
     def _generate(
@@ -124,20 +157,46 @@ def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> No
     if isinstance(message, HumanMessage):
         turns.append(proto.Turn("user", str(message.text)))
     elif isinstance(message, AIMessage):
+        thought = str(message.additional_kwargs.get(THOUGHT_KEY) or "")
         if message.tool_calls:
-            text = "\n".join(proto.tool_call_json(c["name"], c["args"]) for c in message.tool_calls)
+            text = "\n".join(
+                proto.tool_call_json(c["name"], c["args"], thought) for c in message.tool_calls
+            )
         elif message.invalid_tool_calls:
             text = str(message.invalid_tool_calls[0].get("args") or "")
         else:
-            text = proto.answer_json(str(message.text))
+            text = proto.answer_json(str(message.text), thought)
         turns.append(proto.Turn("assistant", text))
     elif isinstance(message, ToolMessage):
-        result = proto.result_turn(message.name or "the tool", str(message.text), task)
+        failed = message.status == "error"
+        result = proto.result_turn(message.name or "the tool", str(message.text), task, failed)
         if turns and turns[-1].role == "user" and turns[-1].content.startswith("Result of "):
             previous = turns[-1].content.rsplit("\n\nThe task was:", 1)[0]
             turns[-1].content = previous + "\n\n" + result  # several results of one turn
         else:
             turns.append(proto.Turn("user", result))
+
+
+def _task_of(messages: list[BaseMessage]) -> str:
+    """The latest task text (context messages are not tasks)."""
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage) and message.name != CONTEXT_NAME:
+            return str(message.text)
+    return ""
+
+
+def _facts(messages: list[BaseMessage]) -> list[str]:
+    """What tools and attachments gathered for the latest task, oldest first."""
+    facts: list[str] = []
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            if message.name != CONTEXT_NAME:
+                facts.clear()  # a new task
+            else:
+                facts.append(str(message.text))
+        elif isinstance(message, ToolMessage):
+            facts.append(proto.fact_text(message.name or "a tool", str(message.text)))
+    return facts
 
 
 def _trailing_repeats(messages: list[BaseMessage]) -> tuple[int, tuple[str, str] | None]:
@@ -162,12 +221,38 @@ def _trailing_repeats(messages: list[BaseMessage]) -> tuple[int, tuple[str, str]
     return count, calls[-1]
 
 
+def _failed_streak(messages: list[BaseMessage]) -> int:
+    """How many of the latest tool turns in a row failed (every result an error).
+
+    0 when the conversation does not end with tool results.
+    """
+    turns: list[list[ToolMessage]] = []
+    for message in messages:
+        if isinstance(message, AIMessage) and message.tool_calls:
+            turns.append([])
+        elif isinstance(message, ToolMessage) and turns:
+            turns[-1].append(message)
+        elif isinstance(message, HumanMessage):
+            turns.clear()
+    if not messages or not isinstance(messages[-1], ToolMessage):
+        return 0
+    streak = 0
+    for results in reversed(turns):
+        if not results or not all(
+            m.status == "error" or proto.looks_failed(str(m.text)) for m in results
+        ):
+            break
+        streak += 1
+    return streak
+
+
 class _Generation:
     """One grammar-constrained completion: streams answer text, keeps counts and timing."""
 
     def __init__(self, prompt: str) -> None:
         self.prompt = prompt
         self.answer = proto.AnswerStream()
+        self.text = ""  # free text generated without a grammar
         self.n_prompt = self.n_out = 0
         self.timing: dict[str, float] = {}
 
@@ -175,9 +260,14 @@ class _Generation:
         self,
         model: LocalChatModel,
         llm: Any,
-        answer_only: bool,
+        schema: dict[str, Any] | None,
         run_manager: CallbackManagerForLLMRun | None,
+        stop_at_answer: bool = False,
     ) -> Iterator[ChatGenerationChunk]:
+        """Generate and stream answer text; ``schema`` None: free text, all of it answer.
+
+        ``stop_at_answer`` ends the generation as soon as the reply is known to be an answer.
+        """
         self.n_prompt = len(llm.tokenize(self.prompt.encode("utf-8"), add_bos=False, special=True))
         room = model.n_ctx - self.n_prompt
         if room < MIN_REPLY_TOKENS:
@@ -188,19 +278,26 @@ class _Generation:
                 "n_ctx in the model config"
             )
             raise ContextTooLongError(msg)
-        schema = json.dumps(proto.reply_schema(model.tools, answer_only))
+        grammar = _grammar(json.dumps(schema)) if schema is not None else None
         started, first = time.monotonic(), 0.0
         for chunk in llm.create_completion(
             self.prompt,
             max_tokens=min(model.max_tokens, room),
             temperature=model.temperature,
             stream=True,
-            grammar=_grammar(schema),
+            grammar=grammar,
             stop=[proto.IM_END],
         ):
             self.n_out += 1
             first = first or time.monotonic()  # generation speed excludes prompt reading
-            text = self.answer.feed(chunk["choices"][0]["text"])
+            piece = chunk["choices"][0]["text"]
+            if schema is None:
+                text = piece.lstrip() if not self.text else piece
+                self.text += text
+            else:
+                text = self.answer.feed(piece)
+                if stop_at_answer and self.answer.is_answer:
+                    break
             if text:
                 out = ChatGenerationChunk(message=AIMessageChunk(content=text))
                 if run_manager:
@@ -214,17 +311,35 @@ class _Generation:
         }
 
 
+def _answer_chunk(chosen: _Generation, run: _Generation, model: str) -> ChatGenerationChunk:
+    """The closing chunk of an answer written by the focused answer prompt."""
+    n_prompt, n_out = chosen.n_prompt + run.n_prompt, chosen.n_out + run.n_out
+    usage = UsageMetadata(input_tokens=n_prompt, output_tokens=n_out, total_tokens=n_prompt + n_out)
+    meta: dict[str, Any] = {"model_name": model, **run.timing}
+    thought = proto.thought_of(chosen.answer.raw)
+    message = AIMessageChunk(
+        content="",
+        usage_metadata=usage,
+        response_metadata=meta,
+        additional_kwargs={THOUGHT_KEY: thought} if thought else {},
+    )
+    return ChatGenerationChunk(message=message)
+
+
 def _final_chunk(run: _Generation, model: str) -> ChatGenerationChunk:
     stream = run.answer
     n_prompt, n_out = run.n_prompt, run.n_out
     usage = UsageMetadata(input_tokens=n_prompt, output_tokens=n_out, total_tokens=n_prompt + n_out)
     meta: dict[str, Any] = {"model_name": model, **run.timing}
+    reply = proto.parse_reply(stream.raw)
+    extra = {THOUGHT_KEY: reply.thought} if reply.thought else {}
     if stream.is_answer:
         if not stream.done:  # cut off at the token limit: keep what was said
             meta["finish_reason"] = "length"
-        message = AIMessageChunk(content="", usage_metadata=usage, response_metadata=meta)
+        message = AIMessageChunk(
+            content="", usage_metadata=usage, response_metadata=meta, additional_kwargs=extra
+        )
         return ChatGenerationChunk(message=message)
-    reply = proto.parse_reply(stream.raw)
     call_id = f"call_{uuid.uuid4().hex[:12]}"
     if reply.answer is not None:
         content, chunks = reply.answer, []
@@ -237,6 +352,7 @@ def _final_chunk(run: _Generation, model: str) -> ChatGenerationChunk:
         chunks = [tool_call_chunk(name=reply.tool or "unknown", args=raw, id=call_id, index=0)]
     message = AIMessageChunk(
         content=content,
+        additional_kwargs=extra,
         tool_call_chunks=chunks,
         usage_metadata=usage,
         response_metadata=meta,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 
@@ -37,28 +37,32 @@ FINAL_ANSWER_TOOL: dict[str, Any] = {
     },
 }
 
-_COMPUTE_EXAMPLE = json.dumps(
-    {
-        "tool": "execute_script",
-        "arguments": {
-            "script": "python3 -c \"import csv; print(max(float(r['score']) "
-            "for r in csv.DictReader(open('results.csv'))))\""
-        },
-    }
+THOUGHT_CHARS = 240
+
+
+def _example(thought: str, tool: str, **arguments: str) -> str:
+    return json.dumps({"thought": thought, "tool": tool, "arguments": arguments})
+
+
+_COMPUTE_EXAMPLE = _example(
+    "I compute the maximum with python.",
+    "execute_script",
+    script="python3 -c \"import csv; print(max(float(r['score']) "
+    "for r in csv.DictReader(open('results.csv'))))\"",
 )
 
 FORMAT_RULES = f"""# How to reply
 Reply with exactly one JSON object and nothing else:
-{{"tool": "<tool name>", "arguments": {{<arguments>}}}}
-You cannot see the files: look with a tool first. To compute from file contents (a sum,
-a count, a largest value), run a python3 one-liner with execute_script. When tool results
-hold the answer, call final_answer.
+{{"thought": "<what you know, what to do next>", "tool": "<name>", "arguments": {{<arguments>}}}}
+You cannot see the files: look with a tool first, never guess a value. To compute from file
+contents (a sum, a count, a largest value), run a python3 one-liner with execute_script.
+When tool results hold the answer, call final_answer.
 
 # Examples
 User: Which files are here?
-Assistant: {{"tool": "list_files", "arguments": {{"path": "."}}}}
+Assistant: {_example("I need the file list.", "list_files", path=".")}
 User: Run build.py and tell me what it prints.
-Assistant: {{"tool": "execute_script", "arguments": {{"script": "python3 build.py"}}}}
+Assistant: {_example("I run the script.", "execute_script", script="python3 build.py")}
 User: What is the largest value in the score column of results.csv?
 Assistant: {_COMPUTE_EXAMPLE}
 """
@@ -67,6 +71,16 @@ RESULT_SUFFIX = (
     "The task was: {task}\n"
     "If the task needs another step, call the next tool. Otherwise call final_answer with "
     "a short answer to the task, not the whole result."
+)
+FAILED_SUFFIX = (
+    "The task was: {task}\n"
+    "This call did not work, so its result does not answer the task. Fix the call or use "
+    "another tool; do not guess."
+)
+LISTING_SUFFIX = (
+    "The task was: {task}\n"
+    "A listing shows file names only. If the answer is inside a file, read it with read_code "
+    "next; otherwise call final_answer with a short answer."
 )
 
 
@@ -95,9 +109,19 @@ def _type_name(prop: dict[str, Any]) -> str:
     return "/".join(str(k) for k in kinds) or "any"
 
 
-def reply_schema(tools: list[dict[str, Any]], answer_only: bool = False) -> dict[str, Any]:
-    """JSON schema of one reply: a call of one of ``tools`` or of ``final_answer``."""
-    offered = [FINAL_ANSWER_TOOL] if answer_only else [*tools, FINAL_ANSWER_TOOL]
+Offer = Literal["all", "answer", "tools"]
+
+
+def reply_schema(tools: list[dict[str, Any]], offer: Offer = "all") -> dict[str, Any]:
+    """JSON schema of one reply: a call of one of ``tools`` or of ``final_answer``.
+
+    ``offer`` narrows the choice to the answer only or to the tools only.
+    """
+    offered = {
+        "all": [*tools, FINAL_ANSWER_TOOL],
+        "answer": [FINAL_ANSWER_TOOL],
+        "tools": tools or [FINAL_ANSWER_TOOL],
+    }[offer]
     calls = []
     for tool in offered:
         fn = tool["function"]
@@ -107,8 +131,12 @@ def reply_schema(tools: list[dict[str, Any]], answer_only: bool = False) -> dict
         calls.append(
             {
                 "type": "object",
-                "properties": {"tool": {"const": fn["name"]}, "arguments": params},
-                "required": ["tool", "arguments"],
+                "properties": {
+                    "thought": {"type": "string", "maxLength": THOUGHT_CHARS},
+                    "tool": {"const": fn["name"]},
+                    "arguments": params,
+                },
+                "required": ["thought", "tool", "arguments"],
                 "additionalProperties": False,
             }
         )
@@ -129,28 +157,90 @@ def render_prompt(turns: list[Turn]) -> str:
     return body + f"{IM_START}assistant\n"
 
 
-def tool_call_json(name: str, args: dict[str, Any]) -> str:
+def tool_call_json(name: str, args: dict[str, Any], thought: str = "") -> str:
     """How an earlier tool call of the model is shown back to it."""
-    return json.dumps({"tool": name, "arguments": args}, ensure_ascii=False)
+    reply = {"thought": thought, "tool": name, "arguments": args}
+    return json.dumps(reply, ensure_ascii=False)
 
 
-def answer_json(text: str) -> str:
+def answer_json(text: str, thought: str = "") -> str:
     """How an earlier answer of the model is shown back to it."""
-    return tool_call_json(FINAL_ANSWER, {"answer": text})
+    return tool_call_json(FINAL_ANSWER, {"answer": text}, thought)
 
 
-def result_turn(name: str, content: str, task: str = "") -> str:
+def result_turn(name: str, content: str, task: str = "", failed: bool = False) -> str:
     """The user turn that carries a tool result back to the model.
 
-    Small models lose the task after a long result; it is repeated under each result.
+    Small models lose the task after a long result; it is repeated under each result,
+    with advice fitting the result: a failed call is not an answer, a listing holds names
+    only (after either, a 0.5B model otherwise answers from imagination).
     """
-    suffix = RESULT_SUFFIX.format(task=task or "(see above)")
-    if name == "read_code":  # "12 | text" line numbers are read as values by small models
+    if failed or looks_failed(content):
+        template = FAILED_SUFFIX
+    elif name == "list_files" and _LISTING.match(content):
+        template = LISTING_SUFFIX
+    else:
+        template = RESULT_SUFFIX
+    suffix = template.format(task=task or "(see above)")
+    if name in ("read_code", "list_files"):  # "12 | text": small models read these as values
         content = _LINE_NUMBER.sub("", content)
     return f"Result of {name}:\n{content}\n\n{suffix}"
 
 
 _LINE_NUMBER = re.compile(r"^ *\d+ \| ", re.MULTILINE)
+_LISTING = re.compile(r"^\d+ files? under ")
+_FAILED = re.compile(r"^(Error: |exit code: [1-9]|timed out after |no matches for )")
+
+
+def looks_failed(content: str) -> bool:
+    """A tool error, a script that exited non-zero or timed out, or a search with no hits."""
+    return _FAILED.match(content) is not None
+
+
+ANSWER_SYSTEM = (
+    "You answer a question from the facts below, which tools gathered. Reply with the answer "
+    "itself, short and in plain text: the value, name or number asked for. Do not repeat the "
+    "question and do not describe the facts."
+)
+FACTS_CHARS = 12_000  # the latest facts are kept up to this size
+
+
+def answer_prompt(task: str, facts: list[str]) -> str:
+    """A focused prompt for the final answer: the facts (latest last) and the question.
+
+    A small model that has to write the answer inside the agent conversation often repeats
+    the task or the reminder under a result; asked on its own it answers the question.
+    """
+    kept: list[str] = []
+    size = 0
+    for fact in reversed(facts):
+        size += len(fact)
+        if kept and size > FACTS_CHARS:
+            break
+        kept.insert(0, fact[-FACTS_CHARS:])
+    body = "Facts:\n\n" + "\n\n".join(kept) + f"\n\nQuestion: {task}"
+    return render_prompt([Turn("system", ANSWER_SYSTEM), Turn("user", body)])
+
+
+def fact_text(name: str, content: str) -> str:
+    """A tool result as one fact of :func:`answer_prompt`."""
+    if name in ("read_code", "list_files"):
+        content = _LINE_NUMBER.sub("", content)
+    return f"Result of {name}:\n{content}"
+
+
+_THOUGHT = re.compile(r'^\s*\{\s*"thought"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def thought_of(raw: str) -> str:
+    """The thought at the start of a (possibly unfinished) reply."""
+    match = _THOUGHT.match(raw)
+    if not match:
+        return ""
+    try:
+        return str(json.loads(match.group(1)))
+    except json.JSONDecodeError:
+        return ""
 
 
 @dataclass
@@ -158,6 +248,7 @@ class Reply:
     """A parsed model reply."""
 
     answer: str | None = None
+    thought: str = ""
     tool: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
@@ -176,23 +267,23 @@ def parse_reply(raw: str) -> Reply:
         return Reply(error=f"the reply is not valid JSON ({exc.msg} at column {exc.colno})")
     if not isinstance(data, dict):
         return Reply(error="the reply must be a JSON object with 'tool' and 'arguments'")
+    thought = str(data.get("thought") or "")
     if "answer" in data:
-        return Reply(answer=str(data["answer"]))
+        return Reply(answer=str(data["answer"]), thought=thought)
     name = data.get("tool")
     if not isinstance(name, str) or not name:
-        return Reply(error="the reply has no 'tool' name")
+        return Reply(thought=thought, error="the reply has no 'tool' name")
     args = data.get("arguments", {})
     if not isinstance(args, dict):
-        return Reply(tool=name, error="'arguments' must be a JSON object")
+        return Reply(tool=name, thought=thought, error="'arguments' must be a JSON object")
     if name == FINAL_ANSWER:
-        return Reply(answer=str(args.get("answer", "")))
-    return Reply(tool=name, arguments=args)
+        return Reply(answer=str(args.get("answer", "")), thought=thought)
+    return Reply(tool=name, arguments=args, thought=thought)
 
 
-_ANSWER_START = re.compile(
-    r'^\s*\{\s*"tool"\s*:\s*"final_answer"\s*,\s*"arguments"\s*:\s*\{\s*"answer"\s*:\s*"'
-)
-_ANSWER_PREFIX = '{"tool":"final_answer","arguments":{"answer":"'
+_HEAD = r'^\s*\{\s*(?:"thought"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*)?"tool"\s*:\s*'
+_TOOL_NAME = re.compile(_HEAD + r'"([^"]*)"')
+_ANSWER_START = re.compile(_HEAD + r'"final_answer"\s*,\s*"arguments"\s*:\s*\{\s*"answer"\s*:\s*"')
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
@@ -210,9 +301,10 @@ class AnswerStream:
         self.raw += piece
         if self.is_answer is None:
             match = _ANSWER_START.match(self.raw)
+            named = _TOOL_NAME.match(self.raw)
             if match:
                 self.is_answer, self._pos = True, match.end()
-            elif not _could_start_answer(self.raw):
+            elif (named and named.group(1) != FINAL_ANSWER) or self.raw.lstrip()[:1] not in "{":
                 self.is_answer = False
         if not self.is_answer or self.done or self._pos is None:
             return ""
@@ -247,9 +339,3 @@ class AnswerStream:
                 i += 2
         self._pos = i
         return "".join(out)
-
-
-def _could_start_answer(text: str) -> bool:
-    """Whether ``text`` may still grow into the start of a ``final_answer`` call."""
-    squeezed = re.sub(r"\s+", "", text)
-    return _ANSWER_PREFIX.startswith(squeezed) or squeezed.startswith(_ANSWER_PREFIX)

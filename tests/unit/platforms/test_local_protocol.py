@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from jarvis_graph.platforms import local_protocol as proto
-from jarvis_graph.platforms.local import LocalChatModel, _trailing_repeats
+from jarvis_graph.platforms.local import MAX_FAILED_STREAK, LocalChatModel, _trailing_repeats
+from jarvis_graph.platforms.local import _failed_streak as local_failed_streak
 from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 
 TOOLS = [convert_to_openai_tool(t) for t in BUILTIN_TOOLS]
@@ -66,6 +68,32 @@ def test_answer_stream_decodes_escapes_across_chunk_boundaries() -> None:
     assert stream.done and stream.is_answer
 
 
+def test_answer_stream_skips_the_thought_even_when_it_quotes_json() -> None:
+    stream = proto.AnswerStream()
+    thought = 'I saw \\"tool\\": \\"final_answer\\" in a file, so'
+    pieces = [
+        '{"thought": "',
+        thought,
+        '", "tool": "final',
+        '_answer", "arguments": ',
+        '{"answer": "4',
+        '2"}}',
+    ]
+    decided = []
+    text = ""
+    for piece in pieces:
+        text += stream.feed(piece)
+        decided.append(stream.is_answer)
+    assert text == "42"
+    assert decided[:3] == [None, None, None]  # undecided until the tool name is complete
+
+
+def test_answer_stream_rejects_a_tool_call_after_a_thought() -> None:
+    stream = proto.AnswerStream()
+    assert stream.feed('{"thought": "look", "tool": "read_code", "arguments": {') == ""
+    assert stream.is_answer is False
+
+
 def test_answer_stream_ignores_tool_calls() -> None:
     stream = proto.AnswerStream()
     assert stream.feed('{"tool": "read_code", "arguments": {"path": "x"}}') == ""
@@ -88,8 +116,21 @@ def test_reply_schema_offers_every_tool_and_final_answer() -> None:
 
 
 def test_answer_only_schema_allows_just_final_answer() -> None:
-    schema = proto.reply_schema(TOOLS, answer_only=True)
+    schema = proto.reply_schema(TOOLS, "answer")
     assert schema["properties"]["tool"] == {"const": "final_answer"}
+
+
+def test_tools_only_schema_leaves_out_final_answer() -> None:
+    schema = proto.reply_schema(TOOLS, "tools")
+    names = [option["properties"]["tool"]["const"] for option in schema["oneOf"]]
+    assert names == [t["function"]["name"] for t in TOOLS]
+
+
+def test_every_reply_starts_with_a_bounded_thought() -> None:
+    for option in proto.reply_schema(TOOLS)["oneOf"]:
+        assert list(option["properties"])[0] == "thought"
+        assert option["required"][0] == "thought"
+        assert option["properties"]["thought"]["maxLength"] == proto.THOUGHT_CHARS
 
 
 def test_tool_list_names_arguments_and_optional_flags() -> None:
@@ -100,8 +141,8 @@ def test_tool_list_names_arguments_and_optional_flags() -> None:
     assert "- final_answer:" in text
 
 
-def _model() -> LocalChatModel:
-    return LocalChatModel(model_path="unused.gguf").bind_tools(BUILTIN_TOOLS)
+def _model(**fields: Any) -> LocalChatModel:
+    return LocalChatModel(model_path="unused.gguf", **fields).bind_tools(BUILTIN_TOOLS)
 
 
 def test_prompt_renders_history_as_chatml() -> None:
@@ -119,10 +160,27 @@ def test_prompt_renders_history_as_chatml() -> None:
     prompt = _model().build_prompt(messages)
     assert prompt.startswith("<|im_start|>system\nYou are Jarvis.")
     assert prompt.endswith("<|im_start|>assistant\n")
-    assert '{"tool": "execute_script", "arguments": {"script": "python3 a.py"}}' in prompt
+    assert (
+        '{"thought": "", "tool": "execute_script", "arguments": {"script": "python3 a.py"}}'
+        in prompt
+    )
     assert "Result of execute_script:\nexit code: 0\n5" in prompt
     assert "The task was: run a.py" in prompt
-    assert '{"tool": "final_answer", "arguments": {"answer": "It prints 5."}}' in prompt
+    assert '"tool": "final_answer", "arguments": {"answer": "It prints 5."}}' in prompt
+
+
+def test_prompt_shows_earlier_thoughts_back() -> None:
+    call = {"name": "list_files", "args": {}, "id": "1"}
+    thought = {"reasoning_content": "I look first."}
+    messages = [
+        HumanMessage("look"),
+        AIMessage("", tool_calls=[call], additional_kwargs=thought),
+        ToolMessage("1 files under .:\na.py", tool_call_id="1", name="list_files"),
+        AIMessage("a.py", additional_kwargs={"reasoning_content": "One file."}),
+    ]
+    prompt = _model().build_prompt(messages)
+    assert '{"thought": "I look first.", "tool": "list_files"' in prompt
+    assert '{"thought": "One file.", "tool": "final_answer"' in prompt
 
 
 def test_results_of_one_turn_share_one_user_turn_and_one_reminder() -> None:
@@ -153,7 +211,7 @@ def _repeat(n: int) -> list:
 
 def test_forced_answer_prompt_warns_about_the_repeat() -> None:
     assert _trailing_repeats(_repeat(2)) == (2, ("list_files", '{"path": "."}'))
-    prompt = _model().build_prompt(_repeat(1), force_answer=True)
+    prompt = _model().build_prompt(_repeat(1), repeat="answer")
     assert "You already called list_files with these arguments" in prompt
     assert "You already called" not in _model().build_prompt(_repeat(1))
 
@@ -168,9 +226,15 @@ def test_a_different_call_resets_the_repeat_count() -> None:
 
 
 def test_tool_call_json_round_trips() -> None:
-    text = proto.tool_call_json("read_code", {"path": "ä.py"})
-    assert json.loads(text) == {"tool": "read_code", "arguments": {"path": "ä.py"}}
-    assert proto.parse_reply(proto.answer_json("done")).answer == "done"
+    text = proto.tool_call_json("read_code", {"path": "ä.py"}, "why")
+    assert json.loads(text) == {
+        "thought": "why",
+        "tool": "read_code",
+        "arguments": {"path": "ä.py"},
+    }
+    reply = proto.parse_reply(text)
+    assert (reply.tool, reply.arguments, reply.thought) == ("read_code", {"path": "ä.py"}, "why")
+    assert proto.parse_reply(proto.answer_json("done", "sure")).answer == "done"
 
 
 class FakeLlama:
@@ -178,16 +242,22 @@ class FakeLlama:
 
     def __init__(self) -> None:
         self.prompts: list[str] = []
+        self.grammars: list[str] = []
+        self.reply: Callable[[str], str] = self.default_reply
+
+    @staticmethod
+    def default_reply(prompt: str) -> str:
+        if "You already called" in prompt:
+            return '{"tool": "final_answer", "arguments": {"answer": "a.py only"}}'
+        return '{"tool": "list_files", "arguments": {"path": "."}}'
 
     def tokenize(self, data: bytes, add_bos: bool = False, special: bool = True) -> list[int]:
         return list(range(len(data) // 4))
 
     def create_completion(self, prompt: str, **kwargs: object) -> Iterator[dict]:
         self.prompts.append(prompt)
-        if "You already called" in prompt:
-            reply = '{"tool": "final_answer", "arguments": {"answer": "a.py only"}}'
-        else:
-            reply = '{"tool": "list_files", "arguments": {"path": "."}}'
+        self.grammars.append(str(kwargs.get("grammar")))
+        reply = self.reply(prompt)
         for i in range(0, len(reply), 7):
             yield {"choices": [{"text": reply[i : i + 7]}]}
 
@@ -205,10 +275,41 @@ def fake_llama(monkeypatch: pytest.MonkeyPatch) -> FakeLlama:
 
 
 def test_an_identical_repeat_is_replaced_by_an_answer(fake_llama: FakeLlama) -> None:
-    reply = _model().invoke(_repeat(1))  # the fake would repeat list_files(".")
+    reply = _model(focused_answers=False).invoke(_repeat(1))  # the fake repeats list_files(".")
     assert reply.tool_calls == []
     assert reply.content == "a.py only"
     assert len(fake_llama.prompts) == 2  # asked again, with the warning
+
+
+def test_answers_are_written_from_the_facts_and_the_question(fake_llama: FakeLlama) -> None:
+    def reply(prompt: str) -> str:
+        if "Facts:" in prompt:
+            return "  It has a.py."
+        return '{"thought": "Done.", "tool": "final_answer", "arguments": {"answer": "ignored"}}'
+
+    fake_llama.reply = reply
+    messages = [SystemMessage("You are Jarvis."), *_repeat(1)]
+    messages.insert(2, HumanMessage("--- notes.txt ---", name="jarvis_context"))
+    out = _model().invoke(messages)
+    assert out.content == "It has a.py."  # streamed free text, leading space dropped
+    assert out.additional_kwargs == {"reasoning_content": "Done."}
+    focused = fake_llama.prompts[-1]
+    assert focused.startswith("<|im_start|>system\nYou answer a question from the facts")
+    assert "--- notes.txt ---" in focused and "Result of list_files:\na.py" in focused
+    assert focused.rstrip().endswith("Question: list<|im_end|>\n<|im_start|>assistant")
+    assert "You are Jarvis." not in focused
+    assert fake_llama.grammars[-1] == "None"  # free text
+    assert out.usage_metadata and out.usage_metadata["output_tokens"] > 0
+
+
+def test_an_answer_without_gathered_facts_stays_in_the_conversation(
+    fake_llama: FakeLlama,
+) -> None:
+    fake_llama.reply = lambda prompt: (
+        '{"thought": "", "tool": "final_answer", "arguments": {"answer": "hi"}}'
+    )
+    out = _model().invoke([HumanMessage("hello")])
+    assert out.content == "hi" and len(fake_llama.prompts) == 1
 
 
 def test_a_first_call_is_returned_as_a_tool_call(fake_llama: FakeLlama) -> None:
@@ -220,7 +321,7 @@ def test_a_first_call_is_returned_as_a_tool_call(fake_llama: FakeLlama) -> None:
 
 
 def test_answers_stream_and_aggregate_to_the_same_message(fake_llama: FakeLlama) -> None:
-    chunks = list(_model().stream(_repeat(1)))
+    chunks = list(_model(focused_answers=False).stream(_repeat(1)))
     text_chunks = [c.content for c in chunks if c.content]
     assert len(text_chunks) > 1 and "".join(text_chunks) == "a.py only"
 
@@ -236,4 +337,106 @@ def test_read_code_results_lose_their_line_numbers() -> None:
     turn = proto.result_turn("read_code", content, "sum y")
     assert "x,y\n1,2\n7 | z" in turn  # only the leading number column goes
     assert "The task was: sum y" in turn
-    assert " 1 | x,y" in proto.result_turn("list_files", content, "t")  # other tools: as is
+    assert " 1 | x,y" in proto.result_turn("search_files", content, "t")  # others: as is
+
+
+def _failed_call(
+    n: int, content: str = "Error: 'x.txt' does not exist", status: str = "error"
+) -> list:
+    messages: list = [HumanMessage("read x")]
+    for i in range(n):
+        call = {"name": "read_code", "args": {"path": f"x{i}.txt"}, "id": f"f{i}"}
+        messages.append(AIMessage("", tool_calls=[call]))
+        messages.append(ToolMessage(content, tool_call_id=f"f{i}", name="read_code", status=status))
+    return messages
+
+
+@pytest.mark.parametrize(
+    ("content", "status", "failed"),
+    [
+        ("Error: 'x.txt' does not exist", "error", True),
+        ("exit code: 1\nTraceback ...", "success", True),
+        ("timed out after 30 s (process killed)", "success", True),
+        ("no matches for 'E44' under .", "success", True),
+        ("exit code: 0\n42", "success", False),
+        ("1 matching line in 1 file:\na.py:1:x", "success", False),
+    ],
+)
+def test_results_that_failed_are_told_apart(content: str, status: str, failed: bool) -> None:
+    assert local_failed_streak(_failed_call(1, content, status)) == int(failed)
+    turn = proto.result_turn("read_code", content, "task", status == "error")
+    assert ("did not work" in turn) is failed
+
+
+def test_the_failed_streak_counts_whole_turns_and_resets_on_user_input() -> None:
+    assert local_failed_streak(_failed_call(3)) == 3
+    ok = _failed_call(2)
+    ok[-1] = ToolMessage("exit code: 0\n1", tool_call_id="f1", name="read_code")
+    assert local_failed_streak(ok) == 0
+    assert local_failed_streak([*_failed_call(2), HumanMessage("again")]) == 0
+    assert local_failed_streak([*_failed_call(1)[:-1]]) == 0  # ends with a call, not results
+
+
+def test_a_listing_suggests_reading_the_file() -> None:
+    turn = proto.result_turn("list_files", "1 files under .:\napp.json", "level?")
+    assert "read it with read_code" in turn
+
+
+def test_after_a_failed_call_the_model_may_only_call_tools(fake_llama: FakeLlama) -> None:
+    reply = _model().invoke(_failed_call(1))
+    assert reply.tool_calls
+    assert "final_answer" not in fake_llama.grammars[-1]
+    assert "read_code" in fake_llama.grammars[-1]
+
+
+def test_after_repeated_failures_the_model_may_answer_again(fake_llama: FakeLlama) -> None:
+    _model().invoke(_failed_call(MAX_FAILED_STREAK + 1))
+    assert "final_answer" in fake_llama.grammars[-1]
+
+
+def test_a_repeated_failed_call_is_sent_back_for_a_change(fake_llama: FakeLlama) -> None:
+    def reply(prompt: str) -> str:
+        if "it failed" in prompt:  # the warning about the repeated failed call
+            return '{"thought": "", "tool": "list_files", "arguments": {"path": "."}}'
+        return '{"thought": "", "tool": "read_code", "arguments": {"path": "x0.txt"}}'
+
+    fake_llama.reply = reply
+    out = _model().invoke(_failed_call(1))
+    assert [(c["name"], c["args"]) for c in out.tool_calls] == [("list_files", {"path": "."})]
+    assert len(fake_llama.prompts) == 2
+    assert "final_answer" not in fake_llama.grammars[-1]  # still a tool call only,
+    assert "read_code" not in fake_llama.grammars[-1]  # and not of the tool that failed
+
+
+def test_a_failed_call_repeated_despite_the_warning_ends_in_an_answer(
+    fake_llama: FakeLlama,
+) -> None:
+    def reply(prompt: str) -> str:
+        if "call final_answer now" in prompt:
+            return '{"thought": "", "tool": "final_answer", "arguments": {"answer": "no x"}}'
+        return '{"thought": "", "tool": "read_code", "arguments": {"path": "x0.txt"}}'
+
+    fake_llama.reply = reply
+    out = _model(focused_answers=False).invoke(_failed_call(1))
+    assert out.content == "no x" and not out.tool_calls
+    assert len(fake_llama.prompts) == 3
+
+
+def test_answer_prompt_keeps_the_latest_facts_within_its_budget() -> None:
+    facts = [f"fact {i} " + "x" * (proto.FACTS_CHARS // 3) for i in range(5)]
+    prompt = proto.answer_prompt("what?", facts)
+    assert "fact 4" in prompt and "fact 3" in prompt
+    assert "fact 0" not in prompt
+    assert prompt.index("fact 3") < prompt.index("fact 4") < prompt.index("Question: what?")
+
+
+@pytest.mark.parametrize(
+    ("raw", "thought"),
+    [
+        ('{"thought": "I look \\"here\\".", "tool": "final_ans', 'I look "here".'),
+        ('{"thought": "unfinished', ""),
+        ('{"tool": "final_answer"', ""),
+    ],
+)
+def test_thought_of_a_partial_reply(raw: str, thought: str) -> None:
+    assert proto.thought_of(raw) == thought
