@@ -21,7 +21,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 demo: $(STAMP)
 	$(BIN)/jarvis models pull local
 	@cd examples/workspace && ../../$(BIN)/jarvis run -n --yes --platform local \
-	    "Run report.py with python3 and tell me the total it prints."
+	    "Look at the files in this workspace, then run report.py with python3 and tell me the total it prints and how many rows it read."
 
 # The same workspace driven by a scripted model (instant, shows a multi-step run).
 demo-scripted: $(STAMP)

@@ -91,7 +91,8 @@ def attachment_text(task: str, root: Path, limits: AttachLimits) -> str | None:
     listing = small_listing(root, limits.listing) if limits.listing else None
     parts: list[str] = []
     if listing:
-        parts.append(f"The workspace holds {len(listing)} files:\n" + "\n".join(listing))
+        files = f"{len(listing)} file{'s' if len(listing) != 1 else ''}"
+        parts.append(f"The workspace holds {files}:\n" + "\n".join(listing))
     names = named_files(task, root, listing, limits.named_files) if limits.named_files else []
     for rel in names:
         lines = _text_lines(root / rel)

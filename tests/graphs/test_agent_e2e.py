@@ -127,7 +127,7 @@ def test_tool_call_then_answer(run: Run) -> None:
     ]
     assert messages[1].content == "Which files are there?"
     assert messages[2].name == "jarvis_context"
-    assert "The workspace holds 1 files:\na.py" in messages[2].content
+    assert "The workspace holds 1 file:\na.py" in messages[2].content
     assert messages[4].content == "1 file under .:\na.py"
     assert messages[4].tool_call_id == messages[3].tool_calls[0]["id"]
     assert run.finished()
