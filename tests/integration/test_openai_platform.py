@@ -61,11 +61,14 @@ def test_tool_call_then_answer(agent: Any, server: FakeOpenAI, ws: Path) -> None
     assert all(body["stream"] is True for body in server.requests)
     assert first["model"] == "fake-model"
     assert {t["function"]["name"] for t in first["tools"]} >= {"read_code", "list_files"}
-    assert roles(first) == ["system", "user"]
-    assert roles(second) == ["system", "user", "assistant", "tool"]
-    assert second["messages"][2]["tool_calls"][0]["id"] == "call_read"
+    assert roles(first) == ["system", "user", "user"]
+    context_message = first["messages"][2]  # workspace context: hello.py is named in the task
+    assert context_message["name"] == "jarvis_context"
+    assert "print('hello from the workspace')" in context_message["content"]
+    assert roles(second) == ["system", "user", "user", "assistant", "tool"]
+    assert second["messages"][3]["tool_calls"][0]["id"] == "call_read"
     assert first["stream_options"] == {"include_usage": True}
-    assert out["messages"][2].usage_metadata["total_tokens"] == 15
+    assert out["messages"][3].usage_metadata["total_tokens"] == 15
     [answer] = tool_messages(second)
     assert answer["tool_call_id"] == "call_read"
     assert "hello from the workspace" in answer["content"]
@@ -115,7 +118,7 @@ def test_malformed_tool_arguments_get_an_error_answer(
     assert not server.rejected
     assert len(server.requests) == 3
     second = server.requests[1]
-    assert second["messages"][2]["tool_calls"][0]["function"]["arguments"] == bad
+    assert second["messages"][3]["tool_calls"][0]["function"]["arguments"] == bad
     [error] = tool_messages(second)
     assert error["tool_call_id"] == "call_bad"
     assert "not valid JSON" in error["content"]
@@ -169,9 +172,9 @@ def test_persistent_server_error_then_resume(agent: Any, server: FakeOpenAI, ws:
     assert len(server.requests) == 4
     assert not server.rejected
     resumed = server.requests[-1]
-    assert roles(resumed) == ["system", "user", "assistant", "tool"]
+    assert roles(resumed) == ["system", "user", "user", "assistant", "tool"]
     assert [m["tool_call_id"] for m in tool_messages(resumed)] == ["call_run"]
-    assert [m.type for m in out["messages"]] == ["system", "human", "ai", "tool", "ai"]
+    assert [m.type for m in out["messages"]] == ["system", "human", "human", "ai", "tool", "ai"]
 
 
 def test_timeout_becomes_provider_error(agent: Any, server: FakeOpenAI, ws: Path) -> None:

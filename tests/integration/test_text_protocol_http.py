@@ -65,6 +65,7 @@ def test_text_tool_call_error_answer_and_final_answer(
     assert [m.type for m in out["messages"]] == [
         "system",
         "human",
+        "human",  # workspace context
         "ai",
         "tool",
         "ai",
@@ -74,22 +75,22 @@ def test_text_tool_call_error_answer_and_final_answer(
     assert len(server.requests) == 3
     assert_text_only(server)
     first, second, third = server.requests
-    assert roles(first) == ["system", "user"]
+    assert roles(first) == ["system", "user", "user"]
     system = first["messages"][0]["content"]
     assert "<TOOL_CALL>" in system and "## read_code" in system
-    assert roles(second) == ["system", "user", "assistant", "user"]
-    assert second["messages"][2]["content"] == f"I will read the file.\n\n{READ}"
-    result = second["messages"][3]["content"]
+    assert roles(second) == ["system", "user", "user", "assistant", "user"]
+    assert second["messages"][3]["content"] == f"I will read the file.\n\n{READ}"
+    result = second["messages"][4]["content"]
     assert result.startswith('<TOOL_RESULT name="read_code">\n')
     assert "hello from the workspace" in result
     assert result.endswith("</TOOL_RESULT>")
-    assert roles(third) == ["system", "user", "assistant", "user", "assistant", "user"]
-    assert third["messages"][4]["content"] == f"Let me check the listing too.\n\n{BROKEN}"
-    error = third["messages"][5]["content"]
+    assert roles(third) == ["system", "user", "user", "assistant", "user", "assistant", "user"]
+    assert third["messages"][5]["content"] == f"Let me check the listing too.\n\n{BROKEN}"
+    error = third["messages"][6]["content"]
     assert "could not be run" in error
     assert "does not parse" in error and "expected ',' or ']'" in error
     assert "which starts at line 3" in error
-    tool_message = out["messages"][5]
+    tool_message = out["messages"][6]
     assert tool_message.status == "error"
 
 
@@ -151,6 +152,6 @@ def test_streamed_run_shows_prose_only_and_keeps_errors(
     assert "name:" not in text and "TOOL_CALL" not in text and "```" not in text
     assert text.count("Reading it now.") == 1  # the final message is not sent twice
     assert state["status"] == "completed"
-    first_answer = state["messages"][3]
+    first_answer = state["messages"][4]
     assert first_answer.type == "tool" and "does not parse" in first_answer.content
     assert_text_only(server)
