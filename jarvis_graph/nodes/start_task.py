@@ -28,7 +28,11 @@ def start_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     messages = state.get("messages", [])
     task = state.get("task", "")
     new: list[Any] = [SystemMessage(content=system_prompt(ctx), id=SYSTEM_ID)]
-    last = next((m for m in reversed(messages) if not is_context_message(m)), None)
+    # The system prompt and the attached context may follow the task message: skip them.
+    last = next(
+        (m for m in reversed(messages) if not (is_context_message(m) or m.id == SYSTEM_ID)),
+        None,
+    )
     fresh = True
     if isinstance(last, HumanMessage) and not str(last.id or "").startswith(TASK_ID_PREFIX):
         task = text_of(last)  # the caller sent the task as a message
@@ -41,7 +45,7 @@ def start_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     if not task:
         msg = "no task given: pass {'task': '...'} or a human message"
         raise ValueError(msg)
-    if fresh:
+    if fresh and not (messages and is_context_message(messages[-1])):  # not on a retry
         new.extend(_context_message(task, ctx))
     max_iterations = settings.max_iterations
     bus_for(ctx).emit(Event.TASK_STARTED, {"task": task, "max_iterations": max_iterations})

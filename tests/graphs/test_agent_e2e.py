@@ -593,13 +593,28 @@ def test_new_task_after_a_failed_run_is_not_lost(run: Run) -> None:
 
 
 def test_retrying_the_same_task_after_a_failure_does_not_repeat_it(run: Run) -> None:
+    (run.workspace / "a.txt").write_text("x\n")  # a workspace context message is attached
     with pytest.raises(PlatformError):
         run.start("the task")
     run.write_script({"text": f"Done. {MARKER}"})
 
     out = run.start("the task")
 
-    assert [m.content for m in of_type(out["messages"], HumanMessage)] == ["the task"]
+    humans = of_type(out["messages"], HumanMessage)
+    assert [m.content for m in humans if m.name is None] == ["the task"]
+    assert [m.name for m in humans] == [None, "jarvis_context"]  # neither is repeated
+    assert out["status"] == "completed"
+
+
+def test_retrying_a_task_sent_as_a_message_attaches_its_context_once(run: Run) -> None:
+    (run.workspace / "a.txt").write_text("x\n")
+    with pytest.raises(PlatformError):
+        run.invoke({"messages": [HumanMessage("say hello")]})
+    run.write_script({"text": f"Hello. {MARKER}"})
+
+    out = run.invoke({})
+
+    assert [m.name for m in of_type(out["messages"], HumanMessage)] == [None, "jarvis_context"]
     assert out["status"] == "completed"
 
 
