@@ -186,17 +186,22 @@ def _task_of(messages: list[BaseMessage]) -> str:
 
 
 def _facts(messages: list[BaseMessage]) -> list[str]:
-    """What tools and attachments gathered for the latest task, oldest first."""
-    facts: list[str] = []
+    """What the tools gathered for the latest task, oldest first.
+
+    The attached workspace context counts only when no tool ran: next to tool results it
+    distracts a small model.
+    """
+    context: list[str] = []
+    results: list[str] = []
     for message in messages:
         if isinstance(message, HumanMessage):
             if message.name != CONTEXT_NAME:
-                facts.clear()  # a new task
+                context, results = [], []  # a new task
             else:
-                facts.append(str(message.text))
+                context.append(str(message.text))
         elif isinstance(message, ToolMessage):
-            facts.append(proto.fact_text(message.name or "a tool", str(message.text)))
-    return facts
+            results.append(proto.fact_text(message.name or "a tool", str(message.text)))
+    return results or context
 
 
 def _trailing_repeats(messages: list[BaseMessage]) -> tuple[int, tuple[str, str] | None]:

@@ -295,11 +295,25 @@ def test_answers_are_written_from_the_facts_and_the_question(fake_llama: FakeLla
     assert out.additional_kwargs == {"reasoning_content": "Done."}
     focused = fake_llama.prompts[-1]
     assert focused.startswith("<|im_start|>system\nYou answer a question from the facts")
-    assert "--- notes.txt ---" in focused and "Result of list_files:\na.py" in focused
+    assert "Result of list_files:\na.py" in focused
+    assert "--- notes.txt ---" not in focused  # the context only counts when no tool ran
     assert focused.rstrip().endswith("Question: list<|im_end|>\n<|im_start|>assistant")
     assert "You are Jarvis." not in focused
     assert fake_llama.grammars[-1] == "None"  # free text
     assert out.usage_metadata and out.usage_metadata["output_tokens"] > 0
+
+
+def test_without_tool_results_the_answer_is_written_from_the_context(
+    fake_llama: FakeLlama,
+) -> None:
+    fake_llama.reply = lambda prompt: (
+        "blue"
+        if "Facts:" in prompt
+        else '{"thought": "", "tool": "final_answer", "arguments": {"answer": "x"}}'
+    )
+    messages = [HumanMessage("colour?"), HumanMessage("--- c.txt ---\nblue", name="jarvis_context")]
+    assert _model().invoke(messages).content == "blue"
+    assert "--- c.txt ---\nblue" in fake_llama.prompts[-1]
 
 
 def test_an_answer_without_gathered_facts_stays_in_the_conversation(
