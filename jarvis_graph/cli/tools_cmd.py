@@ -40,7 +40,8 @@ def list_tools(
                 first[0][:100] if first else "",
             )
         console.print(table)
-        console.print(f"{len(tools)} tools" + (f" in group {group!r}" if group else ""))
+        count = f"{len(tools)} tool{'' if len(tools) == 1 else 's'}"
+        console.print(count + (f" in group {group!r}" if group else ""))
         for note in registry.problems:
             console.print(f"[yellow]warning:[/] {note}")
     except ConfigError as exc:

@@ -48,6 +48,7 @@ def test_tools_are_named_server__tool(tools: dict[str, BaseTool]) -> None:
     assert mcp_names == [
         "fixture__add",
         "fixture__counter",
+        "fixture__crash",
         "fixture__dotted_name",
         "fixture__echo",
         "fixture__fail",

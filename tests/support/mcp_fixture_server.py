@@ -1,4 +1,4 @@
-"""A FastMCP server for the tests: stateful counter, echo, add, pid, sleep, fail, resources.
+"""A FastMCP server for the tests: a per-session counter, echo, add, pid, sleep, fail, crash.
 
 Run as ``python -m tests.support.mcp_fixture_server [stdio|sse|streamable-http] [PORT]``.
 The counter counts per client session, so it proves that calls share one session.
@@ -51,6 +51,11 @@ def build(port: int = 8000) -> FastMCP:
     def fail(reason: str) -> str:
         """Always fails with the given reason."""
         raise ValueError(reason)
+
+    @server.tool()
+    def crash() -> str:
+        """End the server process in the middle of the call."""
+        os._exit(1)
 
     @server.tool(name="dotted.name")
     def dotted() -> str:
