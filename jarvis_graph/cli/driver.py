@@ -63,10 +63,12 @@ def prepare_tools(ctx: dict[str, Any]) -> None:
     Raises:
         ConfigError: A tool group or an ``mcp.json`` file is invalid.
     """
-    from jarvis_graph.nodes.services import tool_registry_for
+    from jarvis_graph.nodes.services import tool_registry_for, tools_for
 
-    for note in tool_registry_for(JarvisContext(**ctx)).problems:
+    context = JarvisContext(**ctx)
+    for note in tool_registry_for(context).problems:
         console.print(f"[yellow]warning:[/] {note}", markup=True, highlight=False)
+    tools_for(context)  # an undefined tool group fails here, before the run starts
 
 
 def thread_config(thread_id: str, ctx: dict[str, Any] | None = None) -> dict[str, Any]:

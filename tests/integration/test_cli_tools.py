@@ -94,4 +94,5 @@ def test_run_with_a_tool_group_offers_only_its_tools(project: Path, tmp_path: Pa
     assert result.exit_code == 0, result.output
     assert "There is no tool named 'fixture__add'" in result.output
     bad = invoke([*args, "--script", str(script), "--tool-group", "nope", "task"])
-    assert bad.exit_code == 1 and "tool group 'nope' is not defined" in bad.output
+    assert bad.exit_code == 1 and "error: tool group 'nope' is not defined" in bad.output
+    assert "the run failed" not in bad.output  # refused before the run, not a crash in it
