@@ -6,8 +6,11 @@ STAMP  := $(VENV)/.installed
 # llama-cpp-python builds from source (about 8 minutes on 2 cores the first time; pip's
 # wheel cache makes later installs take seconds). LLaVA is not needed.
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# An MCP server from npm that the tests run (stdio and streamable HTTP); installed once.
+EVERYTHING_VERSION := 2026.8.31
+EVERYTHING := .cache/mcp-npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
-.PHONY: demo demo-scripted test lint bench clean
+.PHONY: demo demo-scripted test lint bench clean mcp-test-servers
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +32,13 @@ demo-scripted: $(STAMP)
 	    --platform scripted --script ../demo_script.yaml \
 	    "Find the Python files, read the data file and run the report script; what total does it print?"
 
-test: $(STAMP)
+$(EVERYTHING):
+	npm install --silent --no-audit --no-fund --prefix .cache/mcp-npm \
+	    @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION)
+
+mcp-test-servers: $(EVERYTHING)
+
+test: $(STAMP) $(EVERYTHING)
 	$(BIN)/ruff check jarvis_graph tests bench
 	$(BIN)/ruff format --check jarvis_graph tests bench
 	$(BIN)/mypy
@@ -42,6 +51,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/local_agent.py
+	$(BIN)/python bench/mcp_calls.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .cache

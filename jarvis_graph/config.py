@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 ConfirmMode = Literal["never", "risky", "always"]
 ROLES = ("normal", "cheap")
@@ -48,6 +48,42 @@ class ModelSpec(BaseModel):
     """Local model: identical consecutive tool calls allowed; one more and it must answer."""
 
 
+McpTransport = Literal["stdio", "sse", "streamable"]
+MCP_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$"
+
+
+class McpServerSpec(BaseModel):
+    """One MCP server, in Jarvis' form.
+
+    ``env`` and ``headers`` values are secrets: they are kept as ``SecretStr`` so that
+    printing, logging or dumping the settings shows ``**********``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=MCP_NAME_PATTERN)
+    type: McpTransport = "stdio"
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, SecretStr] = Field(default_factory=dict)
+    cwd: str | None = None
+    base_url: str | None = None
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    enable: bool = True
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds one call may take (``None``: ``mcp_timeout``)."""
+
+    @model_validator(mode="after")
+    def _reachable(self) -> McpServerSpec:
+        if self.type == "stdio" and not self.command:
+            msg = f"MCP server {self.name!r} has type stdio but no `command` to start it"
+            raise ValueError(msg)
+        if self.type != "stdio" and not self.base_url:
+            msg = f"MCP server {self.name!r} has type {self.type} but no `base_url` to reach it"
+            raise ValueError(msg)
+        return self
+
+
 class Settings(BaseModel):
     """All Jarvis settings after merging files and environment."""
 
@@ -70,6 +106,16 @@ class Settings(BaseModel):
     attach_named_files: int = Field(default=3, ge=0)
     attach_max_lines: int = Field(default=200, ge=1)
     attach_listing: int = Field(default=40, ge=0)
+    tool_load_dirs: list[str] = Field(default_factory=list)
+    """Folders of user tool files, after ``~/.jarvis/tools``."""
+    tool_groups: dict[str, list[str]] = Field(default_factory=dict)
+    """Named subsets of tools: tool names or globs (``time__*``)."""
+    tool_group: str | None = None
+    central_tool_repo: str | None = None
+    """Git URL of a shared tool repository, cloned into ``~/.jarvis/central_tool_repo``."""
+    mcp: list[McpServerSpec] = Field(default_factory=list)
+    mcp_timeout: float = Field(default=60.0, gt=0)
+    mcp_start_timeout: float = Field(default=30.0, gt=0)
 
     def model_for(self, role: str = "normal") -> ModelSpec:
         """Return the model spec for ``role`` in the active group.
@@ -151,9 +197,18 @@ def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = _deep_merge(merged[key], value)
+        elif key == "mcp" and isinstance(value, list) and isinstance(merged.get(key), list):
+            merged[key] = _merge_by_name(merged[key], value)
         else:
             merged[key] = value
     return merged
+
+
+def _merge_by_name(base: list[Any], over: list[Any]) -> list[Any]:
+    """MCP servers of both files; a server the later file names again replaces the earlier."""
+    names = {item.get("name") for item in over if isinstance(item, dict)}
+    kept = [item for item in base if not (isinstance(item, dict) and item.get("name") in names)]
+    return [*kept, *over]
 
 
 def _validate_file(path: Path, data: dict[str, Any], node: yaml.Node | None) -> None:
@@ -174,8 +229,18 @@ def _describe(exc: ValidationError, source: str, node: yaml.Node | None) -> str:
         if err["type"] == "extra_forbidden":
             lines.append(f"{where}: unknown key {key!r}")
         else:
-            lines.append(f"{where}: {key}: {err['msg']} (got {err.get('input')!r})")
+            got = _shown_input(loc, err.get("input"))
+            lines.append(f"{where}: {key}: {err['msg']} (got {got})")
     return "invalid configuration:\n  " + "\n  ".join(lines)
+
+
+def _shown_input(loc: tuple[int | str, ...], value: Any) -> str:
+    """The offending value for an error message, without MCP secrets."""
+    if any(part in ("env", "headers") for part in loc):
+        return "a value that is not shown (env and headers may hold secrets)"
+    if isinstance(value, dict):
+        return f"a mapping with keys {sorted(map(str, value))}"
+    return repr(value)
 
 
 _SCALAR_ENV = {
@@ -186,6 +251,12 @@ _SCALAR_ENV = {
     "JARVIS_EXECUTE_TIMEOUT": "execute_timeout",
     "JARVIS_ALLOW_OUTSIDE_WORKSPACE": "allow_outside_workspace",
     "JARVIS_CHECKPOINT_URL": "checkpoint_url",
+    "JARVIS_TOOL_GROUP": "tool_group",
+    "JARVIS_CENTRAL_TOOL_REPO": "central_tool_repo",
+}
+_LIST_ENV = {
+    "JARVIS_AFTER_TOOL_CALL_CB_DIRS": "after_tool_call_cb_dirs",
+    "JARVIS_TOOL_LOAD_DIRS": "tool_load_dirs",
 }
 _MODEL_ENV = {
     "JARVIS_PLATFORM": "platform",
@@ -203,9 +274,9 @@ def _env_overrides(env: dict[str, str], group: str) -> dict[str, Any]:
     for var, key in _SCALAR_ENV.items():
         if env.get(var):
             out[key] = env[var]
-    if env.get("JARVIS_AFTER_TOOL_CALL_CB_DIRS"):
-        dirs = env["JARVIS_AFTER_TOOL_CALL_CB_DIRS"].split(os.pathsep)
-        out["after_tool_call_cb_dirs"] = [d for d in dirs if d]
+    for var, key in _LIST_ENV.items():
+        if env.get(var):
+            out[key] = [d for d in env[var].split(os.pathsep) if d]
     model = {key: env[var] for var, key in _MODEL_ENV.items() if env.get(var)}
     if model:
         group = out.get("model_group", group)
@@ -283,4 +354,17 @@ max_iterations: 40
 tool_output_limit: 20000
 execute_timeout: 120
 allow_outside_workspace: false
+# tool_load_dirs: [~/my-tools]  # *.py files with langchain tools or Jarvis-style tool classes
+# tool_groups:                  # named subsets of tools; choose one with tool_group or --tool-group
+#   readonly: [read_code, list_files, search_files, "time__*"]
+# central_tool_repo: https://example.org/team/jarvis-tools.git
+# mcp:                          # MCP servers (also: mcpServers in ~/.jarvis/mcp.json)
+#   - name: time
+#     type: stdio               # stdio | sse | streamable
+#     command: uvx
+#     args: [mcp-server-time]
+#   - name: search
+#     type: streamable
+#     base_url: http://127.0.0.1:3001/mcp
+#     headers: {Authorization: "Bearer ${SEARCH_TOKEN}"}
 """

@@ -28,6 +28,7 @@ class JarvisContext:
     script: str | None = None
     confirm: str | None = None
     max_iterations: int | None = None
+    tool_group: str | None = None
     non_interactive: bool = False
     event_bus: str = "default"
 
@@ -48,7 +49,7 @@ def _resolve(context: JarvisContext) -> Settings:
     values = asdict(context)
     overrides: dict[str, Any] = {
         key: values[key]
-        for key in ("model_group", "confirm", "max_iterations")
+        for key in ("model_group", "confirm", "max_iterations", "tool_group")
         if values[key] is not None
     }
     model = {

@@ -44,15 +44,20 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def fresh_process_caches() -> Iterator[None]:
-    """Event buses, platform plugins and bound models start empty in every test."""
+    """Event buses, platform plugins, bound models and tool registries start empty in every test."""
     from jarvis_graph.events import reset_event_buses
     from jarvis_graph.nodes.services import _bound_model
     from jarvis_graph.platforms.registry import reset_plugins
+    from jarvis_graph.tools.registry import close_registries
+    from jarvis_graph.tools.tool_repo import sync_central_repo
 
-    reset_event_buses()
-    reset_plugins()
-    _bound_model.cache_clear()
+    def reset() -> None:
+        reset_event_buses()
+        reset_plugins()
+        _bound_model.cache_clear()
+        close_registries()  # MCP sessions end: no server outlives its test
+        sync_central_repo.cache_clear()
+
+    reset()
     yield
-    reset_event_buses()
-    reset_plugins()
-    _bound_model.cache_clear()
+    reset()

@@ -8,7 +8,15 @@ from __future__ import annotations
 import typer
 
 from jarvis_graph import __version__
-from jarvis_graph.cli import config_cmd, graph_cmd, models_cmd, run_cmd, sessions_cmd
+from jarvis_graph.cli import (
+    config_cmd,
+    graph_cmd,
+    mcp_cmd,
+    models_cmd,
+    run_cmd,
+    sessions_cmd,
+    tools_cmd,
+)
 
 app = typer.Typer(
     name="jarvis",
@@ -23,6 +31,8 @@ app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(graph_cmd.app, name="graph")
+app.add_typer(tools_cmd.app, name="tools")
+app.add_typer(mcp_cmd.app, name="mcp")
 
 
 def _version(value: bool) -> None:

@@ -22,6 +22,7 @@ from jarvis_graph.cli.driver import (
     drive,
     new_thread_id,
     open_agent,
+    prepare_tools,
 )
 from jarvis_graph.config import ConfigError
 from jarvis_graph.platforms.registry import PlatformError
@@ -43,6 +44,7 @@ def chat_loop(ctx: dict[str, Any], thread_id: str | None = None, verbose: bool =
     """Run the REPL until /exit or end of input; returns the exit code."""
     try:
         with open_agent(ctx) as graph:
+            prepare_tools(ctx)
             return _loop(graph, ctx, thread_id or new_thread_id(), verbose)
     except (ConfigError, PlatformError) as exc:
         console.print(f"[red]error:[/] {exc}")

@@ -43,10 +43,32 @@ def new_thread_id() -> str:
 
 @contextmanager
 def open_agent(ctx: dict[str, Any]) -> Iterator[Any]:
-    """The agent graph compiled with the project's session store."""
+    """The agent graph compiled with the project's session store.
+
+    The run's tools (and MCP sessions) are closed when the block ends.
+    """
     settings = resolve_settings(JarvisContext(**ctx))
     with open_checkpointer(Path(ctx["workspace"]), settings.checkpoint_url) as saver:
-        yield build_agent_graph().compile(checkpointer=saver, name="agent")
+        try:
+            yield build_agent_graph().compile(checkpointer=saver, name="agent")
+        finally:
+            from jarvis_graph.tools.registry import close_registries
+
+            close_registries()
+
+
+def prepare_tools(ctx: dict[str, Any]) -> None:
+    """Load the run's tools now (MCP servers start) and say what was left out.
+
+    Raises:
+        ConfigError: A tool group or an ``mcp.json`` file is invalid.
+    """
+    from jarvis_graph.nodes.services import tool_registry_for, tools_for
+
+    context = JarvisContext(**ctx)
+    for note in tool_registry_for(context).problems:
+        console.print(f"[yellow]warning:[/] {note}", markup=True, highlight=False)
+    tools_for(context)  # an undefined tool group fails here, before the run starts
 
 
 def thread_config(thread_id: str, ctx: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -72,6 +94,7 @@ def run_task(
     """Open the session store and drive one thread; returns the process exit code."""
     try:
         with open_agent(ctx) as graph:
+            prepare_tools(ctx)
             return drive(graph, ctx, graph_input, thread_id or new_thread_id(), verbose)
     except (ConfigError, CheckpointError, PlatformError) as exc:
         console.print(f"[red]error:[/] {exc}", markup=True)

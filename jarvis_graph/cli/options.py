@@ -18,6 +18,9 @@ Confirm = typer.Option(None, "--confirm", help="Ask before tools: never, risky o
 Yes = typer.Option(False, "--yes", "-y", help="Run risky tools without asking (confirm never).")
 MaxIter = typer.Option(None, "--max-iterations", help="Cap on model calls for this run.")
 Verbose = typer.Option(False, "--verbose", "-v", help="Show every event.")
+ToolGroup = typer.Option(
+    None, "--tool-group", "-g", help="Only the tools of this group (tool_groups in config)."
+)
 
 
 def context_kwargs(
@@ -30,6 +33,7 @@ def context_kwargs(
     yes: bool,
     max_iterations: int | None,
     non_interactive: bool,
+    tool_group: str | None = None,
 ) -> dict[str, Any]:
     """Turn CLI options into ``JarvisContext`` fields (``None`` -> from config)."""
     if confirm is not None and confirm not in ("never", "risky", "always"):
@@ -48,4 +52,5 @@ def context_kwargs(
         "confirm": "never" if yes else confirm,
         "max_iterations": max_iterations,
         "non_interactive": non_interactive,
+        "tool_group": tool_group,
     }

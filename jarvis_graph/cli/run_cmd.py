@@ -23,13 +23,23 @@ def run(
     confirm: str | None = o.Confirm,
     yes: bool = o.Yes,
     max_iterations: int | None = o.MaxIter,
+    tool_group: str | None = o.ToolGroup,
     verbose: bool = o.Verbose,
 ) -> None:
     """Run the agent on TASK until it completes (a new session, or --thread to continue one)."""
     from jarvis_graph.cli.driver import run_task
 
     ctx = o.context_kwargs(
-        workspace, platform, model, base_url, script, confirm, yes, max_iterations, non_interactive
+        workspace,
+        platform,
+        model,
+        base_url,
+        script,
+        confirm,
+        yes,
+        max_iterations,
+        non_interactive,
+        tool_group,
     )
     raise typer.Exit(run_task(ctx, {"task": task}, thread_id=thread, verbose=verbose))
 
@@ -44,12 +54,22 @@ def chat(
     confirm: str | None = o.Confirm,
     yes: bool = o.Yes,
     max_iterations: int | None = o.MaxIter,
+    tool_group: str | None = o.ToolGroup,
     verbose: bool = o.Verbose,
 ) -> None:
     """Talk with the agent in a REPL (!cmd runs a shell command, @path adds a file, /help)."""
     from jarvis_graph.cli.chat import chat_loop
 
     ctx = o.context_kwargs(
-        workspace, platform, model, base_url, script, confirm, yes, max_iterations, False
+        workspace,
+        platform,
+        model,
+        base_url,
+        script,
+        confirm,
+        yes,
+        max_iterations,
+        False,
+        tool_group,
     )
     raise typer.Exit(chat_loop(ctx, thread_id=thread, verbose=verbose))

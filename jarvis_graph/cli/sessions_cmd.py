@@ -97,7 +97,15 @@ def resume(
     verbose: bool = o.Verbose,
 ) -> None:
     """Continue a session from its last checkpoint (tool calls already done are not re-run)."""
-    from jarvis_graph.cli.driver import EXIT_OK, console, drive, open_agent, saved_context
+    from jarvis_graph.cli.driver import (
+        EXIT_OK,
+        console,
+        drive,
+        open_agent,
+        prepare_tools,
+        saved_context,
+    )
+    from jarvis_graph.config import ConfigError
 
     base = _ctx(workspace)
     with open_agent(base) as graph:
@@ -114,6 +122,11 @@ def resume(
                 f'task with: jarvis run --thread {thread_id} "..."'
             )
             raise typer.Exit(EXIT_OK)
+        try:
+            prepare_tools(ctx)
+        except ConfigError as exc:
+            console.print(f"[red]error:[/] {exc}")
+            raise typer.Exit(1) from None
         raise typer.Exit(drive(graph, ctx, None, thread_id, verbose))
 
 

@@ -23,7 +23,7 @@ from jarvis_graph.events import Event, EventBus
 from jarvis_graph.nodes.messages import pending_tool_calls
 from jarvis_graph.nodes.services import bus_for, context_of, tools_for
 from jarvis_graph.state import AgentState
-from jarvis_graph.tools.base import ToolEnv, ToolInputError, limit_output
+from jarvis_graph.tools.base import ToolEnv, ToolFailure, limit_output
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def _invoke(tool: BaseTool, args: dict[str, Any], config: RunnableConfig) -> tup
         result = tool.invoke(args, config)
     except GraphBubbleUp:
         raise
-    except ToolInputError as exc:
+    except ToolFailure as exc:
         return f"Error: {exc}", "error"
     except ValidationError as exc:
         problems = "; ".join(

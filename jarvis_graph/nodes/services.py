@@ -13,7 +13,7 @@ from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import EventBus, get_event_bus
 from jarvis_graph.platforms.registry import create_chat_model, resolve_platform
 from jarvis_graph.prompts import load_prompt
-from jarvis_graph.tools.registry import get_tools
+from jarvis_graph.tools.registry import ToolRegistry, get_registry, get_tools
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -37,9 +37,14 @@ def bus_for(ctx: JarvisContext) -> EventBus:
     return get_event_bus(ctx.event_bus, resolve_settings(ctx).after_tool_call_cb_dirs)
 
 
+def tool_registry_for(ctx: JarvisContext) -> ToolRegistry:
+    """The tool registry of the run's workspace and settings (all groups)."""
+    return get_registry(resolve_settings(ctx), ctx.workspace_path())
+
+
 def tools_for(ctx: JarvisContext) -> dict[str, BaseTool]:
     """Tools of the run, by name."""
-    return {t.name: t for t in get_tools(resolve_settings(ctx))}
+    return {t.name: t for t in get_tools(resolve_settings(ctx), ctx.workspace_path())}
 
 
 def model_for(ctx: JarvisContext, role: str = "normal") -> Runnable[Any, Any]:

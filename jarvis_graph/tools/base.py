@@ -12,7 +12,11 @@ from jarvis_graph.config import Settings
 from jarvis_graph.context import JarvisContext, resolve_settings
 
 
-class ToolInputError(ValueError):
+class ToolFailure(Exception):
+    """A tool could not do its work; the text is shown to the model as the tool's answer."""
+
+
+class ToolInputError(ToolFailure, ValueError):
     """A tool was called with arguments it cannot use; the text is shown to the model."""
 
 

@@ -143,7 +143,7 @@ def test_a_crashing_tool_is_logged_and_reported(
         """
         raise RuntimeError(reason)
 
-    monkeypatch.setattr(services, "get_tools", lambda settings=None: [*BUILTIN_TOOLS, explode])
+    monkeypatch.setattr(services, "get_tools", lambda *_args: [*BUILTIN_TOOLS, explode])
     ai = AIMessage("", tool_calls=[call("explode", {"reason": "kaboom"}, "1")])
     with caplog.at_level(logging.ERROR, logger="jarvis_graph.nodes.run_tools"):
         (result,) = run(workspace, ai)

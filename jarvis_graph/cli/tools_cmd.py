@@ -1,0 +1,51 @@
+"""``jarvis tools list``: the tools a run in this workspace would have."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from jarvis_graph.cli import options as o
+
+app = typer.Typer(help="Tools: built-in, user folders, MCP servers.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_tools(
+    group: str | None = typer.Option(None, "--group", "-g", help="Only the tools of this group."),
+    workspace: Path | None = o.Workspace,
+) -> None:
+    """List the tools by name with their source (MCP servers are started to ask them)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from jarvis_graph.config import ConfigError, load_settings
+    from jarvis_graph.tools.registry import close_registries, filter_group, get_registry
+
+    console = Console(highlight=False)
+    ws = (workspace or Path.cwd()).resolve()
+    try:
+        settings = load_settings(ws, overrides={"tool_group": group} if group else None)
+        registry = get_registry(settings, ws)
+        tools = filter_group(registry.tools, settings)
+        table = Table("tool", "source", "risky", "description")
+        for name, tool in sorted(tools.items()):
+            meta = tool.metadata or {}
+            first = (tool.description or "").strip().splitlines()[:1]
+            table.add_row(
+                name,
+                str(meta.get("source", "built-in")),
+                "yes" if meta.get("risky") else "",
+                first[0][:100] if first else "",
+            )
+        console.print(table)
+        count = f"{len(tools)} tool{'' if len(tools) == 1 else 's'}"
+        console.print(count + (f" in group {group!r}" if group else ""))
+        for note in registry.problems:
+            console.print(f"[yellow]warning:[/] {note}")
+    except ConfigError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from None
+    finally:
+        close_registries()

@@ -1,0 +1,66 @@
+"""The central tool repository: a git repository of tool files shared by a team.
+
+``central_tool_repo`` (config) names its URL. It is cloned into
+``~/.jarvis/central_tool_repo`` the first time, and pulled (fast-forward only) once per
+process after that; its ``*.py`` files load like those of any tool folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import subprocess
+from pathlib import Path
+
+from jarvis_graph.config import jarvis_home
+
+logger = logging.getLogger(__name__)
+GIT_TIMEOUT = 60.0
+
+
+def central_repo_dir() -> Path:
+    """Where the central tool repository is cloned."""
+    return jarvis_home() / "central_tool_repo"
+
+
+@functools.lru_cache(maxsize=8)
+def sync_central_repo(url: str) -> str | None:
+    """Clone or pull the repository at ``url``; returns a note when that failed.
+
+    A failed pull keeps the existing clone, so the run goes on with the tools it has.
+    """
+    target = central_repo_dir()
+    if (target / ".git").is_dir():
+        current = _git(["config", "--get", "remote.origin.url"], target)
+        if current.returncode == 0 and current.stdout.strip() != url:
+            return (
+                f"central tool repository: {target} is a clone of {current.stdout.strip()!r}, "
+                f"not {url!r}; move it away to clone the configured one"
+            )
+        result = _git(["pull", "--ff-only", "--quiet"], target)
+        action = "pull"
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        result = _git(["clone", "--quiet", "--depth", "1", url, str(target)], target.parent)
+        action = "clone"
+    if result.returncode != 0:
+        why = (result.stderr or result.stdout).strip().splitlines()
+        note = f"central tool repository: git {action} of {url} failed: {why[-1] if why else '?'}"
+        logger.warning("%s", note)
+        return note
+    return None
+
+
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},  # never wait for a password
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess(args, 1, "", str(exc))
