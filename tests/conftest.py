@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def fresh_process_caches() -> Iterator[None]:
-    """Event buses, platform plugins and bound models start empty in every test."""
+    """Event buses, platform plugins, bound models and memory stores start empty per test."""
     from jarvis_graph.events import reset_event_buses
     from jarvis_graph.nodes.services import _bound_model
     from jarvis_graph.platforms.registry import reset_plugins
@@ -56,3 +57,5 @@ def fresh_process_caches() -> Iterator[None]:
     reset_event_buses()
     reset_plugins()
     _bound_model.cache_clear()
+    if "jarvis_graph.memory.tiers" in sys.modules:  # stores of this test's folders
+        sys.modules["jarvis_graph.memory.tiers"].close_stores()

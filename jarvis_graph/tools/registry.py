@@ -8,10 +8,11 @@ from jarvis_graph.config import Settings
 
 
 def get_tools(settings: Settings | None = None) -> list[BaseTool]:
-    """All tools available to a run with ``settings`` (built-ins for now)."""
+    """All tools available to a run with ``settings``: the built-ins and the memory tools."""
+    from jarvis_graph.memory.tools import MEMORY_TOOLS
     from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 
-    return list(BUILTIN_TOOLS)
+    return [*BUILTIN_TOOLS, *MEMORY_TOOLS]
 
 
 def is_risky(tool: BaseTool) -> bool:
