@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import os
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,24 @@ _HEADER = struct.Struct("<8sqqi")  # magic, stamp, trained_on, ivf flag
 
 DEFAULT_APPROX_THRESHOLD = 20_000
 """Vectors in a namespace from which an IVF index replaces exact search."""
+
+
+@contextmanager
+def omp_threads(count: int) -> Iterator[None]:
+    """Run FAISS with ``count`` OpenMP threads, then restore the previous number.
+
+    One query is searched single-threaded: on a busy machine, waking OpenMP threads for a
+    sub-millisecond search costs tens of milliseconds (measured: 44 ms against 0.14 ms
+    for an exact search over 2,000 vectors on 2 loaded cores).
+    """
+    import faiss
+
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(count)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:
@@ -108,7 +128,8 @@ class NamespaceIndex:
         """The ``k`` best (score, id) pairs for one query vector, best first."""
         if self.size == 0 or k <= 0:
             return []
-        scores, ids = self.index.search(normalise(query), min(k, self.size))
+        with omp_threads(1):
+            scores, ids = self.index.search(normalise(query), min(k, self.size))
         return [(float(s), int(i)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
     def save(self, path: Path) -> None:

@@ -45,14 +45,16 @@ def test_sigkill_during_bulk_save_leaves_a_consistent_prefix(tmp_path: Path) -> 
         cwd=root,
         env={**os.environ, "PYTHONPATH": str(root)},
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if progress.exists() and progress.read_text() and int(progress.read_text()) >= 40:
-            break
-        assert proc.poll() is None, "the writer ended before it could be killed"
-        time.sleep(0.01)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            if progress.exists() and progress.read_text() and int(progress.read_text()) >= 40:
+                break
+            assert proc.poll() is None, "the writer ended before it could be killed"
+            time.sleep(0.01)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
     assert proc.returncode == -signal.SIGKILL
     committed = int(progress.read_text())
 
