@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 from jarvis_graph import __version__
-from jarvis_graph.cli import config_cmd, graph_cmd, models_cmd, run_cmd, sessions_cmd
+from jarvis_graph.cli import config_cmd, graph_cmd, memory_cmd, models_cmd, run_cmd, sessions_cmd
 
 app = typer.Typer(
     name="jarvis",
@@ -23,6 +23,7 @@ app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(graph_cmd.app, name="graph")
+app.add_typer(memory_cmd.app, name="memory")
 
 
 def _version(value: bool) -> None:
