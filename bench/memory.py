@@ -214,7 +214,7 @@ def bench_size(
     start = time.perf_counter()
     store.search(NAMESPACE, query=queries[0], limit=K)
     build_s = time.perf_counter() - start
-    ns_index = store._indexes[".".join(NAMESPACE)]
+    ns_index = store.index_for(NAMESPACE)
     faiss_ms, faiss_keys = time_searches(store, queries)
     store.flush()
     disk = folder_bytes(folder)

@@ -21,7 +21,6 @@ or rebuilt. Writers hold a file lock (``store.lock``), so processes can share a 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import sqlite3
 import threading
@@ -45,32 +44,14 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
     ensure_embeddings,
-    get_text_at_path,
     tokenize_path,
     validate_op_namespace,
 )
 
 from jarvis_graph.memory.filters import matches_filter, namespace_matches
+from jarvis_graph.memory.index_cache import IndexCache, matrix
+from jarvis_graph.memory.store_sql import SCHEMA, Key, ns_text, texts_to_embed, write_puts
 from jarvis_graph.memory.vector_index import DEFAULT_APPROX_THRESHOLD, NamespaceIndex, normalise
-
-Key = tuple[tuple[str, ...], str]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS namespaces (ns TEXT PRIMARY KEY, pos INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS items (
-    ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
-    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (ns, key));
-CREATE TABLE IF NOT EXISTS vectors (
-    vid INTEGER PRIMARY KEY AUTOINCREMENT, ns TEXT NOT NULL, key TEXT NOT NULL,
-    path TEXT NOT NULL, seq INTEGER NOT NULL, vec BLOB NOT NULL);
-CREATE INDEX IF NOT EXISTS vectors_item ON vectors (ns, key);
-CREATE INDEX IF NOT EXISTS vectors_seq ON vectors (ns, seq);
-CREATE TABLE IF NOT EXISTS tombstones (
-    vid INTEGER NOT NULL, ns TEXT NOT NULL, seq INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS tombstones_seq ON tombstones (ns, seq);
-INSERT OR IGNORE INTO meta VALUES ('seq', '0');
-"""
 
 
 class FaissStore(BaseStore):
@@ -96,8 +77,7 @@ class FaissStore(BaseStore):
         "_conn",
         "_lock",
         "_mutex",
-        "_indexes",
-        "_unsaved",
+        "_cache",
         "_fields",
     )
 
@@ -124,17 +104,25 @@ class FaissStore(BaseStore):
             raise ValueError(msg)
         self._lock = FileLock(str(self.path / "store.lock"), timeout=lock_timeout)
         self._mutex = threading.RLock()
-        self._indexes: dict[str, NamespaceIndex] = {}
-        self._unsaved: dict[str, int] = defaultdict(int)
         self._conn = sqlite3.connect(
             str(self.path / "store.sqlite"), check_same_thread=False, isolation_level=None
         )
         self._conn.execute("PRAGMA busy_timeout = 30000")
         with self._lock:
             self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.executescript(_SCHEMA)
+            self._conn.executescript(SCHEMA)
             self._check_dims()
         self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._cache: IndexCache | None = None
+        if self.index_config:
+            self._cache = IndexCache(
+                self.path / "indexes",
+                self._conn,
+                self._lock,
+                self._dims(),
+                approx_threshold,
+                save_every,
+            )
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -146,11 +134,20 @@ class FaissStore(BaseStore):
 
     def flush(self) -> None:
         """Write every index that has changes not yet on disk."""
-        with self._mutex, self._lock:
-            for ns, count in list(self._unsaved.items()):
-                if count and ns in self._indexes:
-                    self._indexes[ns].save(self._index_file(ns))
-                self._unsaved[ns] = 0
+        with self._mutex:
+            if self._cache is not None:
+                self._cache.flush()
+
+    def index_for(self, namespace: tuple[str, ...]) -> NamespaceIndex:
+        """The vector index of ``namespace``, brought up to date (for inspection and tests)."""
+        with self._mutex:
+            return self._index(ns_text(namespace), self._seq())
+
+    def _index(self, ns: str, seq: int) -> NamespaceIndex:
+        if self._cache is None:
+            msg = "this store has no index config; semantic search needs one"
+            raise RuntimeError(msg)
+        return self._cache.get(ns, seq)
 
     def close(self) -> None:
         """Write pending index changes and close the database."""
@@ -214,7 +211,7 @@ class FaissStore(BaseStore):
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
         row = self._conn.execute(
             "SELECT value, created_at, updated_at FROM items WHERE ns = ? AND key = ?",
-            (_ns(namespace), key),
+            (ns_text(namespace), key),
         ).fetchone()
         if row is None:
             return None
@@ -268,7 +265,7 @@ class FaissStore(BaseStore):
         candidates = list(self._scan(namespaces, op.filter))
         if not candidates:
             return []
-        wanted = {(_ns(c.namespace), c.key) for c in candidates}
+        wanted = {(ns_text(c.namespace), c.key) for c in candidates}
         best: dict[tuple[str, str], float] = {}
         q = normalise(query)[0]
         for ns in {k[0] for k in wanted}:
@@ -280,7 +277,7 @@ class FaissStore(BaseStore):
                     blobs.append(blob)
             if not keys:
                 continue
-            scores = normalise(_matrix(blobs)) @ q
+            scores = normalise(matrix(blobs)) @ q
             for key, score in zip(keys, scores.tolist(), strict=True):
                 if score > best.get((ns, key), -np.inf):
                     best[(ns, key)] = score
@@ -294,7 +291,7 @@ class FaissStore(BaseStore):
         best: dict[tuple[str, str], float] = {}
         seq = self._seq()
         for ns in namespaces:
-            index = self._index_for(ns, seq)
+            index = self._index(ns, seq)
             k = want + 8
             while True:
                 hits = index.search(query, k)
@@ -361,64 +358,10 @@ class FaissStore(BaseStore):
             namespaces = sorted(namespaces)
         return namespaces[op.offset : op.offset + op.limit]
 
-    # -- indexes ---------------------------------------------------------------------------
+    # -- helpers ---------------------------------------------------------------------------
 
     def _seq(self) -> int:
         return int(self._conn.execute("SELECT value FROM meta WHERE name = 'seq'").fetchone()[0])
-
-    def _index_file(self, ns: str) -> Path:
-        digest = hashlib.sha1(ns.encode("utf-8")).hexdigest()[:20]
-        return self.path / "indexes" / f"{digest}.faiss"
-
-    def _index_for(self, ns: str, seq: int) -> NamespaceIndex:
-        """The namespace's index, complete up to ``seq`` (loaded, caught up or rebuilt)."""
-        dims = self._dims()
-        index = self._indexes.get(ns)
-        if index is None:
-            index = NamespaceIndex.load(self._index_file(ns), dims)
-        if index is not None and index.stamp > seq:  # a file newer than the data: distrust it
-            index = None
-        if index is None:
-            index = self._build(ns, seq)
-        elif index.stamp < seq:
-            self._catch_up(index, ns, seq)
-        if index.needs_rebuild(self.approx_threshold):
-            index = self._build(ns, seq)
-        self._indexes[ns] = index
-        return index
-
-    def _build(self, ns: str, seq: int) -> NamespaceIndex:
-        rows = self._conn.execute(
-            "SELECT vid, vec FROM vectors WHERE ns = ? AND seq <= ? ORDER BY vid", (ns, seq)
-        ).fetchall()
-        ids = np.array([r[0] for r in rows], dtype=np.int64)
-        vecs = _matrix([r[1] for r in rows]) if rows else np.zeros((0, self._dims()), np.float32)
-        index = NamespaceIndex.build(self._dims(), ids, vecs, seq, self.approx_threshold)
-        self._unsaved[ns] = len(rows)  # worth writing: the next open skips this build
-        if len(rows) >= self.save_every:
-            with self._lock:
-                index.save(self._index_file(ns))
-            self._unsaved[ns] = 0
-        return index
-
-    def _catch_up(self, index: NamespaceIndex, ns: str, seq: int) -> None:
-        stamp = index.stamp
-        self._conn.execute("BEGIN")
-        try:
-            gone = self._conn.execute(
-                "SELECT vid FROM tombstones WHERE ns = ? AND seq > ? AND seq <= ?", (ns, stamp, seq)
-            ).fetchall()
-            new = self._conn.execute(
-                "SELECT vid, vec FROM vectors WHERE ns = ? AND seq > ? AND seq <= ?",
-                (ns, stamp, seq),
-            ).fetchall()
-        finally:
-            self._conn.execute("COMMIT")
-        index.remove(np.array([r[0] for r in gone], dtype=np.int64))
-        if new:
-            index.add(np.array([r[0] for r in new], dtype=np.int64), _matrix([r[1] for r in new]))
-        index.stamp = seq
-        self._unsaved[ns] += len(gone) + len(new)
 
     def _dims(self) -> int:
         dims = (self.index_config or {}).get("dims")
@@ -439,27 +382,9 @@ class FaissStore(BaseStore):
 
     # -- writes ----------------------------------------------------------------------------
 
-    def _texts(self, puts: dict[Key, PutOp]) -> dict[str, list[tuple[Key, str]]]:
-        """Texts to embed -> the (item, field path) pairs they belong to (as InMemoryStore)."""
-        to_embed: dict[str, list[tuple[Key, str]]] = defaultdict(list)
-        if not (self.index_config and self.embeddings):
-            return to_embed
-        for (namespace, key), op in puts.items():
-            if op.value is None or op.index is False:
-                continue
-            paths = self._fields if op.index is None else [(p, tokenize_path(p)) for p in op.index]
-            for path, field in paths:
-                texts = get_text_at_path(op.value, field)
-                if len(texts) > 1:
-                    for n, text in enumerate(texts):
-                        to_embed[text].append(((namespace, key), f"{path}.{n}"))
-                elif texts:
-                    to_embed[texts[0]].append(((namespace, key), path))
-        return to_embed
-
     def _apply_puts(self, puts: dict[Key, PutOp]) -> None:
         encoded = {k: _encode(k, op) for k, op in puts.items()}
-        to_embed = self._texts(puts)
+        to_embed = texts_to_embed(puts, self._fields) if self.embeddings else {}
         vectors: dict[Key, list[tuple[str, bytes]]] = defaultdict(list)
         if to_embed and self.embeddings:
             embedded = self.embeddings.embed_documents(list(to_embed))
@@ -476,89 +401,18 @@ class FaissStore(BaseStore):
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 seq = self._seq() + 1
-                changes = self._write(encoded, vectors, seq, now)
+                changes = write_puts(self._conn, encoded, vectors, seq, now)
                 self._conn.execute("UPDATE meta SET value = ? WHERE name = 'seq'", (str(seq),))
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
-            self._update_indexes(changes, seq)
-
-    def _write(
-        self,
-        encoded: dict[Key, str | None],
-        vectors: dict[Key, list[tuple[str, bytes]]],
-        seq: int,
-        now: str,
-    ) -> dict[str, tuple[list[int], list[tuple[int, bytes]]]]:
-        """Write the puts; per namespace, the vector ids removed and the vectors added."""
-        conn = self._conn
-        changes: dict[str, tuple[list[int], list[tuple[int, bytes]]]] = defaultdict(
-            lambda: ([], [])
-        )
-        for (namespace, key), value in encoded.items():
-            ns = _ns(namespace)
-            removed, added = changes[ns]
-            old = [
-                r[0]
-                for r in conn.execute("SELECT vid FROM vectors WHERE ns = ? AND key = ?", (ns, key))
-            ]
-            if old:
-                conn.execute("DELETE FROM vectors WHERE ns = ? AND key = ?", (ns, key))
-                conn.executemany(
-                    "INSERT INTO tombstones VALUES (?, ?, ?)", [(v, ns, seq) for v in old]
-                )
-                removed.extend(old)
-            if value is None:
-                conn.execute("DELETE FROM items WHERE ns = ? AND key = ?", (ns, key))
-                continue
-            conn.execute(
-                "INSERT OR IGNORE INTO namespaces VALUES "
-                "(?, (SELECT COALESCE(MAX(pos), 0) + 1 FROM namespaces))",
-                (ns,),
-            )
-            conn.execute(
-                "INSERT INTO items VALUES (?, ?, ?, ?, ?) ON CONFLICT (ns, key) DO UPDATE SET "
-                "value = excluded.value, created_at = excluded.created_at, "
-                "updated_at = excluded.updated_at",
-                (ns, key, value, now, now),
-            )
-            for path, blob in vectors.get((namespace, key), []):
-                cur = conn.execute(
-                    "INSERT INTO vectors (ns, key, path, seq, vec) VALUES (?, ?, ?, ?, ?)",
-                    (ns, key, path, seq, blob),
-                )
-                added.append((int(cur.lastrowid or 0), blob))
-        return changes
-
-    def _update_indexes(
-        self, changes: dict[str, tuple[list[int], list[tuple[int, bytes]]]], seq: int
-    ) -> None:
-        """Apply a committed batch to the loaded indexes that were current before it."""
-        for ns, (removed, added) in changes.items():
-            index = self._indexes.get(ns)
-            if index is None or index.stamp != seq - 1:
-                continue  # not loaded, or behind: caught up on its next search
-            index.remove(np.array(removed, dtype=np.int64))
-            if added:
-                index.add(np.array([a[0] for a in added], np.int64), _matrix([a[1] for a in added]))
-            index.stamp = seq
-            self._unsaved[ns] += len(removed) + len(added)
-            if self._unsaved[ns] >= self.save_every:
-                index.save(self._index_file(ns))
-                self._unsaved[ns] = 0
-
-
-def _ns(namespace: tuple[str, ...]) -> str:
-    return ".".join(namespace)  # labels cannot contain "." (validated)
+            if self._cache is not None:
+                self._cache.apply(changes, seq)
 
 
 def _tuple(ns: str) -> tuple[str, ...]:
     return tuple(ns.split("."))
-
-
-def _matrix(blobs: list[bytes]) -> np.ndarray:
-    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
 
 
 def _encode(key: Key, op: PutOp) -> str | None:
@@ -588,12 +442,12 @@ def _rank(
     candidates: list[SearchItem], best: dict[tuple[str, str], float], op: SearchOp
 ) -> list[SearchItem]:
     """Order filtered candidates as InMemoryStore does: by best score, then fill up."""
-    scored = [c for c in candidates if (_ns(c.namespace), c.key) in best]
-    scored.sort(key=lambda c: best[(_ns(c.namespace), c.key)], reverse=True)
+    scored = [c for c in candidates if (ns_text(c.namespace), c.key) in best]
+    scored.sort(key=lambda c: best[(ns_text(c.namespace), c.key)], reverse=True)
     kept = scored[op.offset : op.offset + op.limit] if op.offset + op.limit >= 0 else []
     for item in kept:
-        item.score = float(best[(_ns(item.namespace), item.key)])
-    scoreless = [c for c in candidates if (_ns(c.namespace), c.key) not in best]
+        item.score = float(best[(ns_text(item.namespace), item.key)])
+    scoreless = [c for c in candidates if (ns_text(c.namespace), c.key) not in best]
     if scoreless and len(kept) < op.limit:
         kept.extend(scoreless[: op.limit - len(kept)])
     return kept

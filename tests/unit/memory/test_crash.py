@@ -74,7 +74,7 @@ def test_sigkill_during_bulk_save_leaves_a_consistent_prefix(tmp_path: Path) -> 
         assert hit.key == last.key
         vectors = store._conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
         assert vectors == len(keys)
-        assert store._indexes["bulk"].size == len(keys)
+        assert store.index_for(("bulk",)).size == len(keys)
         # and it takes new writes
         store.put(("bulk",), "after", {"text": "written after the crash"})
         assert store.search(("bulk",), query="written after the crash", limit=1)[0].key == "after"

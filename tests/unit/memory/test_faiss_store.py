@@ -78,11 +78,11 @@ def test_approximate_index_above_the_threshold(tmp_path: Path) -> None:
     with FaissStore(tmp_path, index=hashing_index(), approx_threshold=300) as store:
         fill(store, 200)
         store.search(("docs",), query="vim", limit=1)
-        assert not store._indexes["docs"].approximate
+        assert not store.index_for(("docs",)).approximate
         fill(store, 400, start=200)
         for n in (0, 250, 599):
             assert store.search(("docs",), query=sentence(n), limit=1)[0].key == f"k{n}"
-        index = store._indexes["docs"]
+        index = store.index_for(("docs",))
         assert index.approximate and index.size == 600
         store.delete(("docs",), "k250")
         store.put(("docs",), "k251", {"text": "completely new words here"})
@@ -92,7 +92,7 @@ def test_approximate_index_above_the_threshold(tmp_path: Path) -> None:
         assert store.search(("docs",), query="completely new words here", limit=1)[0].key == "k251"
     with FaissStore(tmp_path, index=hashing_index(), approx_threshold=300) as store:
         assert store.search(("docs",), query=sentence(400), limit=1)[0].key == "k400"
-        assert store._indexes["docs"].approximate
+        assert store.index_for(("docs",)).approximate
 
 
 def test_approximate_scores_agree_with_exact_search(tmp_path: Path) -> None:
