@@ -53,6 +53,8 @@ from jarvis_graph.memory.index_cache import IndexCache, matrix
 from jarvis_graph.memory.store_sql import SCHEMA, Key, ns_text, texts_to_embed, write_puts
 from jarvis_graph.memory.vector_index import DEFAULT_APPROX_THRESHOLD, NamespaceIndex, normalise
 
+_SQL_CHUNK = 900
+
 
 class FaissStore(BaseStore):
     """A persistent store in a folder: ``store.sqlite``, ``store.lock``, ``indexes/*.faiss``.
@@ -337,11 +339,14 @@ class FaissStore(BaseStore):
         return out
 
     def _owners(self, vids: list[int]) -> dict[int, str]:
-        if not vids:
-            return {}
-        marks = ",".join("?" * len(vids))
-        rows = self._conn.execute(f"SELECT vid, key FROM vectors WHERE vid IN ({marks})", vids)
-        return dict(rows.fetchall())
+        """The record key of each vector id (ids removed meanwhile are left out)."""
+        owners: dict[int, str] = {}
+        for start in range(0, len(vids), _SQL_CHUNK):  # SQLite caps the ? per statement
+            chunk = vids[start : start + _SQL_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT vid, key FROM vectors WHERE vid IN ({marks})"
+            owners.update(self._conn.execute(sql, chunk).fetchall())
+        return owners
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         rows = self._conn.execute("SELECT DISTINCT ns FROM items").fetchall()

@@ -108,6 +108,14 @@ def test_approximate_scores_agree_with_exact_search(tmp_path: Path) -> None:
             assert ours[0].score == pytest.approx(exact[0].score, abs=1e-5)
 
 
+def test_a_query_asking_for_thousands_of_results(tmp_path: Path) -> None:
+    with FaissStore(tmp_path, index=hashing_index()) as store:
+        fill(store, 2500)
+        hits = store.search(("docs",), query=sentence(3), limit=5000)
+        assert len(hits) == 2500 and hits[0].key == "k3"
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
 def test_two_store_objects_see_each_others_writes(tmp_path: Path) -> None:
     with (
         FaissStore(tmp_path, index=hashing_index()) as a,
