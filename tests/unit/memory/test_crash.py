@@ -16,6 +16,7 @@ BATCH = 25
 BATCHES = 400
 
 WRITER = f"""
+import os
 import sys
 from langgraph.store.base import PutOp
 from jarvis_graph.memory.store import FaissStore
@@ -32,8 +33,9 @@ with FaissStore(folder, index=hashing_index(), save_every=60) as store:
         ]
         store.batch(ops)
         store.search(("bulk",), query="alpha", limit=1)  # keeps the index loaded and saved
-        with open(progress, "w") as fh:
+        with open(progress + ".tmp", "w") as fh:  # replaced whole: a kill never empties it
             fh.write(str(b + 1))
+        os.replace(progress + ".tmp", progress)
 """
 
 
@@ -56,7 +58,7 @@ def test_sigkill_during_bulk_save_leaves_a_consistent_prefix(tmp_path: Path) -> 
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    committed = int(progress.read_text())
+    committed = int(progress.read_text()) if progress.exists() else 0
 
     with FaissStore(folder, index=hashing_index()) as store:
         items = store.search(("bulk",), limit=BATCH * BATCHES)
