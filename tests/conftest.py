@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,7 +45,8 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def fresh_process_caches() -> Iterator[None]:
-    """Event buses, platform plugins, bound models and tool registries start empty in every test."""
+    """Event buses, platform plugins, bound models, tool registries and memory stores start
+    empty in every test."""
     from jarvis_graph.events import reset_event_buses
     from jarvis_graph.nodes.services import _bound_model
     from jarvis_graph.platforms.registry import reset_plugins
@@ -57,6 +59,8 @@ def fresh_process_caches() -> Iterator[None]:
         _bound_model.cache_clear()
         close_registries()  # MCP sessions end: no server outlives its test
         sync_central_repo.cache_clear()
+        if "jarvis_graph.memory.tiers" in sys.modules:  # stores of this test's folders
+            sys.modules["jarvis_graph.memory.tiers"].close_stores()
 
     reset()
     yield

@@ -12,6 +12,7 @@ from jarvis_graph.cli import (
     config_cmd,
     graph_cmd,
     mcp_cmd,
+    memory_cmd,
     models_cmd,
     run_cmd,
     sessions_cmd,
@@ -33,6 +34,7 @@ app.add_typer(models_cmd.app, name="models")
 app.add_typer(graph_cmd.app, name="graph")
 app.add_typer(tools_cmd.app, name="tools")
 app.add_typer(mcp_cmd.app, name="mcp")
+app.add_typer(memory_cmd.app, name="memory")
 
 
 def _version(value: bool) -> None:

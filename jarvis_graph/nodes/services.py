@@ -68,6 +68,8 @@ def _bound_model(
 
 def system_prompt(ctx: JarvisContext) -> str:
     """The system prompt for a run in ``ctx``."""
+    from jarvis_graph.memory.tiers import memory_prompt
+
     interaction = (
         "- Nobody is watching this run: do not ask questions, decide and state your assumptions."
         if ctx.non_interactive
@@ -80,4 +82,5 @@ def system_prompt(ctx: JarvisContext) -> str:
         interaction=interaction,
         marker=COMPLETE_MARKER,
         tool_names=", ".join(sorted(tools_for(ctx))),
+        memory=memory_prompt(ctx.workspace_path()),
     )

@@ -69,7 +69,9 @@ def build_registry(settings: Settings, workspace: Path) -> ToolRegistry:
     from jarvis_graph.tools.user_tools import load_tool_dirs
 
     patterns = group_patterns(settings)
-    registry = ToolRegistry(tools={t.name: t for t in BUILTIN_TOOLS})
+    from jarvis_graph.memory.tools import MEMORY_TOOLS
+
+    registry = ToolRegistry(tools={t.name: t for t in [*BUILTIN_TOOLS, *MEMORY_TOOLS]})
     if settings.central_tool_repo:
         from jarvis_graph.tools.tool_repo import sync_central_repo
 

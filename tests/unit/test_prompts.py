@@ -13,6 +13,7 @@ import pytest
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from jarvis_graph.context import JarvisContext
+from jarvis_graph.memory.tools import MEMORY_TOOLS
 from jarvis_graph.nodes.services import system_prompt
 from jarvis_graph.prompts import load_prompt
 from jarvis_graph.tools.builtin import BUILTIN_TOOLS
@@ -34,6 +35,11 @@ def test_system_prompt_template_snapshot() -> None:
 def test_builtin_tool_schemas_snapshot() -> None:
     schemas = [convert_to_openai_tool(tool) for tool in BUILTIN_TOOLS]
     _check("builtin_tools.json", json.dumps(schemas, indent=2, sort_keys=True) + "\n")
+
+
+def test_memory_tool_schemas_snapshot() -> None:
+    schemas = [convert_to_openai_tool(tool) for tool in MEMORY_TOOLS]
+    _check("memory_tools.json", json.dumps(schemas, indent=2, sort_keys=True) + "\n")
 
 
 @pytest.mark.parametrize("non_interactive", [False, True])

@@ -32,9 +32,11 @@ def test_context_of_accepts_dataclass_dict_and_nothing() -> None:
 def test_system_prompt_is_filled_in(workspace: Path) -> None:
     prompt = system_prompt(JarvisContext(workspace=str(workspace)))
     assert f"`{workspace.resolve()}`" in prompt
-    assert prompt.rstrip().endswith(
-        "Tools available: ask_user, execute_script, list_files, read_code, search_files."
+    assert (
+        "Tools available: ask_user, clear_memory, execute_script, list_files, read_code, "
+        "retrieve_memory, save_memory, search_files.\nMemory: " in prompt
     )
+    assert prompt.rstrip().endswith("No memories are saved yet.")
     assert f"end it with {COMPLETE_MARKER}" in prompt
     assert "Use ask_user when you need information" in prompt
     assert "{" not in prompt  # every placeholder was filled

@@ -406,8 +406,11 @@ def test_ask_user_without_a_user_says_so() -> None:
 
 def test_registry_lists_builtins_with_their_flags() -> None:
     tools = {t.name: t for t in get_tools()}
-    assert set(tools) == {"read_code", "list_files", "search_files", "execute_script", "ask_user"}
-    assert [name for name, t in tools.items() if is_risky(t)] == ["execute_script"]
+    assert set(tools) == {
+        *("read_code", "list_files", "search_files", "execute_script", "ask_user"),
+        *("save_memory", "retrieve_memory", "clear_memory"),
+    }
+    assert [name for name, t in tools.items() if is_risky(t)] == ["execute_script", "clear_memory"]
     assert [name for name, t in tools.items() if asks_user(t)] == ["ask_user"]
     assert all(t.description for t in tools.values())
     assert set(tools["read_code"].args) == {"path", "start_line", "end_line"}

@@ -1,0 +1,116 @@
+"""Memory records: Jarvis' fields, validated; plain dicts so they store as JSON."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any, Literal, get_args
+
+MemoryType = Literal["short_term", "project_long_term", "global_long_term"]
+MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
+LONG_TERM_TYPES: tuple[str, ...] = ("project_long_term", "global_long_term")
+FIELDS = ("id", "type", "tags", "content", "created_at", "updated_at", "merged_from")
+
+
+class MemoryInputError(ValueError):
+    """A memory record or request is invalid; the message says what to change."""
+
+
+def now_iso() -> str:
+    """The current time, UTC, ISO 8601 with seconds."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_id() -> str:
+    """A new record id: sortable by creation time, unique."""
+    return f"{datetime.now(UTC):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+
+def check_type(memory_type: str) -> str:
+    """``memory_type`` if it is one of the three tiers.
+
+    Raises:
+        MemoryInputError: It is not.
+    """
+    if memory_type not in MEMORY_TYPES:
+        msg = f"unknown memory type {memory_type!r}; use one of {', '.join(MEMORY_TYPES)}"
+        raise MemoryInputError(msg)
+    return memory_type
+
+
+def clean_tags(tags: Any) -> list[str]:
+    """Tags stripped, lower-cased and de-duplicated, in their first order.
+
+    Raises:
+        MemoryInputError: ``tags`` is not a list of strings.
+    """
+    if tags is None:
+        return []
+    if isinstance(tags, str) or not isinstance(tags, list | tuple):
+        msg = f"tags must be a list of strings, e.g. ['python', 'testing'], not {tags!r}"
+        raise MemoryInputError(msg)
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            msg = f"tag {tag!r} is not a string; tags must be a list of strings"
+            raise MemoryInputError(msg)
+        t = " ".join(tag.split()).lower()
+        if t and t not in out:
+            out.append(t)
+    return out
+
+
+def new_record(
+    memory_type: str,
+    tags: Any,
+    content: str,
+    *,
+    record_id: str | None = None,
+    merged_from: list[str] | None = None,
+) -> dict[str, Any]:
+    """A validated record with a new id and timestamps.
+
+    Raises:
+        MemoryInputError: Unknown type, empty content or malformed tags.
+    """
+    if not isinstance(content, str) or not content.strip():
+        msg = "memory content is empty; write the fact or lesson to remember"
+        raise MemoryInputError(msg)
+    stamp = now_iso()
+    return {
+        "id": record_id or new_id(),
+        "type": check_type(memory_type),
+        "tags": clean_tags(tags),
+        "content": content.strip(),
+        "created_at": stamp,
+        "updated_at": stamp,
+        "merged_from": list(merged_from or []),
+    }
+
+
+def coerce_record(data: Any, default_type: str | None = None) -> dict[str, Any]:
+    """A stored record from a dict read from a file (export or Jarvis memory file).
+
+    Missing timestamps become now; ``id`` is kept when present.
+
+    Raises:
+        MemoryInputError: The dict lacks content or has an unknown type.
+    """
+    if not isinstance(data, dict):
+        msg = f"a memory record must be a JSON object, got {type(data).__name__}"
+        raise MemoryInputError(msg)
+    memory_type = data.get("type") or data.get("memory_type") or default_type
+    if not memory_type:
+        msg = f"record {data.get('id', '?')!r} has no type; give 'type' or choose --type"
+        raise MemoryInputError(msg)
+    rec = new_record(
+        str(memory_type),
+        data.get("tags") or [],
+        data.get("content", ""),
+        record_id=str(data["id"]) if data.get("id") else None,
+        merged_from=[str(x) for x in data.get("merged_from") or []],
+    )
+    for field in ("created_at", "updated_at"):
+        if isinstance(data.get(field), str) and data[field]:
+            rec[field] = data[field]
+    return rec

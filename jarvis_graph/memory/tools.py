@@ -1,0 +1,151 @@
+"""Memory tools with Jarvis' argument shapes: save_memory, retrieve_memory, clear_memory."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool, tool
+from pydantic import BaseModel, Field
+
+from jarvis_graph.memory.records import MEMORY_TYPES, MemoryInputError, check_type, new_record
+from jarvis_graph.tools.base import ToolInputError, current_env
+
+MemoryTypeArg = Literal["short_term", "project_long_term", "global_long_term"]
+MAX_RETRIEVE = 50
+
+
+class MemoryIn(BaseModel):
+    """One memory to save."""
+
+    memory_type: MemoryTypeArg = Field(
+        description="short_term (this session only), project_long_term (this project) or "
+        "global_long_term (all projects)"
+    )
+    tags: list[str] = Field(default_factory=list, description="Keywords to find it again.")
+    content: str = Field(description="The fact, decision or lesson, self-contained.")
+
+
+class SaveMemoryArgs(BaseModel):
+    """Arguments of save_memory."""
+
+    memories: list[MemoryIn] = Field(description="The memories to save.", min_length=1)
+
+
+class RetrieveMemoryArgs(BaseModel):
+    """Arguments of retrieve_memory."""
+
+    memory_types: list[MemoryTypeArg] = Field(
+        default_factory=list, description="Tiers to search; empty for all."
+    )
+    tags: list[str] = Field(
+        default_factory=list, description="Only memories with any of these tags; empty for all."
+    )
+    query: str = Field(default="", description="What you are looking for, in words.")
+    limit: int = Field(default=10, ge=1, le=MAX_RETRIEVE, description="Most results to return.")
+
+
+class ClearMemoryArgs(BaseModel):
+    """Arguments of clear_memory."""
+
+    memory_types: list[MemoryTypeArg] = Field(
+        default_factory=list, description="Tiers to clear from; empty for all."
+    )
+    tags: list[str] = Field(
+        default_factory=list, description="Delete the memories having any of these tags."
+    )
+    ids: list[str] = Field(default_factory=list, description="Delete these memory ids.")
+
+
+def _tiers() -> Any:
+    from jarvis_graph.memory.tiers import MemoryTiers
+
+    return MemoryTiers(current_env().workspace, current_thread())
+
+
+def current_thread() -> str:
+    """The thread id of the graph run this call belongs to (``default`` outside a run)."""
+    try:
+        from langgraph.config import get_config
+
+        return str(get_config().get("configurable", {}).get("thread_id") or "default")
+    except RuntimeError:
+        return "default"
+
+
+def save_memory_impl(tiers: Any, memories: list[dict[str, Any]]) -> str:
+    """Validate and save memories; a summary line per saved record."""
+    try:
+        records = [
+            new_record(m["memory_type"], m.get("tags"), m.get("content", "")) for m in memories
+        ]
+    except (MemoryInputError, KeyError) as exc:
+        raise ToolInputError(str(exc)) from exc
+    tiers.save(records)
+    lines = [f"- {r['id']} [{r['type']}] tags: {', '.join(r['tags']) or '-'}" for r in records]
+    return f"saved {len(records)} memor{'y' if len(records) == 1 else 'ies'}:\n" + "\n".join(lines)
+
+
+def retrieve_memory_impl(
+    tiers: Any, memory_types: list[str], tags: list[str], query: str, limit: int
+) -> str:
+    """The matching memories, best first, as text for the model."""
+    for memory_type in memory_types:
+        check_type(memory_type)
+    hits = tiers.retrieve(memory_types or None, tags or None, query or None, limit)
+    if not hits:
+        where = ", ".join(memory_types) or "any tier"
+        return f"no memories found in {where}" + (f" with tags {tags}" if tags else "")
+    out = [f"{len(hits)} memor{'y' if len(hits) == 1 else 'ies'}:"]
+    for hit in hits:
+        rec = hit.record
+        score = f" score {hit.score:.2f}" if hit.score is not None else ""
+        out.append(
+            f"- id {rec['id']} [{rec['type']}] tags: {', '.join(rec.get('tags', [])) or '-'}"
+            f" updated {rec.get('updated_at', '?')}{score}\n  {rec['content']}"
+        )
+    return "\n".join(out)
+
+
+def clear_memory_impl(tiers: Any, memory_types: list[str], tags: list[str], ids: list[str]) -> str:
+    """Delete by ids or by tags; refuses a request that would delete everything."""
+    if not tags and not ids:
+        msg = "give tags or ids of the memories to delete (clearing everything is not allowed)"
+        raise ToolInputError(msg)
+    deleted = tiers.clear(memory_types or None, tags or None, ids or None)
+    if not deleted:
+        return "no memories matched; nothing deleted"
+    return f"deleted {len(deleted)} memories: " + ", ".join(r["id"] for r in deleted)
+
+
+@tool(args_schema=SaveMemoryArgs)
+def save_memory(memories: list[MemoryIn]) -> str:
+    """Save facts, decisions or lessons worth remembering, in one of three memory tiers."""
+    items = [m.model_dump() if isinstance(m, BaseModel) else dict(m) for m in memories]
+    return save_memory_impl(_tiers(), items)
+
+
+@tool(args_schema=RetrieveMemoryArgs)
+def retrieve_memory(
+    memory_types: list[str] | None = None,
+    tags: list[str] | None = None,
+    query: str = "",
+    limit: int = 10,
+) -> str:
+    """Find saved memories by meaning (query), by tags, or both; newest first without a query."""
+    return retrieve_memory_impl(_tiers(), list(memory_types or []), list(tags or []), query, limit)
+
+
+@tool(args_schema=ClearMemoryArgs)
+def clear_memory(
+    memory_types: list[str] | None = None,
+    tags: list[str] | None = None,
+    ids: list[str] | None = None,
+) -> str:
+    """Delete memories by ids, or those having any of the given tags."""
+    return clear_memory_impl(_tiers(), list(memory_types or []), list(tags or []), list(ids or []))
+
+
+clear_memory.metadata = {"risky": True}
+
+MEMORY_TOOLS: list[BaseTool] = [save_memory, retrieve_memory, clear_memory]
+__all__ = ["MEMORY_TOOLS", "MEMORY_TYPES", "clear_memory", "retrieve_memory", "save_memory"]

@@ -1,0 +1,172 @@
+"""``jarvis memory``: save, list, search, export/import, Jarvis files, organize, clear."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.cli import invoke, write_script
+
+FACTS = [
+    ("Releases are deployed with ./deploy.sh --prod", ["deploy", "ops"], "project_long_term"),
+    ("Run the deploy only after the tests pass", ["deploy", "ops"], "project_long_term"),
+    ("My favourite editor is vim", ["editor"], "global_long_term"),
+]
+
+
+def jarvis(workspace: Path, *args: str, input: str | None = None) -> Any:
+    return invoke(["memory", *args, "--workspace", str(workspace)], input=input)
+
+
+def save_facts(workspace: Path) -> None:
+    for content, tags, kind in FACTS:
+        tag_args = [a for t in tags for a in ("--tag", t)]
+        out = jarvis(workspace, "save", content, "--type", kind, *tag_args)
+        assert out.exit_code == 0, out.output
+        assert out.output.startswith("saved ")
+
+
+def ids_in(output: str) -> list[str]:
+    return [line.split()[0] for line in output.splitlines() if "[" in line and "tags:" in line]
+
+
+def test_save_list_and_search(workspace: Path) -> None:
+    save_facts(workspace)
+
+    listed = jarvis(workspace, "list")
+    assert listed.exit_code == 0 and len(ids_in(listed.output)) == 3
+    only_global = jarvis(workspace, "list", "--type", "global_long_term")
+    assert "vim" in only_global.output and "deploy" not in only_global.output
+    by_tag = jarvis(workspace, "list", "--tag", "ops")
+    assert len(ids_in(by_tag.output)) == 2
+
+    found = jarvis(workspace, "search", "preferred text editor", "-n", "1")
+    assert found.exit_code == 0
+    assert "My favourite editor is vim" in found.output and "score" in found.output
+
+
+def test_export_clear_import_round_trip(workspace: Path, tmp_path: Path) -> None:
+    save_facts(workspace)
+    before = json.loads(json.dumps(sorted(ids_in(jarvis(workspace, "list").output))))
+    dump = tmp_path / "memories.json"
+    assert jarvis(workspace, "export", str(dump)).output.startswith("exported 3 memories")
+    data = json.loads(dump.read_text())
+    assert data["format"] == "jarvis-graph-memory" and len(data["memories"]) == 3
+
+    cleared = jarvis(workspace, "clear", "--all", "--yes")
+    assert cleared.output.strip() == "deleted 3 memories"
+    assert jarvis(workspace, "list").output.strip() == "no memories"
+
+    again = jarvis(workspace, "import", str(dump))
+    assert again.output.strip() == "imported 3 new, replaced 0, skipped 0 existing"
+    assert sorted(ids_in(jarvis(workspace, "list").output)) == before
+    # the records come back whole, vectors included: search still works
+    assert "vim" in jarvis(workspace, "search", "text editor", "-n", "1").output
+    twice = jarvis(workspace, "import", str(dump))
+    assert twice.output.strip() == "imported 0 new, replaced 0, skipped 3 existing"
+
+
+def test_import_filters_and_overwrite_policies(workspace: Path, tmp_path: Path) -> None:
+    save_facts(workspace)
+    dump = tmp_path / "memories.json"
+    jarvis(workspace, "export", str(dump), "--tag", "editor")
+    data = json.loads(dump.read_text())
+    (vim,) = data["memories"]
+    vim["content"] = "My favourite editor is helix now"
+    vim["updated_at"] = "2000-01-01T00:00:00+00:00"  # older than what is stored
+    dump.write_text(json.dumps(data))
+
+    newer = jarvis(workspace, "import", str(dump), "--overwrite", "newer")
+    assert newer.output.strip() == "imported 0 new, replaced 0, skipped 1 existing"
+    replaced = jarvis(workspace, "import", str(dump), "--overwrite", "replace")
+    assert replaced.output.strip() == "imported 0 new, replaced 1, skipped 0 existing"
+    assert "helix" in jarvis(workspace, "list", "--tag", "editor").output
+    filtered = jarvis(workspace, "import", str(dump), "--type", "project_long_term")
+    assert filtered.output.strip() == "imported 0 new, replaced 0, skipped 0 existing"
+
+
+def test_import_of_jarvis_memory_files(workspace: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "old" / ".jarvis" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "20240102_101500_123456.json").write_text(
+        json.dumps(
+            {
+                "id": "20240102_101500_123456",
+                "type": "project_long_term",
+                "tags": ["build", "cmake"],
+                "content": "Build with cmake -B build && cmake --build build",
+                "created_at": "2024-01-02T10:15:00",
+                "updated_at": "2024-01-02T10:15:00",
+            }
+        ),
+        encoding="utf-8",
+    )
+    (folder / "20240103_090000_000001.json").write_text(
+        json.dumps({"tags": ["style"], "content": "Use four spaces"}), encoding="utf-8"
+    )
+    out = jarvis(workspace, "import", str(folder), "--jarvis")
+    assert out.exit_code == 0, out.output
+    assert out.output.strip() == "imported 2 new, replaced 0, skipped 0 existing"
+    listed = jarvis(workspace, "list").output
+    assert "20240102_101500_123456" in listed and "20240103_090000_000001" in listed
+    assert "updated 2024-01-02T10:15:00" in listed
+
+
+def test_organize_dry_run_then_merge(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    save_facts(workspace)
+    dry = jarvis(workspace, "organize", "--dry-run")
+    assert dry.exit_code == 0
+    assert "group 1 [project_long_term]" in dry.output and "dry run: 1 groups" in dry.output
+    assert len(ids_in(jarvis(workspace, "list").output)) == 3
+
+    answer = (
+        "<merged_memory>\ncontent: Deploy with ./deploy.sh --prod, after the tests pass.\n"
+        "tags: [deploy, ops]\n</merged_memory>"
+    )
+    script = write_script(tmp_path / "cheap.yaml", [{"text": answer}])
+    monkeypatch.setenv("JARVIS_PLATFORM", "scripted")
+    monkeypatch.setenv("JARVIS_SCRIPT", str(script))
+    merged = jarvis(workspace, "organize")
+    assert merged.exit_code == 0, merged.output
+    assert "merged 2 into" in merged.output
+    project = jarvis(workspace, "list", "--type", "project_long_term").output
+    assert ids_in(project) and len(ids_in(project)) == 1
+    assert "Deploy with ./deploy.sh --prod, after the tests pass." in project
+    assert "vim" in jarvis(workspace, "list").output  # the other tier is untouched
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["list", "--type", "forever"], "unknown long-term memory type 'forever'"),
+        (["list", "--type", "short_term"], "unknown long-term memory type 'short_term'"),
+        (["save", "  "], "memory content is empty"),
+        (["clear"], "say what to delete"),
+        (["import", "missing.json"], "does not exist"),
+        (["import", "bad.json"], "is not valid JSON"),
+        (["import", "notes.json"], "is not a memory export"),
+        (
+            ["import", "x.json", "--overwrite", "always"],
+            "--overwrite must be skip, replace or newer",
+        ),
+        (
+            ["import", ".", "--jarvis", "--jarvis-type", "short_term"],
+            "unknown long-term memory type",
+        ),
+        (["export", "no/such/dir/out.json"], "does not exist"),
+    ],
+)
+def test_bad_input_gets_a_clear_message(workspace: Path, args: list[str], message: str) -> None:
+    (workspace / "bad.json").write_text("{not json")
+    (workspace / "notes.json").write_text('{"hello": 1}')
+    args = [a if not a.endswith(".json") or "/" in a else str(workspace / a) for a in args]
+    if args[0] == "export":
+        args[1] = str(workspace / args[1])
+    out = jarvis(workspace, *args)
+    assert out.exit_code == 2
+    assert message in out.output
