@@ -16,6 +16,7 @@ from pathlib import Path
 from jarvis_graph.tools.builtin import walk_files
 
 SECRET_GLOBS = ("*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "*secret*", "*token*")
+READ_BYTES = 256 * 1024  # a named file is read this far at most
 _PATH_LIKE = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]*\w\.[A-Za-z0-9]{1,10})(?![\w/-])")
 
 
@@ -76,14 +77,18 @@ def _private(rel: str) -> bool:
     )
 
 
-def _text_lines(path: Path) -> list[str] | None:
+def _text_lines(path: Path) -> tuple[list[str], bool] | None:
+    """The lines of a text file's first ``READ_BYTES``, and whether it goes on after them."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            data = handle.read(READ_BYTES + 1)
     except OSError:
         return None
     if b"\0" in data[:8192]:
         return None
-    return data.decode("utf-8", errors="replace").splitlines()
+    cut = len(data) > READ_BYTES
+    lines = data[:READ_BYTES].decode("utf-8", errors="replace").splitlines()
+    return (lines[:-1] if cut else lines), cut
 
 
 def attachment_text(task: str, root: Path, limits: AttachLimits) -> str | None:
@@ -95,13 +100,17 @@ def attachment_text(task: str, root: Path, limits: AttachLimits) -> str | None:
         parts.append(f"The workspace holds {files}:\n" + "\n".join(listing))
     names = named_files(task, root, listing, limits.named_files) if limits.named_files else []
     for rel in names:
-        lines = _text_lines(root / rel)
-        if lines is None:
+        read = _text_lines(root / rel)
+        if read is None:
             continue
+        lines, cut = read
         shown = lines[: limits.max_lines]
         more = len(lines) - len(shown)
-        tail = f"\n[{more} more lines: read them with read_code]" if more else ""
-        count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
+        if cut:
+            tail, count = "\n[the file goes on: read the rest with read_code]", "large file"
+        else:
+            tail = f"\n[{more} more lines: read them with read_code]" if more else ""
+            count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
         parts.append(
             f"--- {rel} ({count}) ---\n" + "\n".join(shown) + tail + f"\n--- end of {rel} ---"
         )

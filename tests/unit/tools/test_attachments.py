@@ -86,3 +86,17 @@ def test_long_files_are_cut_with_a_pointer_to_read_code(ws: Path) -> None:
 def test_binary_files_and_disabled_parts_attach_nothing(ws: Path) -> None:
     assert attachment_text("open blob.bin", ws, AttachLimits(listing=0)) is None
     assert attachment_text("open app.json", ws, AttachLimits(named_files=0, listing=0)) is None
+
+
+def test_a_huge_file_is_read_only_up_to_the_byte_cap(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jarvis_graph.tools.attachments as attachments
+
+    monkeypatch.setattr(attachments, "READ_BYTES", 100)
+    (ws / "huge.log").write_text("".join(f"entry {i:04d}\n" for i in range(1000)))
+    text = attachment_text("what is in huge.log?", ws, AttachLimits(max_lines=50, listing=0))
+    assert text is not None
+    assert "--- huge.log (large file) ---\nentry 0000\n" in text
+    assert "entry 0008\n[the file goes on: read the rest with read_code]" in text
+    assert "entry 0009" not in text  # the line cut by the byte cap is left out
