@@ -182,12 +182,23 @@ def result_turn(name: str, content: str, task: str = "", failed: bool = False) -
     else:
         template = RESULT_SUFFIX
     suffix = template.format(task=task or "(see above)")
-    if name in ("read_code", "list_files"):  # "12 | text": small models read these as values
-        content = _LINE_NUMBER.sub("", content)
+    content = without_line_numbers(name, content)
     return f"Result of {name}:\n{content}\n\n{suffix}"
 
 
 _LINE_NUMBER = re.compile(r"^ *\d+ \| ", re.MULTILINE)
+
+
+def without_line_numbers(name: str, content: str) -> str:
+    """File lines of a read_code or list_files result without their ``12 | `` column.
+
+    Small models read the line numbers as values.
+    """
+    if name in ("read_code", "list_files"):
+        return _LINE_NUMBER.sub("", content)
+    return content
+
+
 _LISTING = re.compile(r"^\d+ files? under ")
 _FAILED = re.compile(r"^(Error: |exit code: [1-9]|timed out after |no matches for )")
 
@@ -224,8 +235,7 @@ def answer_prompt(task: str, facts: list[str]) -> str:
 
 def fact_text(name: str, content: str) -> str:
     """A tool result as one fact of :func:`answer_prompt`."""
-    if name in ("read_code", "list_files"):
-        content = _LINE_NUMBER.sub("", content)
+    content = without_line_numbers(name, content)
     return f"Result of {name}:\n{content}"
 
 
