@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from jarvis_graph.tools.builtin import walk_files
+from jarvis_graph.tools.builtin import table_note, walk_files
 
 SECRET_GLOBS = ("*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "*secret*", "*token*")
 READ_BYTES = 256 * 1024  # a named file is read this far at most
@@ -110,7 +110,7 @@ def attachment_text(task: str, root: Path, limits: AttachLimits) -> str | None:
             tail, count = "\n[the file goes on: read the rest with read_code]", "large file"
         else:
             tail = f"\n[{more} more lines: read them with read_code]" if more else ""
-            count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
+            count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}{table_note(rel, lines)}"
         parts.append(
             f"--- {rel} ({count}) ---\n" + "\n".join(shown) + tail + f"\n--- end of {rel} ---"
         )

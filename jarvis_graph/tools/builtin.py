@@ -69,13 +69,27 @@ def read_code_impl(
     last = min(total, end_line or total, start_line + MAX_READ_LINES - 1)
     width = len(str(max(last, 1)))
     body = "\n".join(f"{n:>{width}} | {lines[n - 1]}" for n in range(start_line, last + 1))
-    header = f"{path} (lines {start_line}-{last} of {total})"
+    header = f"{path} (lines {start_line}-{last} of {total}{table_note(path, lines)})"
     more = (
         f"\n[{total - last} more lines; call read_code with start_line={last + 1}]"
         if last < total
         else ""
     )
     return f"{header}\n{body}{more}"
+
+
+TABLE_SUFFIXES = (".csv", ".tsv")
+
+
+def table_note(path: str, lines: list[str]) -> str:
+    """``": a header line and 13 data rows"`` for a CSV/TSV file, else ``""``.
+
+    Models (small ones most) count a table's lines, header included, when asked for rows.
+    """
+    if not path.lower().endswith(TABLE_SUFFIXES) or not lines:
+        return ""
+    rows = sum(1 for line in lines[1:] if line.strip())
+    return f": a header line and {rows} data row{'s' if rows != 1 else ''}"
 
 
 def walk_files(root: Path, hidden: bool = True) -> Iterator[Path]:

@@ -74,6 +74,13 @@ def test_attachment_shows_listing_and_content(ws: Path) -> None:
     assert "sk-secret" not in text
 
 
+def test_a_table_attachment_counts_its_data_rows(ws: Path) -> None:
+    (ws / "users.csv").write_text("id,name\n1,ana\n2,ben\n3,carla\n")
+    text = attachment_text("How many rows in users.csv?", ws, AttachLimits(listing=0))
+    assert text is not None
+    assert "--- users.csv (4 lines: a header line and 3 data rows) ---" in text
+
+
 def test_long_files_are_cut_with_a_pointer_to_read_code(ws: Path) -> None:
     (ws / "big.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
     text = attachment_text("summarise big.txt", ws, AttachLimits(max_lines=3, listing=0))

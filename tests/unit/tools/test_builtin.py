@@ -51,6 +51,15 @@ def test_read_code_numbers_lines(env: ToolEnv) -> None:
     assert "more lines" not in out
 
 
+def test_read_code_counts_the_data_rows_of_a_table(env: ToolEnv) -> None:
+    put(env.workspace, "t.csv", "id,name\n1,a\n2,b\n\n")
+    assert read_code_impl(env, "t.csv").splitlines()[0] == (
+        "t.csv (lines 1-4 of 4: a header line and 2 data rows)"
+    )
+    put(env.workspace, "one.tsv", "id\tname\n1\ta\n")
+    assert "a header line and 1 data row)" in read_code_impl(env, "one.tsv")
+
+
 def test_read_code_range(env: ToolEnv) -> None:
     put(env.workspace, "a.py", "".join(f"l{n}\n" for n in range(1, 21)))
     out = read_code_impl(env, "a.py", 5, 7)
