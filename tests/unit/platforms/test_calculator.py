@@ -1,0 +1,67 @@
+"""The calculator that evaluates a model's Python expression: whitelist and limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from jarvis_graph.platforms.calculator import CalculationError, check, evaluate
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [
+        ("max([12, 87, 45, 230, 19])", "230"),
+        ("len(['a', 'b', 'c'])", "3"),
+        ("['shipped', 'new', 'shipped'].count('shipped')", "2"),
+        ("sum(x * 2 for x in range(4))", "12"),
+        ("round(sum([1.5, 2.25]) / 2, 2)", "1.88"),
+        ("sum([2.5, 1.5])", "4"),  # an integral float prints as an integer
+        ("len([w for w in 'def a\\ndef b\\nx = 1'.splitlines() if w.startswith('def ')])", "2"),
+        ("sorted({'b': 2, 'a': 1}.keys())", "['a', 'b']"),
+    ],
+)
+def test_pure_expressions_are_computed(expression: str, value: str) -> None:
+    assert evaluate(expression) == value
+
+
+@pytest.mark.parametrize(
+    ("expression", "reason"),
+    [
+        ("open('/etc/passwd')", "unknown name 'open'"),
+        ("open('/etc/passwd').read()", "'read' is not allowed"),
+        ("__import__('os')", "unknown name '__import__'"),
+        ("__import__('os').system('true')", "'system' is not allowed"),
+        ("().__class__", "'__class__' is not allowed"),
+        ("import os", "not a Python expression"),
+        ("(lambda: 1)()", "only builtins and methods may be called"),
+        ("sorted([1], key=lambda v: v)", "Lambda is not allowed"),
+        ("x + 1", "unknown name 'x'"),
+        ("f'{1}'", "JoinedStr is not allowed"),
+        ("[1][0].__reduce__()", "'__reduce__' is not allowed"),
+    ],
+)
+def test_anything_beyond_the_whitelist_is_refused_before_it_runs(
+    expression: str, reason: str
+) -> None:
+    with pytest.raises(CalculationError, match=reason):
+        check(expression)
+
+
+def test_comprehension_variables_are_the_only_free_names() -> None:
+    check("[n for n in range(3) if n]")
+    with pytest.raises(CalculationError, match="unknown name 'm'"):
+        check("[m for n in range(3)]")
+
+
+def test_runaway_calculations_are_stopped() -> None:
+    with pytest.raises(CalculationError, match="MemoryError|failed|longer than"):
+        evaluate("'a' * 10**10")
+    with pytest.raises(CalculationError, match="longer than|failed"):
+        evaluate("sum(range(10**12))", timeout=1.0)
+
+
+def test_errors_of_the_expression_are_reported() -> None:
+    with pytest.raises(CalculationError, match="ZeroDivisionError"):
+        evaluate("1 / 0")
+    with pytest.raises(CalculationError, match="longer than"):
+        evaluate("1 + " * 2000 + "1")
