@@ -46,6 +46,10 @@ class ModelSpec(BaseModel):
     """Context window of the local model, in tokens."""
     max_repeats: int = Field(default=1, ge=1)
     """Local model: identical consecutive tool calls allowed; one more and it must answer."""
+    computed_answers: bool = True
+    """Local model: compute counts, sums and extremes with a checked Python expression."""
+    memory_tools_on_mention: bool = True
+    """Local model: offer the memory tools only to tasks that speak of remembering."""
 
 
 McpTransport = Literal["stdio", "sse", "streamable"]

@@ -11,6 +11,7 @@ import atexit
 import functools
 import json
 import os
+import re
 import threading
 import time
 import uuid
@@ -36,6 +37,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from jarvis_graph.config import ModelSpec
+from jarvis_graph.platforms import calculator
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.registry import PlatformError
 from jarvis_graph.state import CONTEXT_NAME
@@ -43,6 +45,8 @@ from jarvis_graph.state import CONTEXT_NAME
 MIN_REPLY_TOKENS = 256
 MAX_FAILED_STREAK = 2  # failed tool turns in a row after which the model may answer again
 THOUGHT_KEY = "reasoning_content"  # where a reply's "thought" is kept on the AIMessage
+SCRIPT_TOOLS = frozenset({"execute_script"})  # tools whose output answers a "run X" task
+_MEMORY_WORDS = re.compile(r"\b(remember|memor|recall|forget|note that)", re.IGNORECASE)
 
 Repeat = Literal["failed", "answer"]
 _REPEAT_WARNINGS: dict[str, str] = {
@@ -71,6 +75,12 @@ class LocalChatModel(BaseChatModel):
     max_repeats: int = 1
     focused_answers: bool = True
     """Write the final answer from a prompt of just the gathered facts and the question."""
+    computed_answers: bool = True
+    """Before answering a question asking for a count, a sum or an extreme, let the model
+    write a Python expression over the facts and give its value (see ``calculator``)."""
+    memory_tools_on_mention: bool = True
+    """Offer the memory tools only when the task speaks of remembering: offered on every
+    task, a small model calls them to look for what is in the files."""
     tools: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
@@ -81,12 +91,18 @@ class LocalChatModel(BaseChatModel):
         """A copy of the model that describes ``tools`` in its prompt and grammar."""
         return self.model_copy(update={"tools": [convert_to_openai_tool(t) for t in tools]})
 
+    def offered_tools(self, messages: list[BaseMessage]) -> list[dict[str, Any]]:
+        """The bound tools the next reply may call."""
+        if not self.memory_tools_on_mention or _MEMORY_WORDS.search(_task_of(messages)):
+            return self.tools
+        return [t for t in self.tools if "memory" not in t["function"]["name"]]
+
     def build_prompt(self, messages: list[BaseMessage], repeat: Repeat | None = None) -> str:
         """The ChatML prompt for ``messages``; ``repeat`` adds a warning about a repeated call."""
         system = "\n\n".join(str(m.text) for m in messages if isinstance(m, SystemMessage))
-        if self.tools:
+        if tools := self.offered_tools(messages):
             system = "\n\n".join(
-                p for p in (system, proto.render_tool_list(self.tools), proto.FORMAT_RULES) if p
+                p for p in (system, proto.render_tool_list(tools), proto.FORMAT_RULES) if p
             )
         turns = [proto.Turn("system", system)] if system else []
         task = ""
@@ -117,7 +133,7 @@ class LocalChatModel(BaseChatModel):
         with lock:
             while True:
                 offer: proto.Offer = "answer" if repeat == "answer" else "tools" if act else "all"
-                tools = self.tools
+                tools = self.offered_tools(messages)
                 if repeat == "failed" and last_call:  # the same tool failed twice: another one
                     tools = [t for t in tools if t["function"]["name"] != last_call[0]]
                 schema = proto.reply_schema(tools, offer)
@@ -134,10 +150,17 @@ class LocalChatModel(BaseChatModel):
                     break
                 repeat = "failed" if act and repeat is None else "answer"
             if facts and run.answer.is_answer:
-                chosen = run
-                run = _Generation(proto.answer_prompt(_task_of(messages), facts))
+                done = [run]
+                task = _task_of(messages)
+                if self.computed_answers and proto.asks_for_computation(task):
+                    done.append(_Generation(proto.compute_prompt(task, facts)))
+                    for _ in done[-1].stream(self, llm, proto.COMPUTE_SCHEMA, None):
+                        pass  # a JSON reply: nothing is streamed
+                    if calculation := calculation_fact(done[-1].answer.raw):
+                        facts = [*facts, calculation]
+                run = _Generation(proto.answer_prompt(task, facts))
                 yield from run.stream(self, llm, None, run_manager)
-                yield _answer_chunk(chosen, run, Path(self.model_path).name)
+                yield _answer_chunk([*done, run], Path(self.model_path).name)
                 return
         yield _final_chunk(run, Path(self.model_path).name)
 
@@ -186,22 +209,27 @@ def _task_of(messages: list[BaseMessage]) -> str:
 
 
 def _facts(messages: list[BaseMessage]) -> list[str]:
-    """What the tools gathered for the latest task, oldest first.
+    """What is known for the latest task: the attached context, then what calls gathered.
 
-    The attached workspace context counts only when no tool ran: next to tool results it
-    distracts a small model.
+    Failed calls are left out: a small model answering from an error repeats it. Once a
+    script ran, its output is what the task asked for and the attached files (its inputs)
+    are left out too: next to the output, a small model answers with a value from them.
     """
     context: list[str] = []
     results: list[str] = []
+    ran_script = False
     for message in messages:
         if isinstance(message, HumanMessage):
             if message.name != CONTEXT_NAME:
-                context, results = [], []  # a new task
+                context, results, ran_script = [], [], False  # a new task
             else:
                 context.append(str(message.text))
         elif isinstance(message, ToolMessage):
-            results.append(proto.fact_text(message.name or "a tool", str(message.text)))
-    return results or context
+            text = str(message.text)
+            if message.status != "error" and not proto.looks_failed(text):
+                results.append(proto.fact_text(message.name or "a tool", text))
+                ran_script = ran_script or message.name in SCRIPT_TOOLS
+    return results if ran_script else context + results
 
 
 def _trailing_repeats(messages: list[BaseMessage]) -> tuple[int, tuple[str, str] | None]:
@@ -260,6 +288,7 @@ class _Generation:
         self.text = ""  # free text generated without a grammar
         self.n_prompt = self.n_out = 0
         self.timing: dict[str, float] = {}
+        self._first = 0.0  # when the first token arrived
 
     def stream(
         self,
@@ -284,19 +313,41 @@ class _Generation:
             )
             raise ContextTooLongError(msg)
         grammar = _grammar(json.dumps(schema)) if schema is not None else None
-        started, first = time.monotonic(), 0.0
-        for chunk in llm.create_completion(
+        started = time.monotonic()
+        self._first = 0.0
+        completion = llm.create_completion(
             self.prompt,
             max_tokens=min(model.max_tokens, room),
             temperature=model.temperature,
             stream=True,
             grammar=grammar,
             stop=[proto.IM_END],
-        ):
+        )
+        try:
+            yield from self._pieces(completion, schema is None, stop_at_answer, run_manager)
+        finally:
+            # A generation left early must release llama.cpp's sampler now, before the next
+            # one starts; left to the garbage collector it crashed the process.
+            completion.close()
+        now, first = time.monotonic(), self._first
+        speed = (self.n_out - 1) / max(now - first, 1e-6) if self.n_out > 1 else 0.0
+        self.timing = {
+            "prompt_seconds": round((first or now) - started, 3),
+            "tokens_per_second": round(speed, 1),
+        }
+
+    def _pieces(
+        self,
+        completion: Iterator[Any],
+        free_text: bool,
+        stop_at_answer: bool,
+        run_manager: CallbackManagerForLLMRun | None,
+    ) -> Iterator[ChatGenerationChunk]:
+        for chunk in completion:
             self.n_out += 1
-            first = first or time.monotonic()  # generation speed excludes prompt reading
+            self._first = self._first or time.monotonic()  # speed excludes prompt reading
             piece = chunk["choices"][0]["text"]
-            if schema is None:
+            if free_text:
                 text = piece.lstrip() if not self.text else piece
                 self.text += text
             else:
@@ -308,20 +359,17 @@ class _Generation:
                 if run_manager:
                     run_manager.on_llm_new_token(text, chunk=out)
                 yield out
-        now = time.monotonic()
-        speed = (self.n_out - 1) / max(now - first, 1e-6) if self.n_out > 1 else 0.0
-        self.timing = {
-            "prompt_seconds": round((first or now) - started, 3),
-            "tokens_per_second": round(speed, 1),
-        }
 
 
-def _answer_chunk(chosen: _Generation, run: _Generation, model: str) -> ChatGenerationChunk:
-    """The closing chunk of an answer written by the focused answer prompt."""
-    n_prompt, n_out = chosen.n_prompt + run.n_prompt, chosen.n_out + run.n_out
+def _answer_chunk(runs: list[_Generation], model: str) -> ChatGenerationChunk:
+    """The closing chunk of an answer written by the focused answer prompt.
+
+    ``runs``: the reply that chose to answer, any calculation, then the answer itself.
+    """
+    n_prompt, n_out = sum(r.n_prompt for r in runs), sum(r.n_out for r in runs)
     usage = UsageMetadata(input_tokens=n_prompt, output_tokens=n_out, total_tokens=n_prompt + n_out)
-    meta: dict[str, Any] = {"model_name": model, **run.timing}
-    thought = proto.thought_of(chosen.answer.raw)
+    meta: dict[str, Any] = {"model_name": model, **runs[-1].timing}
+    thought = proto.thought_of(runs[0].answer.raw)
     message = AIMessageChunk(
         content="",
         usage_metadata=usage,
@@ -329,6 +377,19 @@ def _answer_chunk(chosen: _Generation, run: _Generation, model: str) -> ChatGene
         additional_kwargs={THOUGHT_KEY: thought} if thought else {},
     )
     return ChatGenerationChunk(message=message)
+
+
+def calculation_fact(raw: str) -> str | None:
+    """``Calculation: EXPR = VALUE`` for a ``{"expression": ...}`` reply; None if it fails.
+
+    A failed calculation is dropped: the answer is then written from the facts alone.
+    """
+    try:
+        expression = str(json.loads(raw)["expression"]).strip()
+        value = calculator.evaluate(expression)
+    except (ValueError, KeyError, TypeError):  # JSON errors and CalculationError included
+        return None
+    return f"Calculation: {expression} = {value}"
 
 
 def _final_chunk(run: _Generation, model: str) -> ChatGenerationChunk:
@@ -429,4 +490,6 @@ def create_local_model(spec: ModelSpec) -> LocalChatModel:
         max_tokens=spec.max_tokens or 1024,
         temperature=spec.temperature if spec.temperature is not None else 0.0,
         max_repeats=spec.max_repeats,
+        computed_answers=spec.computed_answers,
+        memory_tools_on_mention=spec.memory_tools_on_mention,
     )

@@ -294,9 +294,11 @@ def test_answers_are_written_from_the_facts_and_the_question(fake_llama: FakeLla
     assert out.content == "It has a.py."  # streamed free text, leading space dropped
     assert out.additional_kwargs == {"reasoning_content": "Done."}
     focused = fake_llama.prompts[-1]
-    assert focused.startswith("<|im_start|>system\nYou answer a question from the facts")
+    assert focused.startswith("<|im_start|>system\nAnswer the question using the facts")
+    assert "<|im_start|>user\nQuestion: list\n\nFacts:" in focused  # asked before and after
     assert "Result of list_files:\na.py" in focused
-    assert "--- notes.txt ---" not in focused  # the context only counts when no tool ran
+    # the attached context comes first, then what the tools gathered
+    assert focused.index("--- notes.txt ---") < focused.index("Result of list_files:")
     assert focused.rstrip().endswith("Question: list<|im_end|>\n<|im_start|>assistant")
     assert "You are Jarvis." not in focused
     assert fake_llama.grammars[-1] == "None"  # free text
@@ -314,6 +316,102 @@ def test_without_tool_results_the_answer_is_written_from_the_context(
     messages = [HumanMessage("colour?"), HumanMessage("--- c.txt ---\nblue", name="jarvis_context")]
     assert _model().invoke(messages).content == "blue"
     assert "--- c.txt ---\nblue" in fake_llama.prompts[-1]
+
+
+def _counting_llama(fake: FakeLlama, expression: str) -> None:
+    def reply(prompt: str) -> str:
+        if "one Python expression" in prompt:
+            return json.dumps({"expression": expression})
+        if "Facts:" in prompt:
+            return "3 rows"
+        return '{"thought": "", "tool": "final_answer", "arguments": {"answer": "x"}}'
+
+    fake.reply = reply
+
+
+def test_a_counting_question_is_computed_before_it_is_answered(fake_llama: FakeLlama) -> None:
+    _counting_llama(fake_llama, "len(['a', 'b', 'c'])")
+    context = HumanMessage("--- t.txt ---\na\nb\nc", name="jarvis_context")
+    out = _model().invoke([HumanMessage("How many rows has t.txt?"), context])
+    assert out.content == "3 rows"
+    compute, answer = fake_llama.prompts[-2:]
+    assert "--- t.txt ---" in compute and "Question: How many rows has t.txt?" in compute
+    assert "Calculation: len(['a', 'b', 'c']) = 3" in answer
+    assert out.usage_metadata and out.usage_metadata["output_tokens"] >= 3  # all three runs
+
+
+@pytest.mark.parametrize("expression", ["open('t.txt').read().count('\\n')", "len(", "1/0"])
+def test_a_failed_calculation_leaves_the_answer_to_the_facts(
+    fake_llama: FakeLlama, expression: str
+) -> None:
+    _counting_llama(fake_llama, expression)
+    context = HumanMessage("--- t.txt ---\na", name="jarvis_context")
+    assert _model().invoke([HumanMessage("How many rows?"), context]).content == "3 rows"
+    assert "Calculation:" not in fake_llama.prompts[-1]
+
+
+def test_other_questions_and_the_setting_skip_the_calculation(fake_llama: FakeLlama) -> None:
+    _counting_llama(fake_llama, "1 + 1")
+    context = HumanMessage("--- t.txt ---\na", name="jarvis_context")
+    _model().invoke([HumanMessage("What is in t.txt?"), context])
+    _model(computed_answers=False).invoke([HumanMessage("How many rows?"), context])
+    assert not any("one Python expression" in p for p in fake_llama.prompts)
+
+
+def test_after_a_script_ran_its_output_not_the_attached_inputs_answers(
+    fake_llama: FakeLlama,
+) -> None:
+    fake_llama.reply = lambda prompt: (
+        "scarlet"
+        if "Facts:" in prompt
+        else '{"thought": "", "tool": "final_answer", "arguments": {"answer": "x"}}'
+    )
+    run = {"name": "execute_script", "args": {"script": "python3 c.py 8123"}, "id": "c1"}
+    messages = [
+        HumanMessage("Run c.py with the port in port.txt; what does it print?"),
+        HumanMessage("--- port.txt ---\n8123", name="jarvis_context"),
+        AIMessage("", tool_calls=[run]),
+        ToolMessage("exit code: 0\nstatus: scarlet", tool_call_id="c1", name="execute_script"),
+    ]
+    assert _model().invoke(messages).content == "scarlet"
+    focused = fake_llama.prompts[-1]
+    assert "status: scarlet" in focused and "--- port.txt ---" not in focused
+
+
+def test_failed_calls_are_not_facts_of_the_answer(fake_llama: FakeLlama) -> None:
+    fake_llama.reply = lambda prompt: (
+        "42"
+        if "Facts:" in prompt
+        else '{"thought": "", "tool": "final_answer", "arguments": {"answer": "x"}}'
+    )
+    messages = [
+        HumanMessage("what?"),
+        AIMessage("", tool_calls=[{"name": "read_code", "args": {"path": "x"}, "id": "c1"}]),
+        ToolMessage("Error: file 'x' does not exist", tool_call_id="c1", name="read_code"),
+        AIMessage("", tool_calls=[{"name": "read_code", "args": {"path": "y"}, "id": "c2"}]),
+        ToolMessage("y (lines 1-1 of 1)\n1 | 42", tool_call_id="c2", name="read_code"),
+    ]
+    assert _model().invoke(messages).content == "42"
+    focused = fake_llama.prompts[-1]
+    assert "Result of read_code:\ny (lines 1-1 of 1)\n42" in focused
+    assert "does not exist" not in focused
+
+
+def test_memory_tools_are_offered_only_to_tasks_that_speak_of_remembering() -> None:
+    def tool(name: str) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": name, "parameters": {}}}
+
+    model = _model().model_copy(update={"tools": [tool("read_code"), tool("save_memory")]})
+
+    def offered(task: str, m: LocalChatModel = model) -> list[str]:
+        return [t["function"]["name"] for t in m.offered_tools([HumanMessage(task)])]
+
+    assert offered("What is in a.txt?") == ["read_code"]
+    assert "save_memory" not in model.build_prompt([HumanMessage("What is in a.txt?")])
+    assert offered("Remember that I use vim") == ["read_code", "save_memory"]
+    assert offered("What do you recall about the build?") == ["read_code", "save_memory"]
+    always = model.model_copy(update={"memory_tools_on_mention": False})
+    assert offered("What is in a.txt?", always) == ["read_code", "save_memory"]
 
 
 def test_an_answer_without_gathered_facts_stays_in_the_conversation(
@@ -441,7 +539,7 @@ def test_answer_prompt_keeps_the_latest_facts_within_its_budget() -> None:
     prompt = proto.answer_prompt("what?", facts)
     assert "fact 4" in prompt and "fact 3" in prompt
     assert "fact 0" not in prompt
-    assert prompt.index("fact 3") < prompt.index("fact 4") < prompt.index("Question: what?")
+    assert prompt.index("fact 3") < prompt.index("fact 4") < prompt.rindex("Question: what?")
 
 
 @pytest.mark.parametrize(
@@ -454,3 +552,11 @@ def test_answer_prompt_keeps_the_latest_facts_within_its_budget() -> None:
 )
 def test_thought_of_a_partial_reply(raw: str, thought: str) -> None:
     assert proto.thought_of(raw) == thought
+
+
+def test_a_successful_script_fact_keeps_only_its_output() -> None:
+    assert proto.fact_text("execute_script", "exit code: 0\nstatus: ok") == (
+        "Result of execute_script:\nstatus: ok"
+    )
+    failed = proto.fact_text("execute_script", "exit code: 2\nusage: x")
+    assert failed == "Result of execute_script:\nexit code: 2\nusage: x"
