@@ -1055,6 +1055,8 @@ def describe(message: Any) -> list[str]:
             f"  invalid call {c.get('name')}: {short(c.get('args'), 120)}"
             for c in message.invalid_tool_calls
         ]
+        if calculation := message.response_metadata.get("calculation"):
+            lines.append(f"  calculation: {short(calculation, 200)}")
         if message.content:
             lines.append(f"  model: {short(message.content)}")
         return lines

@@ -62,6 +62,8 @@ def _bound_model(
     spec_json: str, _stamp: int, tool_names: tuple[str, ...], ctx: JarvisContext
 ) -> Runnable[Any, Any]:
     model: BaseChatModel = create_chat_model(ModelSpec.model_validate_json(spec_json))
+    if "workspace" in type(model).model_fields:  # a model that reads the workspace itself
+        model = model.model_copy(update={"workspace": str(ctx.workspace_path())})
     tools = tools_for(ctx)
     return model.bind_tools([tools[name] for name in tool_names]) if tool_names else model
 

@@ -5,9 +5,16 @@ expression well ("program of thought"). The expression is checked against a whit
 before it runs: literals, arithmetic, comparisons, comprehensions, a few pure builtins
 (``len``, ``sum``, ``max`` ...) and string/list methods that read (``count``, ``split`` ...).
 No names other than those, no attributes other than those methods, no imports, no dunders:
-it cannot touch files, the network or the interpreter. It still runs in a separate,
-isolated Python process with memory and CPU limits and a timeout, so that ``9**9**9`` or a
-huge ``range`` costs at most that.
+it cannot touch the network or the interpreter. It still runs in a separate, isolated
+Python process with memory and CPU limits and a timeout, so that ``9**9**9`` or a huge
+``range`` costs at most that.
+
+Given a workspace, the expression may also read it: a Coder model computes "how many test
+files", "the largest value in numbers.txt" or "the shipped orders in orders.csv" far more
+reliably as ``len(glob('**/test_*.py'))`` or ``max(float(n) for n in open('numbers.txt'))``
+than by copying every value into a literal. ``open`` only reads, only inside the workspace,
+never hidden or secret-looking files; ``glob`` lists inside the workspace; ``csv``, ``json``
+and ``re`` parse. The process may not write a byte to any file (``RLIMIT_FSIZE`` 0).
 
 Pure module: no llama.cpp or langchain imports.
 """
@@ -18,6 +25,8 @@ import ast
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 
 MAX_EXPRESSION_CHARS = 4000
 MAX_RESULT_CHARS = 500
@@ -38,6 +47,11 @@ ALLOWED_METHODS = frozenset(
         "upper", "values",
     }
 )  # fmt: skip
+FILE_NAMES = frozenset({"open", "glob", "csv", "json", "re"})
+"""Names an expression may use when it runs over a workspace."""
+FILE_METHODS = frozenset(
+    {"DictReader", "reader", "load", "loads", "read", "readlines", "findall", "search", "group"}
+)
 _NODES = (
     ast.Expression, ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Name,
     ast.Load, ast.Store, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
@@ -47,13 +61,48 @@ _NODES = (
 )  # fmt: skip
 
 # Runs in the child process: the expression has been checked already; builtins are
-# limited to the whitelist all the same.
+# limited to the whitelist all the same. argv: allowed builtins, workspace (or ""), the glob
+# patterns of secret-looking file names.
 _CHILD = """
-import builtins, json, resource, sys
+import builtins, csv, fnmatch, glob as globbing, json, os, re, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, ({mem}, {mem}))
 resource.setrlimit(resource.RLIMIT_CPU, ({cpu}, {cpu}))
+resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 names = {{n: getattr(builtins, n) for n in json.loads(sys.argv[1])}}
-value = eval(sys.stdin.read(), {{"__builtins__": {{}}}}, names)
+root, secret = sys.argv[2], json.loads(sys.argv[3])
+
+def inside(path):
+    full = os.path.realpath(path)
+    rel = os.path.relpath(full, root)
+    parts = rel.split(os.sep)
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        raise PermissionError(f"{{path}} is outside the workspace")
+    if any(p.startswith(".") for p in parts if p != ".") or any(
+        fnmatch.fnmatch(parts[-1].lower(), g) for g in secret
+    ):
+        raise PermissionError(f"{{path}} is private")
+    return full
+
+def read_only_open(path, mode="r", *args, **kwargs):
+    if mode not in ("r", "rt"):
+        raise PermissionError("files can only be read")
+    return open(inside(path), encoding="utf-8", errors="replace", newline="")
+
+def workspace_glob(pattern):
+    found = globbing.glob(pattern, recursive=True)
+    return sorted(p for p in found if os.path.isfile(p) and not _private(p))
+
+def _private(path):
+    try:
+        inside(path)
+    except PermissionError:
+        return True
+    return False
+
+if root:
+    os.chdir(root)
+    names.update(open=read_only_open, glob=workspace_glob, csv=csv, json=json, re=re)
+value = eval(sys.stdin.read(), {{"__builtins__": {{}}, **names}})  # globals: seen in comprehensions
 if isinstance(value, float) and value.is_integer():
     value = int(value)
 elif isinstance(value, float):
@@ -66,8 +115,11 @@ class CalculationError(ValueError):
     """The expression is not allowed, does not parse, fails or takes too long."""
 
 
-def check(expression: str) -> ast.Expression:
-    """Parse ``expression`` and check every node against the whitelist."""
+def check(expression: str, files: bool = False) -> ast.Expression:
+    """Parse ``expression`` and check every node against the whitelist.
+
+    ``files`` also allows the workspace names (:data:`FILE_NAMES`, :data:`FILE_METHODS`).
+    """
     if len(expression) > MAX_EXPRESSION_CHARS:
         msg = f"the expression is longer than {MAX_EXPRESSION_CHARS} characters"
         raise CalculationError(msg)
@@ -82,25 +134,41 @@ def check(expression: str) -> ast.Expression:
         for target in ast.walk(node.target)
         if isinstance(target, ast.Name)
     }
+    names = ALLOWED_CALLS | (FILE_NAMES if files else frozenset()) | bound
+    methods = ALLOWED_METHODS | (FILE_METHODS if files else frozenset())
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
             raise CalculationError(f"{type(node).__name__} is not allowed in a calculation")
-        if isinstance(node, ast.Name) and node.id not in ALLOWED_CALLS | bound:
+        if isinstance(node, ast.Name) and node.id not in names:
             raise CalculationError(f"unknown name {node.id!r}: use literal values")
-        if isinstance(node, ast.Attribute) and node.attr not in ALLOWED_METHODS:
+        if isinstance(node, ast.Attribute) and node.attr not in methods:
             raise CalculationError(f"the method {node.attr!r} is not allowed")
         if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name | ast.Attribute):
             raise CalculationError("only builtins and methods may be called")
     return tree
 
 
-def evaluate(expression: str, timeout: float = TIMEOUT_SECONDS) -> str:
-    """The value of ``expression`` as text, computed in an isolated, limited process."""
-    check(expression)
+def evaluate(
+    expression: str,
+    timeout: float = TIMEOUT_SECONDS,
+    workspace: Path | None = None,
+    private: Sequence[str] = (),
+) -> str:
+    """The value of ``expression`` as text, computed in an isolated, limited process.
+
+    Args:
+        expression: A Python expression over literals (and the workspace, if given).
+        timeout: Seconds the calculation may take.
+        workspace: A folder the expression may read with ``open`` and ``glob``.
+        private: Glob patterns of file names that may not be read, hidden files aside.
+    """
+    check(expression, files=workspace is not None)
     code = _CHILD.format(mem=MEMORY_BYTES, cpu=max(1, int(timeout)))
+    root = str(workspace.resolve()) if workspace is not None else ""
+    argv = [json.dumps(sorted(ALLOWED_CALLS)), root, json.dumps(list(private))]
     try:
         done = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", code, json.dumps(sorted(ALLOWED_CALLS))],
+            [sys.executable, "-I", "-S", "-c", code, *argv],
             input=expression.strip(),
             capture_output=True,
             text=True,

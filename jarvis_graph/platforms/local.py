@@ -15,6 +15,7 @@ import re
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -41,6 +42,7 @@ from jarvis_graph.platforms import calculator
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.registry import PlatformError
 from jarvis_graph.state import CONTEXT_NAME
+from jarvis_graph.tools.attachments import SECRET_GLOBS
 
 MIN_REPLY_TOKENS = 256
 MAX_FAILED_STREAK = 2  # failed tool turns in a row after which the model may answer again
@@ -81,6 +83,8 @@ class LocalChatModel(BaseChatModel):
     memory_tools_on_mention: bool = True
     """Offer the memory tools only when the task speaks of remembering: offered on every
     task, a small model calls them to look for what is in the files."""
+    workspace: str | None = None
+    """The folder a computed answer may read (read-only); None: literals only."""
     tools: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
@@ -97,22 +101,30 @@ class LocalChatModel(BaseChatModel):
             return self.tools
         return [t for t in self.tools if "memory" not in t["function"]["name"]]
 
-    def build_prompt(self, messages: list[BaseMessage], repeat: Repeat | None = None) -> str:
-        """The ChatML prompt for ``messages``; ``repeat`` adds a warning about a repeated call."""
+    def build_prompt(
+        self,
+        messages: list[BaseMessage],
+        repeat: Repeat | None = None,
+        repeated: tuple[str, str] | None = None,
+    ) -> str:
+        """The ChatML prompt for ``messages``.
+
+        ``repeat`` adds a warning about a repeated call: ``repeated``, or the latest call.
+        """
         system = "\n\n".join(str(m.text) for m in messages if isinstance(m, SystemMessage))
         if tools := self.offered_tools(messages):
-            system = "\n\n".join(
-                p for p in (system, proto.render_tool_list(tools), proto.FORMAT_RULES) if p
-            )
+            rules = proto.format_rules(self.computed_answers and self.workspace is not None)
+            system = "\n\n".join(p for p in (system, proto.render_tool_list(tools), rules) if p)
         turns = [proto.Turn("system", system)] if system else []
         task = ""
         for message in messages:
             if isinstance(message, HumanMessage) and message.name != CONTEXT_NAME:
                 task = str(message.text)
             _append_turn(turns, message, task)
-        last_call = _trailing_repeats(messages)[1] if repeat else None
-        if repeat and last_call and turns and turns[-1].role == "user":
-            turns[-1].content += "\n" + _REPEAT_WARNINGS[repeat].format(tool=last_call[0])
+        if repeat and repeated is None:
+            repeated = _trailing_repeats(messages)[1]
+        if repeat and repeated and turns and turns[-1].role == "user":
+            turns[-1].content += "\n" + _REPEAT_WARNINGS[repeat].format(tool=repeated[0])
         return proto.render_prompt(turns)
 
     def _stream(
@@ -123,6 +135,7 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         repeats, last_call = _trailing_repeats(messages)
+        made = _calls_in_task(messages)
         # Right after a failed call a small model "answers" from imagination: it must act.
         act = bool(self.tools) and 0 < _failed_streak(messages) <= MAX_FAILED_STREAK
         repeat: Repeat | None = None
@@ -137,30 +150,32 @@ class LocalChatModel(BaseChatModel):
                 if repeat == "failed" and last_call:  # the same tool failed twice: another one
                     tools = [t for t in tools if t["function"]["name"] != last_call[0]]
                 schema = proto.reply_schema(tools, offer)
-                run = _Generation(self.build_prompt(messages, repeat))
+                run = _Generation(self.build_prompt(messages, repeat, last_call))
                 yield from run.stream(self, llm, schema, run_manager, stop_at_answer=bool(facts))
                 reply = proto.parse_reply(run.answer.raw)
-                again = (reply.tool, json.dumps(reply.arguments, sort_keys=True)) == last_call
-                # A call identical to the one just made, past the allowed repeats, is not
-                # returned: the model is asked again, told to change a failed call, and
-                # after that may only answer.
-                if repeat == "answer" or run.answer.is_answer or not again:
+                call = (reply.tool or "", json.dumps(reply.arguments, sort_keys=True))
+                # A call already made for this task (in a row or not: small models also
+                # alternate between two calls), past the allowed repeats, is not returned: the
+                # model is asked again, told to change a failed call, and after that may only
+                # answer.
+                if repeat == "answer" or run.answer.is_answer or made[call] < self.max_repeats:
                     break
-                if repeats < self.max_repeats:
-                    break
+                last_call = call
                 repeat = "failed" if act and repeat is None else "answer"
             if facts and run.answer.is_answer:
                 done = [run]
                 task = _task_of(messages)
+                note = ""
                 if self.computed_answers and proto.asks_for_computation(task):
-                    done.append(_Generation(proto.compute_prompt(task, facts)))
+                    reads = self.workspace is not None
+                    done.append(_Generation(proto.compute_prompt(task, facts, reads)))
                     for _ in done[-1].stream(self, llm, proto.COMPUTE_SCHEMA, None):
                         pass  # a JSON reply: nothing is streamed
-                    if calculation := calculation_fact(done[-1].answer.raw):
-                        facts = [*facts, calculation]
+                    fact, note = calculation_fact(done[-1].answer.raw, self.workspace)
+                    facts = [*facts, fact] if fact else facts
                 run = _Generation(proto.answer_prompt(task, facts))
                 yield from run.stream(self, llm, None, run_manager)
-                yield _answer_chunk([*done, run], Path(self.model_path).name)
+                yield _answer_chunk([*done, run], Path(self.model_path).name, note)
                 return
         yield _final_chunk(run, Path(self.model_path).name)
 
@@ -252,6 +267,19 @@ def _trailing_repeats(messages: list[BaseMessage]) -> tuple[int, tuple[str, str]
             break
         count += 1
     return count, calls[-1]
+
+
+def _calls_in_task(messages: list[BaseMessage]) -> Counter[tuple[str, str]]:
+    """How often each ``(name, arguments JSON)`` call was made since the latest task."""
+    made: Counter[tuple[str, str]] = Counter()
+    for message in messages:
+        if isinstance(message, HumanMessage) and message.name != CONTEXT_NAME:
+            made.clear()
+        elif isinstance(message, AIMessage):
+            made.update(
+                (c["name"], json.dumps(c["args"], sort_keys=True)) for c in message.tool_calls
+            )
+    return made
 
 
 def _failed_streak(messages: list[BaseMessage]) -> int:
@@ -361,14 +389,19 @@ class _Generation:
                 yield out
 
 
-def _answer_chunk(runs: list[_Generation], model: str) -> ChatGenerationChunk:
+def _answer_chunk(
+    runs: list[_Generation], model: str, calculation: str = ""
+) -> ChatGenerationChunk:
     """The closing chunk of an answer written by the focused answer prompt.
 
-    ``runs``: the reply that chose to answer, any calculation, then the answer itself.
+    ``runs``: the reply that chose to answer, any calculation, then the answer itself;
+    ``calculation``: what the calculation computed (or why it failed), kept in the metadata.
     """
     n_prompt, n_out = sum(r.n_prompt for r in runs), sum(r.n_out for r in runs)
     usage = UsageMetadata(input_tokens=n_prompt, output_tokens=n_out, total_tokens=n_prompt + n_out)
     meta: dict[str, Any] = {"model_name": model, **runs[-1].timing}
+    if calculation:
+        meta["calculation"] = calculation
     thought = proto.thought_of(runs[0].answer.raw)
     message = AIMessageChunk(
         content="",
@@ -379,17 +412,21 @@ def _answer_chunk(runs: list[_Generation], model: str) -> ChatGenerationChunk:
     return ChatGenerationChunk(message=message)
 
 
-def calculation_fact(raw: str) -> str | None:
-    """``Calculation: EXPR = VALUE`` for a ``{"expression": ...}`` reply; None if it fails.
+def calculation_fact(raw: str, workspace: str | None = None) -> tuple[str | None, str]:
+    """The fact ``Calculation: EXPR = VALUE`` for a ``{"expression": ...}`` reply, and a note.
 
-    A failed calculation is dropped: the answer is then written from the facts alone.
+    With a ``workspace`` the expression may read its files (never hidden or secret-looking
+    ones). A failed calculation gives no fact (the answer is then written from the facts
+    alone) and a note saying why, kept in the answer's metadata.
     """
+    expression = raw.strip()
     try:
         expression = str(json.loads(raw)["expression"]).strip()
-        value = calculator.evaluate(expression)
-    except (ValueError, KeyError, TypeError):  # JSON errors and CalculationError included
-        return None
-    return f"Calculation: {expression} = {value}"
+        root = Path(workspace) if workspace is not None else None
+        value = calculator.evaluate(expression, workspace=root, private=SECRET_GLOBS)
+    except (ValueError, KeyError, TypeError) as exc:  # JSON errors and CalculationError too
+        return None, f"{expression} failed: {exc}"
+    return f"Calculation: {expression} = {value}", f"{expression} = {value}"
 
 
 def _final_chunk(run: _Generation, model: str) -> ChatGenerationChunk:

@@ -44,28 +44,53 @@ def _example(thought: str, tool: str, **arguments: str) -> str:
     return json.dumps({"thought": thought, "tool": tool, "arguments": arguments})
 
 
-_COMPUTE_EXAMPLE = _example(
-    "I compute the maximum with python.",
-    "execute_script",
-    script="python3 -c \"import csv; print(max(float(r['score']) "
-    "for r in csv.DictReader(open('results.csv'))))\"",
-)
-
-FORMAT_RULES = f"""# How to reply
+_FORMAT_RULES = """# How to reply
 Reply with exactly one JSON object and nothing else:
 {{"thought": "<what you know, what to do next>", "tool": "<name>", "arguments": {{<arguments>}}}}
-You cannot see the files: look with a tool first, never guess a value. To compute from file
-contents (a sum, a count, a largest value), run a python3 one-liner with execute_script.
+You cannot see the files: look with a tool first, never guess a value. {compute}
 When tool results hold the answer, call final_answer.
 
 # Examples
 User: Which files are here?
-Assistant: {_example("I need the file list.", "list_files", path=".")}
+Assistant: {listing}
 User: Run build.py and tell me what it prints.
-Assistant: {_example("I run the script.", "execute_script", script="python3 build.py")}
+Assistant: {script}
 User: What is the largest value in the score column of results.csv?
-Assistant: {_COMPUTE_EXAMPLE}
+Assistant: {compute_example}
 """
+_COMPUTED = (
+    "A count, a sum or a largest value is computed from the files for you when you answer, "
+    "once you have looked at them."
+)
+_ONE_LINER = (
+    "To compute from file contents (a sum, a count, a largest value), run a python3 "
+    "one-liner with execute_script."
+)
+
+
+def format_rules(computed_answers: bool = True) -> str:
+    """The reply format and examples; how computations are done depends on the setting."""
+    if computed_answers:
+        compute, example = (
+            _COMPUTED,
+            _example("I read the file first.", "read_code", path="results.csv"),
+        )
+    else:
+        script = (
+            "python3 -c \"import csv; print(max(float(r['score']) "
+            "for r in csv.DictReader(open('results.csv'))))\""
+        )
+        compute, example = (
+            _ONE_LINER,
+            _example("I compute it with python.", "execute_script", script=script),
+        )
+    return _FORMAT_RULES.format(
+        compute=compute,
+        listing=_example("I need the file list.", "list_files", path="."),
+        script=_example("I run the script.", "execute_script", script="python3 build.py"),
+        compute_example=example,
+    )
+
 
 RESULT_SUFFIX = (
     "The task was: {task}\n"
@@ -220,12 +245,73 @@ _COMPUTATION = re.compile(
     r"mean)\b",
     re.IGNORECASE,
 )
-COMPUTE_SYSTEM = (
-    "You compute the answer to a question with one Python expression. Copy the values the "
-    "question needs from the facts into the expression as literals (a list of numbers or of "
-    "strings), then combine them with len, sum, max, min, sorted, round or str.count. No "
-    'variables, no imports, no files. Reply with JSON: {"expression": "<python expression>"}'
-)
+COMPUTE_RULES = """You compute the answer to a question with one Python expression. {source} \
+No variables, no imports, no statements. Reply with JSON: {{"expression": "<python expression>"}}
+"""
+LITERAL_SOURCE = """Copy all the lines of the facts the question is about into a Python list \
+of strings or numbers, then filter and combine them with a comprehension, len, sum, max, min, \
+round or count."""
+FILE_SOURCE = """Read the files the question is about with open(path), list files with \
+glob(pattern) (** for subfolders), parse with csv.DictReader, json.load or re.findall, then \
+filter and combine with a comprehension, len, sum, max, min, round or count. Paths are \
+relative to the workspace."""
+LITERAL_EXAMPLES = """
+Example:
+Question: What is the smallest size in sizes.txt?
+Facts:
+--- sizes.txt ---
+3
+18
+7
+Reply: {"expression": "min([3, 18, 7])"}
+
+Example:
+Question: How many .log files are listed?
+Facts:
+a.log
+b.txt
+c.log
+Reply: {"expression": "len([f for f in ['a.log', 'b.txt', 'c.log'] if f.endswith('.log')])"}
+
+Example:
+Question: How many tasks in tasks.csv are done?
+Facts:
+--- tasks.csv ---
+id,state
+1,done
+2,open
+3,done
+Reply: {"expression": "[row.split(',')[1] for row in ['1,done', '2,open', '3,done']].count('done')"}
+"""
+FILE_EXAMPLES = """
+Example:
+Question: What is the total of the amount column in payments.csv?
+Reply: {"expression": "sum(float(r['amount']) for r in csv.DictReader(open('payments.csv')))"}
+
+Example:
+Question: How many tasks in tasks.csv are done?
+Reply: {"expression": "sum(1 for r in csv.DictReader(open('tasks.csv')) if r['state'] == 'done')"}
+
+Example:
+Question: How many lines does notes.txt have?
+Reply: {"expression": "len(open('notes.txt').readlines())"}
+
+Example:
+Question: How many headings (lines starting with ## ) does guide.md have?
+Reply: {"expression": "sum(1 for line in open('guide.md') if line.startswith('## '))"}
+
+Example:
+Question: How many YAML files named deploy_*.yaml are in this workspace?
+Reply: {"expression": "len(glob('**/deploy_*.yaml'))"}
+
+Example:
+Question: How many .log files are in the logs folder, subfolders included?
+Reply: {"expression": "len(glob('logs/**/*.log'))"}
+
+Example:
+Question: What is the smallest size in sizes.txt (one number per line)?
+Reply: {"expression": "min(float(line) for line in open('sizes.txt') if line.strip())"}
+"""
 COMPUTE_SCHEMA: dict[str, Any] = {
     "type": "object",
     # no maxLength: llama.cpp's grammar compiler gives up on long repetitions
@@ -240,9 +326,17 @@ def asks_for_computation(task: str) -> bool:
     return _COMPUTATION.search(task) is not None
 
 
-def compute_prompt(task: str, facts: list[str]) -> str:
-    """A prompt asking for one Python expression that computes the answer from the facts."""
-    return render_prompt([Turn("system", COMPUTE_SYSTEM), Turn("user", _facts_body(task, facts))])
+def compute_prompt(task: str, facts: list[str], reads_files: bool = False) -> str:
+    """A prompt asking for one Python expression that computes the answer.
+
+    ``reads_files``: the expression may read the workspace (see ``calculator``); otherwise
+    it copies the values it needs from the facts.
+    """
+    source, examples = (
+        (FILE_SOURCE, FILE_EXAMPLES) if reads_files else (LITERAL_SOURCE, LITERAL_EXAMPLES)
+    )
+    system = COMPUTE_RULES.format(source=source) + examples
+    return render_prompt([Turn("system", system), Turn("user", _facts_body(task, facts))])
 
 
 def _kept(facts: list[str]) -> list[str]:

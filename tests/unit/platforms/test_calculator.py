@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from jarvis_graph.platforms.calculator import CalculationError, check, evaluate
@@ -14,6 +16,7 @@ from jarvis_graph.platforms.calculator import CalculationError, check, evaluate
         ("len(['a', 'b', 'c'])", "3"),
         ("['shipped', 'new', 'shipped'].count('shipped')", "2"),
         ("sum(x * 2 for x in range(4))", "12"),
+        ("sum([float(r.split(',')[1]) for r in ['a,3.5', 'b,4']])", "7.5"),  # builtins inside
         ("round(sum([1.5, 2.25]) / 2, 2)", "1.88"),
         ("sum([2.5, 1.5])", "4"),  # an integral float prints as an integer
         ("len([w for w in 'def a\\ndef b\\nx = 1'.splitlines() if w.startswith('def ')])", "2"),
@@ -65,3 +68,58 @@ def test_errors_of_the_expression_are_reported() -> None:
         evaluate("1 / 0")
     with pytest.raises(CalculationError, match="longer than"):
         evaluate("1 + " * 2000 + "1")
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "numbers.txt").write_text("12\n230\n19\n\n")
+    (tmp_path / "orders.csv").write_text("id,status\n1,shipped\n2,new\n3,shipped\n")
+    (tmp_path / "docs" / "api").mkdir(parents=True)
+    for name in ("docs/a.md", "docs/api/b.md", "docs/c.txt"):
+        (tmp_path / name).write_text("x\n")
+    (tmp_path / ".env").write_text("KEY=hidden\n")
+    (tmp_path / "api_token.txt").write_text("tok\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [
+        ("max(float(n) for n in open('numbers.txt') if n.strip())", "230"),
+        ("len(glob('docs/**/*.md'))", "2"),
+        ("sum(1 for r in csv.DictReader(open('orders.csv')) if r['status'] == 'shipped')", "2"),
+        ("len(open('numbers.txt').readlines())", "4"),
+        ("len(re.findall('ship', open('orders.csv').read()))", "2"),
+        ("glob('**/*.txt')", "['docs/c.txt', 'numbers.txt']"),  # private files never listed
+    ],
+)
+def test_expressions_may_read_the_workspace(files: Path, expression: str, value: str) -> None:
+    assert evaluate(expression, workspace=files, private=["*token*"]) == value
+
+
+@pytest.mark.parametrize(
+    ("expression", "reason"),
+    [
+        ("open('/etc/passwd').read()", "outside the workspace"),
+        ("open('../outside.txt').read()", "outside the workspace"),
+        ("open('.env').read()", "private"),
+        ("open('api_token.txt').read()", "private"),
+        ("open('numbers.txt', 'w')", "can only be read"),
+        ("open('numbers.txt', 'a')", "can only be read"),
+    ],
+)
+def test_workspace_reads_stay_inside_and_never_write(
+    files: Path, expression: str, reason: str
+) -> None:
+    before = {p: p.read_bytes() for p in files.rglob("*") if p.is_file()}
+    with pytest.raises(CalculationError, match=reason):
+        evaluate(expression, workspace=files, private=["*token*"])
+    assert {p: p.read_bytes() for p in files.rglob("*") if p.is_file()} == before
+
+
+def test_file_names_are_refused_without_a_workspace() -> None:
+    with pytest.raises(CalculationError, match="unknown name 'glob'"):
+        check("len(glob('*'))")
+    check("len(glob('*'))", files=True)
+    with pytest.raises(CalculationError, match="'system' is not allowed"):
+        check("re.sys.modules['os'].system('true')", files=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -350,6 +351,31 @@ def test_a_failed_calculation_leaves_the_answer_to_the_facts(
     assert "Calculation:" not in fake_llama.prompts[-1]
 
 
+def test_with_a_workspace_the_calculation_reads_its_files(
+    fake_llama: FakeLlama, tmp_path: Path
+) -> None:
+    (tmp_path / "n.txt").write_text("12\n230\n19\n")
+    _counting_llama(fake_llama, "max(int(x) for x in open('n.txt'))")
+    context = HumanMessage("--- n.txt ---\n12", name="jarvis_context")
+    model = _model(workspace=str(tmp_path))
+    out = model.invoke([HumanMessage("What is the largest number in n.txt?"), context])
+    compute, answer = fake_llama.prompts[-2:]
+    assert "open(path)" in compute  # the prompt offers the workspace, with file examples
+    assert "Calculation: max(int(x) for x in open('n.txt')) = 230" in answer
+    assert out.response_metadata["calculation"] == "max(int(x) for x in open('n.txt')) = 230"
+
+
+def test_a_failed_calculation_says_why_in_the_metadata(
+    fake_llama: FakeLlama, tmp_path: Path
+) -> None:
+    _counting_llama(fake_llama, "len(open('.env').read())")
+    context = HumanMessage("--- t.txt ---\na", name="jarvis_context")
+    out = _model(workspace=str(tmp_path)).invoke([HumanMessage("How many rows?"), context])
+    assert "Calculation:" not in fake_llama.prompts[-1]
+    assert "failed" in out.response_metadata["calculation"]
+    assert ".env is private" in out.response_metadata["calculation"]
+
+
 def test_other_questions_and_the_setting_skip_the_calculation(fake_llama: FakeLlama) -> None:
     _counting_llama(fake_llama, "1 + 1")
     context = HumanMessage("--- t.txt ---\na", name="jarvis_context")
@@ -560,3 +586,22 @@ def test_a_successful_script_fact_keeps_only_its_output() -> None:
     )
     failed = proto.fact_text("execute_script", "exit code: 2\nusage: x")
     assert failed == "Result of execute_script:\nexit code: 2\nusage: x"
+
+
+def test_a_call_made_earlier_in_the_task_counts_as_a_repeat(fake_llama: FakeLlama) -> None:
+    """Small models alternate between two calls: A, B, A is a repeat of A, too."""
+    messages: list = [HumanMessage("largest number in n.txt?")]
+    for i, (name, args) in enumerate(
+        [("read_code", {"path": "a.py"}), ("list_files", {"path": "."})]
+    ):
+        messages.append(AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"c{i}"}]))
+        messages.append(ToolMessage("ok", tool_call_id=f"c{i}", name=name))
+    fake_llama.reply = lambda prompt: (
+        '{"thought": "", "tool": "read_code", "arguments": {"path": "a.py"}}'
+        if "You already called" not in prompt
+        else '{"thought": "", "tool": "final_answer", "arguments": {"answer": "done"}}'
+    )
+    reply = _model(focused_answers=False).invoke(messages)
+    assert not reply.tool_calls and reply.content == "done"
+    assert "You already called read_code" in fake_llama.prompts[-1]
+    assert "final_answer" in fake_llama.grammars[-1] and "read_code" not in fake_llama.grammars[-1]
