@@ -148,6 +148,32 @@ def check(expression: str, files: bool = False) -> ast.Expression:
     return tree
 
 
+def repair(expression: str) -> str:
+    """``expression`` with a generator that fell outside its call put back in, if that parses.
+
+    Small models write ``sum(int(r['n'])) for r in rows``: the call closed before the
+    ``for``. Moving that closing parenthesis to the end gives the intended expression.
+    Anything else is returned as it is.
+    """
+    text = expression.strip()
+    try:
+        ast.parse(text, mode="eval")
+        return text
+    except SyntaxError:
+        pass
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch in "([{") - (ch in ")]}")
+        if depth == 0 and text.startswith(" for ", i) and text[:i].endswith(")"):
+            fixed = f"{text[: i - 1]}{text[i:]})"
+            try:
+                ast.parse(fixed, mode="eval")
+            except SyntaxError:
+                return text
+            return fixed
+    return text
+
+
 def evaluate(
     expression: str,
     timeout: float = TIMEOUT_SECONDS,

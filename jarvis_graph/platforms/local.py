@@ -45,6 +45,7 @@ from jarvis_graph.state import CONTEXT_NAME
 from jarvis_graph.tools.attachments import SECRET_GLOBS
 
 MIN_REPLY_TOKENS = 256
+COMPUTE_TRIES = 2  # a failed calculation is shown to the model once for a fix
 MAX_FAILED_STREAK = 2  # failed tool turns in a row after which the model may answer again
 THOUGHT_KEY = "reasoning_content"  # where a reply's "thought" is kept on the AIMessage
 SCRIPT_TOOLS = frozenset({"execute_script"})  # tools whose output answers a "run X" task
@@ -141,7 +142,7 @@ class LocalChatModel(BaseChatModel):
         repeat: Repeat | None = None
         if self.tools and repeats > self.max_repeats:
             repeat = "failed" if act else "answer"
-        facts = _facts(messages) if self.focused_answers and self.tools else []
+        facts, ran_script = _facts(messages) if self.focused_answers and self.tools else ([], False)
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
             while True:
@@ -166,18 +167,34 @@ class LocalChatModel(BaseChatModel):
                 done = [run]
                 task = _task_of(messages)
                 note = ""
-                if self.computed_answers and proto.asks_for_computation(task):
-                    reads = self.workspace is not None
-                    done.append(_Generation(proto.compute_prompt(task, facts, reads)))
-                    for _ in done[-1].stream(self, llm, proto.COMPUTE_SCHEMA, None):
-                        pass  # a JSON reply: nothing is streamed
-                    fact, note = calculation_fact(done[-1].answer.raw, self.workspace)
+                # A script's output answers the task as it is: nothing to compute.
+                if self.computed_answers and not ran_script and proto.asks_for_computation(task):
+                    fact, note = self._calculate(llm, task, facts, done)
                     facts = [*facts, fact] if fact else facts
                 run = _Generation(proto.answer_prompt(task, facts))
                 yield from run.stream(self, llm, None, run_manager)
                 yield _answer_chunk([*done, run], Path(self.model_path).name, note)
                 return
         yield _final_chunk(run, Path(self.model_path).name)
+
+    def _calculate(
+        self, llm: Any, task: str, facts: list[str], done: list[_Generation]
+    ) -> tuple[str | None, str]:
+        """Let the model write an expression computing the answer; see :func:`calculation_fact`.
+
+        An expression that fails is shown to the model with its error once, for a fix.
+        """
+        prompt = proto.compute_prompt(task, facts, self.workspace is not None)
+        fact, note = None, ""
+        for _ in range(COMPUTE_TRIES):
+            done.append(_Generation(prompt))
+            for _ in done[-1].stream(self, llm, proto.COMPUTE_SCHEMA, None):
+                pass  # a JSON reply: nothing is streamed
+            fact, note = calculation_fact(done[-1].answer.raw, self.workspace)
+            if fact:
+                break
+            prompt = proto.compute_retry_prompt(prompt, done[-1].answer.raw, note)
+        return fact, note
 
     def _generate(
         self,
@@ -223,12 +240,13 @@ def _task_of(messages: list[BaseMessage]) -> str:
     return ""
 
 
-def _facts(messages: list[BaseMessage]) -> list[str]:
-    """What is known for the latest task: the attached context, then what calls gathered.
+def _facts(messages: list[BaseMessage]) -> tuple[list[str], bool]:
+    """What is known for the latest task, and whether a script ran for it.
 
-    Failed calls are left out: a small model answering from an error repeats it. Once a
-    script ran, its output is what the task asked for and the attached files (its inputs)
-    are left out too: next to the output, a small model answers with a value from them.
+    The facts: the attached context, then what calls gathered. Failed calls are left out: a
+    small model answering from an error repeats it. Once a script ran, its output is what
+    the task asked for and the attached files (its inputs) are left out too: next to the
+    output, a small model answers with a value from them.
     """
     context: list[str] = []
     results: list[str] = []
@@ -244,7 +262,7 @@ def _facts(messages: list[BaseMessage]) -> list[str]:
             if message.status != "error" and not proto.looks_failed(text):
                 results.append(proto.fact_text(message.name or "a tool", text))
                 ran_script = ran_script or message.name in SCRIPT_TOOLS
-    return results if ran_script else context + results
+    return (results if ran_script else context + results), ran_script
 
 
 def _trailing_repeats(messages: list[BaseMessage]) -> tuple[int, tuple[str, str] | None]:
@@ -421,7 +439,7 @@ def calculation_fact(raw: str, workspace: str | None = None) -> tuple[str | None
     """
     expression = raw.strip()
     try:
-        expression = str(json.loads(raw)["expression"]).strip()
+        expression = calculator.repair(str(json.loads(raw)["expression"]))
         root = Path(workspace) if workspace is not None else None
         value = calculator.evaluate(expression, workspace=root, private=SECRET_GLOBS)
     except (ValueError, KeyError, TypeError) as exc:  # JSON errors and CalculationError too

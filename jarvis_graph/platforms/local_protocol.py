@@ -339,6 +339,12 @@ def compute_prompt(task: str, facts: list[str], reads_files: bool = False) -> st
     return render_prompt([Turn("system", system), Turn("user", _facts_body(task, facts))])
 
 
+def compute_retry_prompt(prompt: str, reply: str, failure: str) -> str:
+    """``prompt`` continued with the model's failed ``reply`` and what went wrong."""
+    retry = Turn("user", f"That expression did not work: {failure}\nReply with a corrected one.")
+    return f"{prompt}{reply.strip()}{IM_END}\n" + render_prompt([retry])
+
+
 def _kept(facts: list[str]) -> list[str]:
     """The latest facts, up to :data:`FACTS_CHARS`."""
     kept: list[str] = []

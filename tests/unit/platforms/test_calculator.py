@@ -123,3 +123,22 @@ def test_file_names_are_refused_without_a_workspace() -> None:
     check("len(glob('*'))", files=True)
     with pytest.raises(CalculationError, match="'system' is not allowed"):
         check("re.sys.modules['os'].system('true')", files=True)
+
+
+@pytest.mark.parametrize(
+    ("expression", "repaired"),
+    [
+        (
+            "sum(float(r['qty'])) for r in csv.DictReader(open('s.csv'))",
+            "sum(float(r['qty']) for r in csv.DictReader(open('s.csv')))",
+        ),
+        ("max(int(x)) for x in [1, 2]", "max(int(x) for x in [1, 2])"),
+        ("sum(x for x in [1])", "sum(x for x in [1])"),  # parses: left alone
+        ("sum(x for x in [1]", "sum(x for x in [1]"),  # no generator outside a call
+        ("len([1) for", "len([1) for"),
+    ],
+)
+def test_a_generator_outside_its_call_is_put_back(expression: str, repaired: str) -> None:
+    from jarvis_graph.platforms.calculator import repair
+
+    assert repair(expression) == repaired

@@ -605,3 +605,40 @@ def test_a_call_made_earlier_in_the_task_counts_as_a_repeat(fake_llama: FakeLlam
     assert not reply.tool_calls and reply.content == "done"
     assert "You already called read_code" in fake_llama.prompts[-1]
     assert "final_answer" in fake_llama.grammars[-1] and "read_code" not in fake_llama.grammars[-1]
+
+
+def test_a_failed_expression_is_shown_to_the_model_once_for_a_fix(
+    fake_llama: FakeLlama, tmp_path: Path
+) -> None:
+    (tmp_path / "s.csv").write_text("item,qty\na,4\nb,11\n")
+
+    def reply(prompt: str) -> str:
+        if "did not work" in prompt:
+            return "{\"expression\": \"sum(int(r['qty']) for r in csv.DictReader(open('s.csv')))\"}"
+        if "one Python expression" in prompt:
+            return "{\"expression\": \"sum(int(r['qty'])) for r in csv.DictReader(open('s.csv'))\"}"
+        if "Facts:" in prompt:
+            return "15"
+        return '{"thought": "", "tool": "final_answer", "arguments": {"answer": "x"}}'
+
+    fake_llama.reply = reply
+    context = HumanMessage("--- s.csv ---\nitem,qty", name="jarvis_context")
+    out = _model(workspace=str(tmp_path)).invoke([HumanMessage("Sum of qty in s.csv?"), context])
+    first, retry, answer = fake_llama.prompts[-3:]
+    assert retry.startswith(first) and "not a Python expression" in retry
+    assert "Calculation: sum(int(r['qty']) for r in csv.DictReader(open('s.csv'))) = 15" in answer
+    assert out.content == "15"
+
+
+def test_after_a_script_ran_nothing_is_computed(fake_llama: FakeLlama) -> None:
+    _counting_llama(fake_llama, "1 + 1")
+    call = {"name": "execute_script", "args": {"script": "python3 r.py"}, "id": "s1"}
+    messages = [
+        HumanMessage("Run r.py and tell me the total it prints and how many rows it read."),
+        AIMessage("", tool_calls=[call]),
+        ToolMessage(
+            "exit code: 0\nrows: 4\ntotal: 270.00", tool_call_id="s1", name="execute_script"
+        ),
+    ]
+    assert _model().invoke(messages).content == "3 rows"
+    assert not any("one Python expression" in p for p in fake_llama.prompts)
