@@ -139,15 +139,24 @@ class LocalChatModel(BaseChatModel):
         made = _calls_in_task(messages)
         # Right after a failed call a small model "answers" from imagination: it must act.
         act = bool(self.tools) and 0 < _failed_streak(messages) <= MAX_FAILED_STREAK
+        gathered, ran_script = _facts(messages)
+        # A task that says "run report.py" is not answered before a script ran, and after
+        # one look around only the script tools are offered: reading the script instead, a
+        # small model answers with what it guesses the script prints.
+        scripts = any(t["function"]["name"] in SCRIPT_TOOLS for t in self.tools)
+        must_run = scripts and not ran_script and proto.asks_to_run(_task_of(messages))
+        act = act or must_run
         repeat: Repeat | None = None
         if self.tools and repeats > self.max_repeats:
             repeat = "failed" if act else "answer"
-        facts, ran_script = _facts(messages) if self.focused_answers and self.tools else ([], False)
+        facts = gathered if self.focused_answers and self.tools else []
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
             while True:
                 offer: proto.Offer = "answer" if repeat == "answer" else "tools" if act else "all"
                 tools = self.offered_tools(messages)
+                if must_run and made:
+                    tools = [t for t in tools if t["function"]["name"] in SCRIPT_TOOLS]
                 if repeat == "failed" and last_call:  # the same tool failed twice: another one
                     tools = [t for t in tools if t["function"]["name"] != last_call[0]]
                 schema = proto.reply_schema(tools, offer)

@@ -237,6 +237,8 @@ ANSWER_SYSTEM = (
     "Answer the question using the facts. Give only the value, name or number that answers "
     "it, copied exactly from the facts."
 )
+SEVERAL = " The question asks for several things: give each of them."
+_SEVERAL = re.compile(r"\band (?:how many|how much|what|which|where|who)\b", re.IGNORECASE)
 FACTS_CHARS = 12_000  # the latest facts are kept up to this size
 
 
@@ -321,6 +323,18 @@ COMPUTE_SCHEMA: dict[str, Any] = {
 }
 
 
+_RUN = re.compile(
+    r"\b(?:run|execute)\s+(?:[A-Za-z0-9]+\s+){0,3}`?[\w./-]+\.(?:py|sh|bash|js|rb|pl)\b"
+    r"|\b(?:run|execute)\s+`",
+    re.IGNORECASE,
+)
+
+
+def asks_to_run(task: str) -> bool:
+    """Whether the task asks to run a script or a command (``run report.py``, ``run `ls```)."""
+    return _RUN.search(task) is not None
+
+
 def asks_for_computation(task: str) -> bool:
     """Whether the task asks for a count, a sum, an extreme or an average."""
     return _COMPUTATION.search(task) is not None
@@ -363,7 +377,8 @@ def answer_prompt(task: str, facts: list[str]) -> str:
     A small model that has to write the answer inside the agent conversation often repeats
     the task or the reminder under a result; asked on its own it answers the question.
     """
-    return render_prompt([Turn("system", ANSWER_SYSTEM), Turn("user", _facts_body(task, facts))])
+    system = ANSWER_SYSTEM + (SEVERAL if _SEVERAL.search(task) else "")
+    return render_prompt([Turn("system", system), Turn("user", _facts_body(task, facts))])
 
 
 def _facts_body(task: str, facts: list[str]) -> str:

@@ -616,7 +616,7 @@ def test_a_failed_expression_is_shown_to_the_model_once_for_a_fix(
         if "did not work" in prompt:
             return "{\"expression\": \"sum(int(r['qty']) for r in csv.DictReader(open('s.csv')))\"}"
         if "one Python expression" in prompt:
-            return "{\"expression\": \"sum(int(r['qty'])) for r in csv.DictReader(open('s.csv'))\"}"
+            return "{\"expression\": \"sum(int(r['qt']) for r in csv.DictReader(open('s.csv')))\"}"
         if "Facts:" in prompt:
             return "15"
         return '{"thought": "", "tool": "final_answer", "arguments": {"answer": "x"}}'
@@ -625,7 +625,7 @@ def test_a_failed_expression_is_shown_to_the_model_once_for_a_fix(
     context = HumanMessage("--- s.csv ---\nitem,qty", name="jarvis_context")
     out = _model(workspace=str(tmp_path)).invoke([HumanMessage("Sum of qty in s.csv?"), context])
     first, retry, answer = fake_llama.prompts[-3:]
-    assert retry.startswith(first) and "not a Python expression" in retry
+    assert retry.startswith(first) and "KeyError: 'qt'" in retry
     assert "Calculation: sum(int(r['qty']) for r in csv.DictReader(open('s.csv'))) = 15" in answer
     assert out.content == "15"
 
@@ -642,3 +642,41 @@ def test_after_a_script_ran_nothing_is_computed(fake_llama: FakeLlama) -> None:
     ]
     assert _model().invoke(messages).content == "3 rows"
     assert not any("one Python expression" in p for p in fake_llama.prompts)
+
+
+@pytest.mark.parametrize(
+    ("task", "runs"),
+    [
+        ("Look at the files, then run report.py with python3 and tell me the total", True),
+        ("Run the Python script compute.py with python3", True),
+        ("Run `python3 greet.py NAME` with that name", True),
+        ("Execute deploy.sh", True),
+        ("How many runs are in runs.csv?", False),
+        ("What does the running total in totals.py reach?", False),
+        ("Which file do I run to start? main.py or app.py", False),
+    ],
+)
+def test_tasks_that_ask_to_run_a_script_are_recognised(task: str, runs: bool) -> None:
+    assert proto.asks_to_run(task) is runs
+
+
+def test_a_run_task_is_not_answered_before_a_script_ran(fake_llama: FakeLlama) -> None:
+    task = HumanMessage("Run report.py with python3 and tell me the total.")
+    _model().invoke([task])
+    assert "final_answer" not in fake_llama.grammars[-1]  # tools only
+    call = {"name": "read_code", "args": {"path": "report.py"}, "id": "r1"}
+    looked = [task, AIMessage("", tool_calls=[call]), ToolMessage("x", tool_call_id="r1")]
+    fake_llama.reply = lambda prompt: (
+        '{"thought": "", "tool": "execute_script", "arguments": {"script": "python3 report.py"}}'
+    )
+    reply = _model().invoke(looked)
+    assert [c["name"] for c in reply.tool_calls] == ["execute_script"]
+    grammar = fake_llama.grammars[-1]  # after one look: the script tools only
+    assert "execute_script" in grammar and "read_code" not in grammar
+    assert "final_answer" not in grammar
+
+
+def test_a_question_asking_for_several_things_is_told_to_give_each() -> None:
+    both = proto.answer_prompt("Run r.py; tell me the total and how many rows it read.", ["x"])
+    one = proto.answer_prompt("Run greet.py NAME and report the code it prints.", ["x"])
+    assert "give each of them" in both and "give each of them" not in one
