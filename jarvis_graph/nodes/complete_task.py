@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext
@@ -16,6 +17,23 @@ from jarvis_graph.state import AgentState
 def strip_marker(text: str) -> str:
     """The text without the auto-complete marker."""
     return text.replace(COMPLETE_MARKER, "").strip()
+
+
+def run_position() -> dict[str, Any]:
+    """Thread id and the id of the checkpoint the running step started from.
+
+    The checkpoint id is ``None`` outside a checkpointed run. Its messages are the ones
+    the step sees, so ``(thread, checkpoint, index)`` anchors a message exactly.
+    """
+    try:
+        configurable = get_config().get("configurable", {})
+    except RuntimeError:
+        return {"thread_id": "default", "checkpoint_id": None}
+    ns = str(configurable.get("checkpoint_ns") or "")
+    parent_ns = ns.rsplit("|", 1)[0] if "|" in ns else ""
+    checkpoint = (configurable.get("checkpoint_map") or {}).get(parent_ns)
+    thread = str(configurable.get("thread_id") or "default")
+    return {"thread_id": thread, "checkpoint_id": checkpoint}
 
 
 def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
@@ -42,5 +60,7 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
         if ai is not None and COMPLETE_MARKER in text_of(ai):
             update.append(ai.model_copy(update={"content": answer}))  # same id: replaced
     payload = {"status": status, "final_answer": answer, "iterations": iteration}
+    # For subscribers (memory hooks, episodic archive); not written to the stream.
+    payload |= {**run_position(), "messages": list(messages)}
     bus_for(context_of(runtime)).emit(Event.TASK_COMPLETED, payload)
     return {"messages": update, "status": status, "final_answer": answer}
