@@ -64,7 +64,11 @@ def _thread_of(payload: dict[str, Any]) -> str:
 
 
 def _messages_of(payload: dict[str, Any]) -> list[AnyMessage]:
-    return cast(list[AnyMessage], convert_to_messages(payload.get("messages") or []))
+    raw = payload.get("messages") or []
+    if not isinstance(raw, list | tuple):
+        msg = f"the event's 'messages' must be a list of messages, got {type(raw).__name__}"
+        raise TypeError(msg)
+    return cast(list[AnyMessage], convert_to_messages(raw))
 
 
 @dataclass

@@ -202,7 +202,14 @@ def search_episodes_impl(env: ToolEnv, args: SearchEpisodesArgs) -> str:
     return text
 
 
-@tool(args_schema=SearchEpisodesArgs)
+SEARCH_EPISODES_DESCRIPTION = (
+    "Search what was said and done in earlier tasks: user messages, reasoning, tool calls, "
+    "tool results and answers. Each result has an anchor; pass it back as `anchor` to see "
+    "the messages around it."
+)
+
+
+@tool(args_schema=SearchEpisodesArgs, description=SEARCH_EPISODES_DESCRIPTION)
 def search_episodic_memory(
     query: str = "",
     thread: str = "",
@@ -211,11 +218,7 @@ def search_episodic_memory(
     expand: bool = False,
     anchor: str = "",
 ) -> str:
-    """Search what was said and done in earlier tasks.
-
-    Finds user messages, reasoning, tool calls, tool results and answers; each result has
-    an anchor: pass it back as anchor to see the messages around it.
-    """
+    """Search the episodic archive of this project (see SEARCH_EPISODES_DESCRIPTION)."""
     args = SearchEpisodesArgs.model_validate(
         {"query": query, "thread": thread, "kind": kind, "limit": limit}
         | {"expand": expand, "anchor": anchor}
