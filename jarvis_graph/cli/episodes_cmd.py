@@ -38,11 +38,11 @@ def search(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Search the snippets of completed tasks by meaning, session and kind."""
-    from jarvis_graph.memory.episodic import EpisodicError, format_episodes, open_archive
+    from jarvis_graph.memory.episodic import EpisodicError, format_episodes, search_project
 
     ws = _workspace(workspace)
     try:
-        episodes = open_archive(ws).search(query, thread=thread, kind=kind, limit=limit)
+        episodes = search_project(ws, query, thread=thread, kind=kind, limit=limit)
     except EpisodicError as exc:
         _fail(str(exc))
     typer.echo(format_episodes(episodes) if episodes else "no episodes")

@@ -125,9 +125,7 @@ class EpisodicArchive:
         Raises:
             EpisodicError: ``kind`` is not a segment kind.
         """
-        if kind and kind not in KINDS:
-            msg = f"unknown episode kind {kind!r}; use one of {', '.join(KINDS)}"
-            raise EpisodicError(msg)
+        check_kind(kind)
         flt = {k: v for k, v in (("thread_id", thread), ("kind", kind)) if v}
         if query and query.strip():
             items = self.store.search((NAMESPACE,), query=query, filter=flt or None, limit=limit)
@@ -135,6 +133,17 @@ class EpisodicArchive:
         items = self.store.search((NAMESPACE,), filter=flt or None, limit=SCAN_LIMIT)
         items.sort(key=lambda i: (i.value.get("indexed_at", ""), i.value["message_index"]))
         return [Episode(i.value, None) for i in reversed(items[-limit:])]
+
+
+def check_kind(kind: str | None) -> None:
+    """Accept an empty kind or one of :data:`KINDS`.
+
+    Raises:
+        EpisodicError: Any other kind.
+    """
+    if kind and kind not in KINDS:
+        msg = f"unknown episode kind {kind!r}; use one of {', '.join(KINDS)}"
+        raise EpisodicError(msg)
 
 
 def _key(thread_id: str, seg: Segment) -> str:
@@ -230,6 +239,16 @@ def open_archive(workspace: Path) -> EpisodicArchive:
     from jarvis_graph.memory.tiers import open_store, project_memory_dir
 
     return EpisodicArchive(open_store(project_memory_dir(workspace)), workspace.name)
+
+
+def search_project(workspace: Path, query: str | None, **filters: Any) -> list[Episode]:
+    """:meth:`EpisodicArchive.search` in a project; no store is created to find nothing."""
+    from jarvis_graph.memory.tiers import project_memory_dir
+
+    check_kind(filters.get("kind"))
+    if not (project_memory_dir(workspace) / "store.sqlite").is_file():
+        return []
+    return open_archive(workspace).search(query, **filters)
 
 
 def format_episodes(episodes: list[Episode]) -> str:

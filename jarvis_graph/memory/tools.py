@@ -176,7 +176,7 @@ def search_episodes_impl(env: ToolEnv, args: SearchEpisodesArgs) -> str:
         expand,
         format_episodes,
         format_expansion,
-        open_archive,
+        search_project,
     )
 
     try:
@@ -184,9 +184,12 @@ def search_episodes_impl(env: ToolEnv, args: SearchEpisodesArgs) -> str:
         anchor = Anchor.parse(args.anchor) if args.anchor else None
         message_id = None
         if anchor is None:
-            archive = open_archive(env.workspace)
-            episodes = archive.search(
-                args.query, thread=args.thread or None, kind=args.kind or None, limit=args.limit
+            episodes = search_project(
+                env.workspace,
+                args.query,
+                thread=args.thread or None,
+                kind=args.kind or None,
+                limit=args.limit,
             )
             if not episodes:
                 return "no episodes found" + (f" for {args.query!r}" if args.query else "")

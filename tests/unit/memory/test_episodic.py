@@ -146,3 +146,12 @@ def test_expand_reads_the_messages_around_an_anchor_from_its_checkpoint(
         expand(saver, Anchor("t", checkpoint, 9))
     with pytest.raises(EpisodicError, match="session 'other'"):
         expand(saver, Anchor("other", "latest", 0))
+
+
+def test_the_tool_says_when_a_project_has_no_episodes(workspace: Path) -> None:
+    from jarvis_graph.memory.tools import SearchEpisodesArgs, search_episodes_impl
+    from jarvis_graph.tools.base import ToolEnv
+
+    got = search_episodes_impl(ToolEnv(workspace), SearchEpisodesArgs(query="deploy"))
+    assert got == "no episodes found for 'deploy'"
+    assert not (workspace / ".jarvis").exists()
