@@ -87,14 +87,16 @@ class ToolCall(TypedDict, total=False):
 class Summary(TypedDict, total=False):
     """Payload of the summary and history-clear events.
 
-    BEFORE_HISTORY_CLEAR carries ``messages``, the messages about to be removed, and the
-    ``thread_id`` (both for subscribers only, see :data:`SUBSCRIBER_ONLY`).
+    BEFORE_HISTORY_CLEAR carries ``messages``, the messages about to be removed, with
+    ``first_index``, the position of the first of them in the conversation, and the
+    ``thread_id`` (for subscribers only, see :data:`SUBSCRIBER_ONLY`).
     """
 
     message_count: int
     removed: int
     summary: str
     messages: list[Any]
+    first_index: int
     thread_id: str
 
 

@@ -93,10 +93,18 @@ class EpisodicArchive:
         self.namespace = (NAMESPACE, project or "project")
 
     def index_task(
-        self, thread_id: str, checkpoint_id: str | None, messages: list[AnyMessage]
+        self,
+        thread_id: str,
+        checkpoint_id: str | None,
+        messages: list[AnyMessage],
+        first_index: int = 0,
     ) -> int:
-        """Index the conversation's segments; returns how many were new or changed."""
-        segments = segment_messages(messages)
+        """Index the conversation's segments; returns how many were new or changed.
+
+        ``first_index`` is the position of ``messages[0]`` in the checkpoint's messages
+        (a block about to be cleared from the history starts after the system prompt).
+        """
+        segments = segment_messages(messages, first_index)
         keys = [_key(thread_id, s) for s in segments]
         found = cast(list[Item | None], self.store.batch([GetOp(self.namespace, k) for k in keys]))
         stamp, task = now_iso(), ""
@@ -196,9 +204,9 @@ def expand(
 ) -> Expansion:
     """The messages ``before`` and ``after`` the anchored one, from its checkpoint.
 
-    When the anchor's checkpoint is not kept (a run with ``durability="exit"``) and
-    ``message_id`` is given, the message is looked up by id in the thread's latest
-    checkpoint.
+    With ``message_id`` (stored with each segment), the message is found by id when it is
+    not at the anchor's index, and in the thread's latest checkpoint when the anchor's
+    checkpoint was not kept (a run with ``durability="exit"``).
 
     Raises:
         EpisodicError: The thread, checkpoint or message does not exist.
@@ -207,8 +215,10 @@ def expand(
     index = anchor.index
     if found is None and message_id:
         found = _checkpoint_messages(saver, anchor.thread_id, LATEST)
-        if found is not None:
-            index = next((n for n, m in enumerate(found[1]) if m.id == message_id), -1)
+    if found is not None and message_id:
+        messages = found[1]
+        if not (0 <= index < len(messages) and messages[index].id == message_id):
+            index = next((n for n, m in enumerate(messages) if m.id == message_id), -1)
     if found is None:
         msg = f"session {anchor.thread_id!r} has no checkpoint {anchor.checkpoint_id!r}"
         raise EpisodicError(msg + "; list sessions with `jarvis sessions list`")

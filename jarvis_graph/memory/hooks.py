@@ -32,6 +32,7 @@ from langchain_core.messages import (
 )
 from pydantic import ValidationError
 
+from jarvis_graph.checkpointing import run_position
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event, EventBus
 from jarvis_graph.memory.records import now_iso
@@ -211,8 +212,13 @@ def paired(messages: list[AnyMessage]) -> list[AnyMessage]:
     return out
 
 
-class ArchiveCompletedTask:
-    """Subscriber of TASK_COMPLETED: index the conversation in the episodic archive.
+class EpisodeIndexer:
+    """Subscriber of TASK_COMPLETED and BEFORE_HISTORY_CLEAR: index in the episodic archive.
+
+    Messages about to be cleared are indexed then, or they never would be. The anchor's
+    checkpoint is the payload's ``checkpoint_id``, else the one the running step started
+    from; a cleared block's indices start at its ``first_index`` (default: right after the
+    system prompt).
 
     Args:
         context: Context for events emitted outside a graph run.
@@ -233,9 +239,14 @@ class ArchiveCompletedTask:
         if not resolve_settings(ctx).episodic_archive:
             return None
         thread = _thread_of(payload)
+        checkpoint = payload.get("checkpoint_id") or run_position()["checkpoint_id"]
         try:
+            messages = _messages_of(payload)
+            first = payload.get("first_index")
+            if first is None and messages and not isinstance(messages[0], SystemMessage):
+                first = 1  # what is cleared starts after the system prompt
             archive = open_archive(ctx.workspace_path())
-            return archive.index_task(thread, payload.get("checkpoint_id"), _messages_of(payload))
+            return archive.index_task(thread, checkpoint, messages, first_index=first or 0)
         except Exception as exc:  # archiving never stops a run from completing
             logger.warning("episodic archive: thread %s not indexed: %s", thread, exc)
             return None
@@ -252,4 +263,6 @@ def install_memory_hooks(bus: EventBus, model_factory: ModelFactory) -> None:
             return
         _installed.add(bus)
     ForceSaveMemory(model_factory).subscribe(bus)
-    bus.subscribe(Event.TASK_COMPLETED, ArchiveCompletedTask())
+    archive = EpisodeIndexer()
+    bus.subscribe(Event.BEFORE_HISTORY_CLEAR, archive)
+    bus.subscribe(Event.TASK_COMPLETED, archive)

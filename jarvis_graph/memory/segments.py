@@ -93,14 +93,14 @@ class Segment:
         return hashlib.sha256(raw).hexdigest()[:16]
 
 
-def segment_messages(messages: list[AnyMessage]) -> list[Segment]:
+def segment_messages(messages: list[AnyMessage], first_index: int = 0) -> list[Segment]:
     """The segments of a conversation.
 
     System prompts and attached workspace context are left out: they are not what was
-    said or done.
+    said or done. Indices count from ``first_index``.
     """
     out: list[Segment] = []
-    for index, message in enumerate(messages):
+    for index, message in enumerate(messages, first_index):
         mid = str(message.id or f"index-{index}")
         if isinstance(message, HumanMessage):
             if message.name != CONTEXT_NAME and message.text.strip():

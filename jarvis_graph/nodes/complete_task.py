@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from jarvis_graph.checkpointing import run_position
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.nodes.messages import last_ai, not_run_answers, pending_tool_calls, text_of
@@ -17,23 +17,6 @@ from jarvis_graph.state import AgentState
 def strip_marker(text: str) -> str:
     """The text without the auto-complete marker."""
     return text.replace(COMPLETE_MARKER, "").strip()
-
-
-def run_position() -> dict[str, Any]:
-    """Thread id and the id of the checkpoint the running step started from.
-
-    The checkpoint id is ``None`` outside a checkpointed run. Its messages are the ones
-    the step sees, so ``(thread, checkpoint, index)`` anchors a message exactly.
-    """
-    try:
-        configurable = get_config().get("configurable", {})
-    except RuntimeError:
-        return {"thread_id": "default", "checkpoint_id": None}
-    ns = str(configurable.get("checkpoint_ns") or "")
-    parent_ns = ns.rsplit("|", 1)[0] if "|" in ns else ""
-    checkpoint = (configurable.get("checkpoint_map") or {}).get(parent_ns)
-    thread = str(configurable.get("thread_id") or "default")
-    return {"thread_id": thread, "checkpoint_id": checkpoint}
 
 
 def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:

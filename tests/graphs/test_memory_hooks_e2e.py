@@ -13,12 +13,23 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, StateGraph
+from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
 
 from jarvis_graph.checkpointing import default_sessions_path
 from jarvis_graph.config import project_config_path
@@ -227,3 +238,50 @@ def test_the_model_searches_earlier_tasks_with_the_tool(session: Session) -> Non
     assert re.search(r"session t1, checkpoint \S+:\n", found.content)
     assert "> " in found.content and "read_code" in found.content
     assert bad.status == "error" and "has no checkpoint 'nope'" in bad.content
+
+
+class _Clearing(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+def _clear_history(state: _Clearing, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Stands in for the history-clearing node: announce the cut, then remove it."""
+    removed = state["messages"][1:4]
+    payload = {"messages": removed, "first_index": 1, "removed": len(removed)}
+    bus_for(runtime.context).emit(Event.BEFORE_HISTORY_CLEAR, payload)
+    return {"messages": [RemoveMessage(id=str(m.id)) for m in removed]}
+
+
+def test_messages_about_to_be_cleared_are_archived_with_exact_anchors(
+    session: Session,
+) -> None:
+    builder = StateGraph(_Clearing, context_schema=JarvisContext)
+    builder.add_node("clear_history", _clear_history)
+    builder.add_edge(START, "clear_history")
+    conversation = [
+        SystemMessage("You are Jarvis.", id="sys"),
+        HumanMessage("What does deploy.ini say about the port?", id="h"),
+        AIMessage(
+            "",
+            tool_calls=[{"name": "read_code", "args": {"path": "deploy.ini"}, "id": "c"}],
+            id="a",
+        ),
+        ToolMessage("port = 8443", tool_call_id="c", name="read_code", id="t"),
+        AIMessage("Port 8443.", id="r"),
+    ]
+    config: Any = {"configurable": {"thread_id": "cleared"}}
+    ctx = JarvisContext(workspace=str(session.workspace))
+    with session.graph() as agent:
+        graph = builder.compile(checkpointer=agent.checkpointer)
+        out = graph.invoke({"messages": conversation}, config, context=ctx)
+        assert [m.id for m in out["messages"]] == ["sys", "r"]  # the block is gone
+
+        (episode,) = open_archive(session.workspace).search("port", kind="tool_result")
+        anchor = episode.anchor
+        assert anchor.index == 3 and episode.value["message_id"] == "t"
+        before = graph.get_state(
+            {"configurable": {"thread_id": "cleared", "checkpoint_id": anchor.checkpoint_id}}
+        )
+        got = expand(agent.checkpointer, anchor, before=2, after=1)  # type: ignore[arg-type]
+    assert got.messages == before.values["messages"][1:5]
+    assert [m.id for m in got.messages] == ["h", "a", "t", "r"]

@@ -20,7 +20,7 @@ from pydantic import Field
 from jarvis_graph.config import project_config_path
 from jarvis_graph.context import JarvisContext, clear_settings_cache
 from jarvis_graph.events import Event, EventBus
-from jarvis_graph.memory.hooks import ArchiveCompletedTask, ForceSaveMemory, paired
+from jarvis_graph.memory.hooks import EpisodeIndexer, ForceSaveMemory, paired
 from jarvis_graph.memory.tiers import MemoryTiers
 
 
@@ -191,15 +191,36 @@ def test_unpaired_tool_calls_and_results_are_left_out() -> None:
 def test_the_archive_subscriber_follows_its_setting(workspace: Path) -> None:
     ctx = JarvisContext(workspace=str(workspace))
     payload = {"thread_id": "t1", "checkpoint_id": "cp", "messages": removed_messages()}
-    assert ArchiveCompletedTask(ctx).index(payload) == 3
-    assert ArchiveCompletedTask(ctx).index(payload) == 0
+    assert EpisodeIndexer(ctx).index(payload) == 3
+    assert EpisodeIndexer(ctx).index(payload) == 0
     path = project_config_path(workspace)
     path.write_text("episodic_archive: false\n", encoding="utf-8")
     clear_settings_cache()
-    assert ArchiveCompletedTask(ctx).index(payload) is None
+    assert EpisodeIndexer(ctx).index(payload) is None
 
 
 @pytest.mark.parametrize("broken", ["not a message list"])
 def test_the_archive_subscriber_never_raises(workspace: Path, broken: Any) -> None:
     ctx = JarvisContext(workspace=str(workspace))
-    assert ArchiveCompletedTask(ctx).index({"thread_id": "t", "messages": broken}) is None
+    assert EpisodeIndexer(ctx).index({"thread_id": "t", "messages": broken}) is None
+
+
+def test_a_cleared_block_is_indexed_from_after_the_system_prompt(workspace: Path) -> None:
+    from jarvis_graph.memory.episodic import open_archive
+
+    bus = EventBus()
+    indexer = EpisodeIndexer(JarvisContext(workspace=str(workspace)))
+    bus.subscribe(Event.BEFORE_HISTORY_CLEAR, indexer)
+    block = removed_messages()[1:]  # the system prompt stays
+    bus.emit(Event.BEFORE_HISTORY_CLEAR, {"messages": block, "thread_id": "t1"})
+    bus.emit(Event.BEFORE_HISTORY_CLEAR, {"messages": block, "thread_id": "t1"})  # no repeat
+    got = sorted(
+        (e.value["message_index"], e.value["message_id"])
+        for e in open_archive(workspace).search(limit=50)
+    )
+    assert got == [(1, "h1"), (2, "a1"), (3, "t1")]
+    assert {str(e.anchor) for e in open_archive(workspace).search(limit=50)} == {
+        "t1:latest:1",
+        "t1:latest:2",
+        "t1:latest:3",
+    }  # no checkpoint outside a run: the thread's latest
