@@ -154,6 +154,14 @@ def check_kind(kind: str | None) -> None:
         raise EpisodicError(msg)
 
 
+def forget_thread(store: BaseStore, thread_id: str) -> int:
+    """Delete every segment of a thread (its session was deleted); returns how many."""
+    items = store.search((NAMESPACE,), filter={"thread_id": thread_id}, limit=SCAN_LIMIT)
+    if items:
+        store.batch([PutOp(tuple(i.namespace), i.key, None) for i in items])
+    return len(items)
+
+
 def _key(thread_id: str, seg: Segment) -> str:
     return f"{thread_id}|{seg.message_id}|{seg.kind}|{seg.part}"
 
@@ -249,6 +257,15 @@ def open_archive(workspace: Path) -> EpisodicArchive:
     from jarvis_graph.memory.tiers import open_store, project_memory_dir
 
     return EpisodicArchive(open_store(project_memory_dir(workspace)), workspace.name)
+
+
+def forget_project_thread(workspace: Path, thread_id: str) -> int:
+    """:func:`forget_thread` in a project's archive (nothing to do without a store)."""
+    from jarvis_graph.memory.tiers import project_memory_dir
+
+    if not (project_memory_dir(workspace) / "store.sqlite").is_file():
+        return 0
+    return forget_thread(open_archive(workspace).store, thread_id)
 
 
 def search_project(workspace: Path, query: str | None, **filters: Any) -> list[Episode]:

@@ -155,3 +155,14 @@ def test_the_tool_says_when_a_project_has_no_episodes(workspace: Path) -> None:
     got = search_episodes_impl(ToolEnv(workspace), SearchEpisodesArgs(query="deploy"))
     assert got == "no episodes found for 'deploy'"
     assert not (workspace / ".jarvis").exists()
+
+
+def test_forgetting_a_thread_deletes_its_segments_only(store: FaissStore) -> None:
+    from jarvis_graph.memory.episodic import forget_thread
+
+    archive = EpisodicArchive(store)
+    archive.index_task("t1", "cp-1", conversation("database", "1"))
+    archive.index_task("t2", "cp-2", conversation("cache", "2"))
+    assert forget_thread(store, "t1") == 5
+    assert {e.value["thread_id"] for e in archive.search("port", limit=50)} == {"t2"}
+    assert forget_thread(store, "t1") == 0
