@@ -25,10 +25,14 @@ from jarvis_graph.memory.tiers import MemoryTiers
 
 
 class Rememberer(BaseChatModel):
-    """Saves the user's first sentence when asked to save memories; records its inputs."""
+    """Saves the user's "remember:" lines when asked to save memories; records its inputs.
+
+    ``fail`` makes every call raise; ``reply`` is given back whatever the input.
+    """
 
     seen: list[list[BaseMessage]] = Field(default_factory=list)
     fail: bool = False
+    reply: AIMessage | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -41,6 +45,8 @@ class Rememberer(BaseChatModel):
         self.seen.append(messages)
         if self.fail:
             raise ConnectionError("provider down")
+        if self.reply is not None:
+            return ChatResult(generations=[ChatGeneration(message=self.reply)])
         facts = [
             m.text
             for m in messages
@@ -137,26 +143,12 @@ def test_a_failing_model_or_bad_save_is_reported_not_raised(workspace: Path) -> 
     assert result is not None and "provider down" in result.errors[0]
     assert hook.handle(Event.TASK_COMPLETED, {"thread_id": "t1", "messages": []}) is None
 
-    bad = ForceSaveMemory(lambda ctx: _Fixed(reply=_bad_reply()), enable(workspace))
+    bad = ForceSaveMemory(lambda ctx: Rememberer(reply=_bad_reply()), enable(workspace))
     result = bad.handle(Event.TASK_COMPLETED, {"thread_id": "t2", "messages": removed_messages()})
     assert result is not None and result.saved == []
     assert "save_memory was not run" in result.errors[0] and "memory_type" in result.errors[0]
     assert "ignored a call to 'execute_script'" in result.errors[1]
     assert saved(workspace) == []
-
-
-class _Fixed(BaseChatModel):
-    reply: AIMessage
-
-    @property
-    def _llm_type(self) -> str:
-        return "fixed"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> _Fixed:  # type: ignore[override]
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self.reply)])
 
 
 def _bad_reply() -> AIMessage:
