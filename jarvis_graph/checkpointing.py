@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -75,6 +75,27 @@ def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseC
         return
     msg = f"unsupported checkpoint URL scheme in {url.split('://')[0]!r}; use sqlite:/// or postgresql://"
     raise CheckpointError(msg)
+
+
+def run_position() -> dict[str, Any]:
+    """Thread id and the id of the checkpoint the running step started from.
+
+    The checkpoint id is ``None`` outside a checkpointed run. Its messages are the ones
+    the step sees, so ``(thread, checkpoint, index)`` anchors a message exactly.
+    """
+    from langgraph.config import get_config
+
+    try:
+        configurable = get_config().get("configurable", {})
+    except RuntimeError:
+        return {"thread_id": "default", "checkpoint_id": None}
+    # LangGraph gives each step the id of the checkpoint it runs from, keyed by the
+    # namespace of the graph that step belongs to ("" for the root graph).
+    ns = str(configurable.get("checkpoint_ns") or "")
+    parent_ns = ns.rsplit("|", 1)[0] if "|" in ns else ""
+    checkpoint = (configurable.get("checkpoint_map") or {}).get(parent_ns)
+    thread = str(configurable.get("thread_id") or "default")
+    return {"thread_id": thread, "checkpoint_id": checkpoint}
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,11 @@ class Settings(BaseModel):
     mcp: list[McpServerSpec] = Field(default_factory=list)
     mcp_timeout: float = Field(default=60.0, gt=0)
     mcp_start_timeout: float = Field(default=30.0, gt=0)
+    force_save_memory: bool = False
+    """Ask the model once per task, before the history is cleared or when the task
+    completes, to save what is worth remembering (Jarvis' ``force_save_memory``)."""
+    episodic_archive: bool = True
+    """Index each completed task's messages in the project's episodic archive."""
 
     def model_for(self, role: str = "normal") -> ModelSpec:
         """Return the model spec for ``role`` in the active group.
@@ -257,6 +262,8 @@ _SCALAR_ENV = {
     "JARVIS_CHECKPOINT_URL": "checkpoint_url",
     "JARVIS_TOOL_GROUP": "tool_group",
     "JARVIS_CENTRAL_TOOL_REPO": "central_tool_repo",
+    "JARVIS_FORCE_SAVE_MEMORY": "force_save_memory",
+    "JARVIS_EPISODIC_ARCHIVE": "episodic_archive",
 }
 _LIST_ENV = {
     "JARVIS_AFTER_TOOL_CALL_CB_DIRS": "after_tool_call_cb_dirs",
@@ -358,6 +365,8 @@ max_iterations: 40
 tool_output_limit: 20000
 execute_timeout: 120
 allow_outside_workspace: false
+force_save_memory: false      # ask the model to save memories once per task
+episodic_archive: true        # index completed tasks for `jarvis memory episodes`
 # tool_load_dirs: [~/my-tools]  # *.py files with langchain tools or Jarvis-style tool classes
 # tool_groups:                  # named subsets of tools; choose one with tool_group or --tool-group
 #   readonly: [read_code, list_files, search_files, "time__*"]

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -50,11 +50,18 @@ class TaskStarted(TypedDict):
 
 
 class TaskCompleted(TypedDict):
-    """Payload of TASK_COMPLETED."""
+    """Payload of TASK_COMPLETED.
+
+    ``thread_id``, ``checkpoint_id`` (the checkpoint the completing step started from) and
+    ``messages`` (the conversation) are for subscribers only (see :data:`SUBSCRIBER_ONLY`).
+    """
 
     status: str
     final_answer: str
     iterations: int
+    thread_id: NotRequired[str]
+    checkpoint_id: NotRequired[str | None]
+    messages: NotRequired[list[Any]]
 
 
 class ModelCall(TypedDict, total=False):
@@ -78,11 +85,19 @@ class ToolCall(TypedDict, total=False):
 
 
 class Summary(TypedDict, total=False):
-    """Payload of the summary and history-clear events."""
+    """Payload of the summary and history-clear events.
+
+    BEFORE_HISTORY_CLEAR carries ``messages``, the messages about to be removed, with
+    ``first_index``, the position of the first of them in the conversation, and the
+    ``thread_id`` (for subscribers only, see :data:`SUBSCRIBER_ONLY`).
+    """
 
     message_count: int
     removed: int
     summary: str
+    messages: list[Any]
+    first_index: int
+    thread_id: str
 
 
 class AddonPrompt(TypedDict, total=False):
@@ -106,6 +121,10 @@ class InterruptTriggered(TypedDict, total=False):
 
 
 Subscriber = Callable[[Event, dict[str, Any]], None]
+
+SUBSCRIBER_ONLY = frozenset({"messages", "thread_id", "checkpoint_id"})
+"""Payload fields delivered to subscribers but not written to the stream: its reader
+already has the conversation (``values``/``messages`` modes) and knows its thread."""
 
 
 class EventBus:
@@ -140,7 +159,7 @@ class EventBus:
                 callback(ev, data)
             except Exception:
                 logger.exception("event subscriber %r failed on %s", callback, ev.value)
-        _write_to_stream(ev, data)
+        _write_to_stream(ev, {k: v for k, v in data.items() if k not in SUBSCRIBER_ONLY})
 
 
 def _write_to_stream(event: Event, payload: dict[str, Any]) -> None:

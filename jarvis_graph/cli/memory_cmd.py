@@ -7,11 +7,17 @@ from typing import Any, NoReturn
 
 import typer
 
+from jarvis_graph.cli import episodes_cmd
 from jarvis_graph.cli import options as o
 
 app = typer.Typer(
-    help="Saved memories: short-term, project and global long-term.", no_args_is_help=True
+    help="Saved memories: short-term, project and global long-term. `episodes` searches the "
+    "archive of completed tasks (each snippet anchored to its session checkpoint). With "
+    "`force_save_memory: true` in config, the model is asked once per task, before the "
+    "history is cleared or when the task completes, to save what is worth remembering.",
+    no_args_is_help=True,
 )
+app.add_typer(episodes_cmd.app, name="episodes")
 
 TYPES_HELP = "Memory type (repeatable): project_long_term or global_long_term."
 Types = typer.Option(None, "--type", "-T", help=TYPES_HELP)

@@ -158,10 +158,13 @@ def delete(
     thread_id: str = typer.Argument(..., help="Session id."),
     workspace: Path | None = o.Workspace,
 ) -> None:
-    """Delete a session and all its checkpoints."""
+    """Delete a session, all its checkpoints and its episodes in the archive."""
     from jarvis_graph.cli.driver import console, open_agent
+    from jarvis_graph.memory.episodic import forget_project_thread
 
-    with open_agent(_ctx(workspace)) as graph:
+    ctx = _ctx(workspace)
+    with open_agent(ctx) as graph:
         _existing(graph, thread_id)
         graph.checkpointer.delete_thread(thread_id)
-        console.print(f"deleted session {thread_id}")
+        episodes = forget_project_thread(Path(ctx["workspace"]), thread_id)
+        console.print(f"deleted session {thread_id} and its {episodes} archived episodes")

@@ -8,7 +8,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel, Field
 
 from jarvis_graph.memory.records import MEMORY_TYPES, MemoryInputError, check_type, new_record
-from jarvis_graph.tools.base import ToolInputError, current_env
+from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
 
 MemoryTypeArg = Literal["short_term", "project_long_term", "global_long_term"]
 MAX_RETRIEVE = 50
@@ -54,6 +54,25 @@ class ClearMemoryArgs(BaseModel):
         default_factory=list, description="Delete the memories having any of these tags."
     )
     ids: list[str] = Field(default_factory=list, description="Delete these memory ids.")
+
+
+class SearchEpisodesArgs(BaseModel):
+    """Arguments of search_episodic_memory."""
+
+    query: str = Field(default="", description="What you look for; empty for the latest.")
+    thread: str = Field(default="", description="Only this session (thread id); empty for all.")
+    kind: Literal["", "user", "reasoning", "tool_call", "tool_result", "response"] = Field(
+        default="", description="Only this kind of segment; empty for all."
+    )
+    limit: int = Field(default=5, ge=1, le=MAX_RETRIEVE, description="Most results to return.")
+    expand: bool = Field(
+        default=False, description="Also show the messages around the best result."
+    )
+    anchor: str = Field(
+        default="",
+        description="Show the messages around this anchor (from an earlier result) instead "
+        "of searching.",
+    )
 
 
 def _tiers() -> Any:
@@ -147,5 +166,75 @@ def clear_memory(
 
 clear_memory.metadata = {"risky": True}
 
-MEMORY_TOOLS: list[BaseTool] = [save_memory, retrieve_memory, clear_memory]
-__all__ = ["MEMORY_TOOLS", "MEMORY_TYPES", "clear_memory", "retrieve_memory", "save_memory"]
+
+def search_episodes_impl(env: ToolEnv, args: SearchEpisodesArgs) -> str:
+    """Search the episodic archive, or expand an anchor, as text for the model."""
+    from jarvis_graph.checkpointing import open_checkpointer
+    from jarvis_graph.memory.episodic import (
+        Anchor,
+        EpisodicError,
+        expand,
+        format_episodes,
+        format_expansion,
+        search_project,
+    )
+
+    try:
+        episodes = []
+        anchor = Anchor.parse(args.anchor) if args.anchor else None
+        message_id = None
+        if anchor is None:
+            episodes = search_project(
+                env.workspace,
+                args.query,
+                thread=args.thread or None,
+                kind=args.kind or None,
+                limit=args.limit,
+            )
+            if not episodes:
+                return "no episodes found" + (f" for {args.query!r}" if args.query else "")
+            if args.expand:
+                anchor, message_id = episodes[0].anchor, episodes[0].value.get("message_id")
+        text = format_episodes(episodes) if episodes else ""
+        if anchor is not None:
+            with open_checkpointer(env.workspace, env.settings.checkpoint_url) as saver:
+                found = expand(saver, anchor, message_id=message_id)
+            text = f"{text}\n\n{format_expansion(found, 600)}".strip()
+    except EpisodicError as exc:
+        raise ToolInputError(str(exc)) from exc
+    return text
+
+
+SEARCH_EPISODES_DESCRIPTION = (
+    "Search what was said and done in earlier tasks: user messages, reasoning, tool calls, "
+    "tool results and answers. Each result has an anchor; pass it back as `anchor` to see "
+    "the messages around it."
+)
+
+
+@tool(args_schema=SearchEpisodesArgs, description=SEARCH_EPISODES_DESCRIPTION)
+def search_episodic_memory(
+    query: str = "",
+    thread: str = "",
+    kind: str = "",
+    limit: int = 5,
+    expand: bool = False,
+    anchor: str = "",
+) -> str:
+    """Search the episodic archive of this project (see SEARCH_EPISODES_DESCRIPTION)."""
+    args = SearchEpisodesArgs.model_validate(
+        {"query": query, "thread": thread, "kind": kind, "limit": limit}
+        | {"expand": expand, "anchor": anchor}
+    )
+    return search_episodes_impl(current_env(), args)
+
+
+MEMORY_TOOLS: list[BaseTool] = [save_memory, retrieve_memory, clear_memory, search_episodic_memory]
+__all__ = [
+    "MEMORY_TOOLS",
+    "MEMORY_TYPES",
+    "clear_memory",
+    "retrieve_memory",
+    "save_memory",
+    "search_episodic_memory",
+]

@@ -6,6 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from jarvis_graph.checkpointing import run_position
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.nodes.messages import last_ai, not_run_answers, pending_tool_calls, text_of
@@ -42,5 +43,7 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
         if ai is not None and COMPLETE_MARKER in text_of(ai):
             update.append(ai.model_copy(update={"content": answer}))  # same id: replaced
     payload = {"status": status, "final_answer": answer, "iterations": iteration}
+    # For subscribers (memory hooks, episodic archive); not written to the stream.
+    payload |= {**run_position(), "messages": list(messages)}
     bus_for(context_of(runtime)).emit(Event.TASK_COMPLETED, payload)
     return {"messages": update, "status": status, "final_answer": answer}

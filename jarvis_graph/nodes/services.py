@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from jarvis_graph.config import ModelSpec
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import EventBus, get_event_bus
+from jarvis_graph.memory.hooks import install_memory_hooks
 from jarvis_graph.platforms.registry import create_chat_model, resolve_platform
 from jarvis_graph.prompts import load_prompt
 from jarvis_graph.tools.registry import ToolRegistry, get_registry, get_tools
@@ -33,8 +34,19 @@ def context_of(runtime: Runtime[JarvisContext] | None) -> JarvisContext:
 
 
 def bus_for(ctx: JarvisContext) -> EventBus:
-    """The event bus named in the context, with the configured after-tool-call callbacks."""
-    return get_event_bus(ctx.event_bus, resolve_settings(ctx).after_tool_call_cb_dirs)
+    """The event bus named in the context.
+
+    It has the configured after-tool-call callbacks and the memory hooks
+    (force_save_memory, episodic archive).
+    """
+    bus = get_event_bus(ctx.event_bus, resolve_settings(ctx).after_tool_call_cb_dirs)
+    install_memory_hooks(bus, normal_model)
+    return bus
+
+
+def normal_model(ctx: JarvisContext) -> BaseChatModel:
+    """The run's ``normal`` chat model, not bound to tools."""
+    return create_chat_model(resolve_settings(ctx).model_for("normal"))
 
 
 def tool_registry_for(ctx: JarvisContext) -> ToolRegistry:

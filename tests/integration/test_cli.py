@@ -169,9 +169,13 @@ def test_fork_from_an_earlier_checkpoint_and_resume(calc_ws: Path, tmp_path: Pat
 
 def test_sessions_delete(calc_ws: Path, tmp_path: Path) -> None:
     invoke(run_args(calc_ws, calc_script(tmp_path), "-n", "--thread", "gone", "x"))
-    assert invoke(["sessions", "delete", "gone", "-w", str(calc_ws)]).exit_code == 0
+    episodes = ["memory", "episodes", "search", "--thread", "gone", "-w", str(calc_ws)]
+    assert "gone:" in invoke(episodes).output  # the completed task was archived
+    deleted = invoke(["sessions", "delete", "gone", "-w", str(calc_ws)])
+    assert deleted.exit_code == 0 and "archived episodes" in deleted.output
     missing = invoke(["sessions", "show", "gone", "-w", str(calc_ws)])
     assert missing.exit_code == 1 and "no session 'gone'" in missing.output
+    assert invoke(episodes).output.strip() == "no episodes"  # its episodes went with it
 
 
 @pytest.mark.parametrize(

@@ -170,3 +170,36 @@ def test_bad_input_gets_a_clear_message(workspace: Path, args: list[str], messag
     out = jarvis(workspace, *args)
     assert out.exit_code == 2
     assert message in out.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["show", "garbage"], "'garbage' is not an episode anchor; anchors look like"),
+        (["show", "t1:cp:3"], "no sessions are stored at"),
+        (["search", "deploy", "--kind", "answer"], "unknown episode kind 'answer'; use one of"),
+    ],
+)
+def test_bad_episode_input_gets_a_clear_message(
+    workspace: Path, args: list[str], message: str
+) -> None:
+    out = jarvis(workspace, "episodes", *args)
+    assert out.exit_code == 2
+    assert message in out.output
+
+
+def test_episodes_of_an_unknown_session_and_an_empty_archive(workspace: Path) -> None:
+    from jarvis_graph.checkpointing import default_sessions_path, open_checkpointer
+
+    with open_checkpointer(workspace):  # an empty session store
+        assert default_sessions_path(workspace).is_file()
+    out = jarvis(workspace, "episodes", "show", "nobody:latest:0")
+    assert out.exit_code == 2 and "session 'nobody' has no checkpoint 'latest'" in out.output
+    assert jarvis(workspace, "episodes", "search", "anything").output.strip() == "no episodes"
+    assert not (workspace / ".jarvis" / "memory").exists()  # nothing created to find nothing
+
+
+def test_memory_help_names_the_archive_and_force_save() -> None:
+    out = invoke(["memory", "--help"])
+    text = " ".join(out.output.split())
+    assert "episodes" in text and "force_save_memory" in text
