@@ -120,6 +120,11 @@ class Settings(BaseModel):
     mcp: list[McpServerSpec] = Field(default_factory=list)
     mcp_timeout: float = Field(default=60.0, gt=0)
     mcp_start_timeout: float = Field(default=30.0, gt=0)
+    # Planner: child runs nest at most plan_max_depth levels below the task; at most
+    # plan_concurrency ready steps run at once; plan_adjust re-plans the remaining steps.
+    plan_max_depth: int = Field(default=2, ge=0)
+    plan_concurrency: int = Field(default=4, ge=1)
+    plan_adjust: bool = True
 
     def model_for(self, role: str = "normal") -> ModelSpec:
         """Return the model spec for ``role`` in the active group.
@@ -257,6 +262,8 @@ _SCALAR_ENV = {
     "JARVIS_CHECKPOINT_URL": "checkpoint_url",
     "JARVIS_TOOL_GROUP": "tool_group",
     "JARVIS_CENTRAL_TOOL_REPO": "central_tool_repo",
+    "JARVIS_PLAN_MAX_DEPTH": "plan_max_depth",
+    "JARVIS_PLAN_CONCURRENCY": "plan_concurrency",
 }
 _LIST_ENV = {
     "JARVIS_AFTER_TOOL_CALL_CB_DIRS": "after_tool_call_cb_dirs",

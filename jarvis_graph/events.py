@@ -40,6 +40,8 @@ class Event(StrEnum):
     BEFORE_TOOL_FILTER = "before_tool_filter"
     TOOL_FILTERED = "tool_filtered"
     INTERRUPT_TRIGGERED = "interrupt_triggered"
+    PLAN_UPDATED = "plan_updated"
+    HANDOFF = "handoff"
 
 
 class TaskStarted(TypedDict):
