@@ -14,7 +14,8 @@ the checkpoint left it, in any process.
 
 Turns may carry ``when: <regex>``: consecutive turns with the same ``when`` form a scene,
 and the first scene (in file order) whose pattern is found in the conversation's system
-and human messages is played (turns without ``when`` match any conversation). Child runs,
+and human messages is played (turns without ``when`` match any conversation), counting
+turns from the latest human message that is not attached context. Child runs,
 parallel branches and hand-offs, which each have their own conversation, can so be
 scripted in one file::
 
@@ -48,6 +49,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jarvis_graph.platforms.registry import PlatformError
+from jarvis_graph.state import CONTEXT_NAME
 
 
 class ScriptExhaustedError(PlatformError):
@@ -143,8 +145,18 @@ class ScriptedChatModel(BaseChatModel):
         return self
 
     def _turn_for(self, messages: list[BaseMessage]) -> tuple[int, ScriptedTurn]:
-        index = sum(1 for m in messages if isinstance(m, AIMessage))
         turns, scene = self._scene(messages)
+        if scene:  # a scene plays from the latest message given to the model
+            start = max(
+                (
+                    i
+                    for i, m in enumerate(messages)
+                    if isinstance(m, HumanMessage) and m.name != CONTEXT_NAME
+                ),
+                default=-1,
+            )
+            messages = messages[start + 1 :]
+        index = sum(1 for m in messages if isinstance(m, AIMessage))
         if index >= len(turns):
             msg = (
                 f"scripted platform: script {self.source}{scene} has {len(turns)} turns and "
