@@ -53,7 +53,11 @@ def write_script(folder: Path) -> Path:
         },
     ]
     turns += [
-        {"when": f"Inspect part {n}", "text": f"part {n} is fine !!!COMPLETE!!!", "delay": STEP_DELAY_S}
+        {
+            "when": f"Inspect part {n}",
+            "text": f"part {n} is fine !!!COMPLETE!!!",
+            "delay": STEP_DELAY_S,
+        }
         for n in range(1, 5)
     ]
     path = folder / "plan_script.yaml"
@@ -70,7 +74,10 @@ def run_once(workspace: Path, script: Path, concurrency: int) -> dict[str, Any]:
     os.environ["JARVIS_PLAN_CONCURRENCY"] = str(concurrency)
     clear_settings_cache()
     context = JarvisContext(
-        workspace=str(workspace), platform="scripted", script=str(script), non_interactive=True,
+        workspace=str(workspace),
+        platform="scripted",
+        script=str(script),
+        non_interactive=True,
         plan_max_depth=1,
     )
     db = workspace / f"{uuid.uuid4().hex}.sqlite"
@@ -135,7 +142,8 @@ def report(runs: dict[str, list[dict[str, Any]]], reps: int) -> None:
     print(f"  sequential (plan_concurrency 1): {sequential:.2f} s")
     print(f"  speed-up: {sequential / parallel:.1f}x; every step completed: {all_done}")
     verdict = "PASS" if result["pass"] else "FAIL"
-    print(f"{verdict}: parallel {parallel:.2f} s < {PARALLEL_TARGET_S} s (sequential {sequential:.2f} s)")
+    figures = f"parallel {parallel:.2f} s < {PARALLEL_TARGET_S} s (sequential {sequential:.2f} s)"
+    print(f"{verdict}: {figures}")
     print(f"written to {RESULTS.relative_to(ROOT)}")
 
 

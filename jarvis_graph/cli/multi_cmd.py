@@ -8,12 +8,14 @@ import typer
 
 from jarvis_graph.cli import options as o
 
+AgentsFile = typer.Option(
+    ..., "--config", "-c", help="Agents YAML (main_agent, agents, ...); see examples/."
+)
+
 
 def multi(
     task: str = typer.Argument(..., help="What the team should do."),
-    config: Path = typer.Option(
-        ..., "--config", "-c", help="Agents YAML (main_agent, agents, ...); see examples/."
-    ),
+    config: Path = AgentsFile,
     route: bool = typer.Option(
         False, "--route", help="Expert routing: one agent, picked by its description, answers."
     ),

@@ -10,6 +10,8 @@ possible hand-off.
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
@@ -56,7 +58,7 @@ def build_multi_agent_graph(
     )
     names = config.names()
     for name in names:
-        node = make_agent_node(config, name, agent, single_query=route)
+        node: Any = make_agent_node(config, name, agent, single_query=route)
         others = tuple(n for n in names if n != name)
         builder.add_node(name, node, destinations=(*others, END))
     if route:

@@ -116,6 +116,9 @@ def _load(path: str, _stamp: int) -> AgentsConfig:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else path
         problem = getattr(exc, "problem", None) or str(exc)
+        context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+        if context and start:
+            problem += f" ({context}, started at line {start.line + 1})"
         msg = f"{where}: invalid YAML: {problem}"
         raise ConfigError(msg) from exc
     if not isinstance(data, dict):

@@ -26,7 +26,9 @@ def make_send_message(config: AgentsConfig, sender: str) -> BaseTool:
 
     def send_message(to: str, content: str) -> str | Command:
         if to not in others:
-            known = ", ".join(f"{a} ({config.agent(a).description or 'no description'})" for a in others)
+            known = ", ".join(
+                f"{a} ({config.agent(a).description or 'no description'})" for a in others
+            )
             return (
                 f"Error: there is no agent named {to!r} to send to. Available agents: {known}. "
                 "Call send_message again with one of these names."

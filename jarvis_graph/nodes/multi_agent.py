@@ -39,7 +39,9 @@ HANDOFF_NAME = "handoff"
 Node = Callable[[MultiAgentState, Runtime[JarvisContext]], Command[Any]]
 
 
-def make_agent_node(config: AgentsConfig, name: str, agent: Any, single_query: bool = False) -> Node:
+def make_agent_node(
+    config: AgentsConfig, name: str, agent: Any, single_query: bool = False
+) -> Node:
     """The node of agent ``name``; ``agent`` is the compiled agent graph it runs."""
 
     def agent_turn(state: MultiAgentState, runtime: Runtime[JarvisContext]) -> Command[Any]:
@@ -47,11 +49,11 @@ def make_agent_node(config: AgentsConfig, name: str, agent: Any, single_query: b
         history = list((state.get("histories") or {}).get(name, []))
         incoming = _incoming(state)
         values: dict[str, Any] = {}
-        try:
-            for values in agent.stream(
+        try:  # the last values are what the sender's history is when a hand-off interrupts
+            for chunk in agent.stream(
                 {"messages": [*history, incoming]}, stream_mode="values", context=ctx
             ):
-                pass
+                values = chunk
         except ParentCommand as exc:
             command = exc.args[0]
             if command.graph != get_config()["configurable"].get("checkpoint_ns"):
@@ -120,14 +122,16 @@ def _hand_off(
             f"Stopped: the hand-off limit (max_handoffs={config.max_handoffs}) was reached. "
             f"Last message, from {name} to {to}: {inbox.get('content', '')}"
         )
-        update = {"histories": {name: kept}, "status": "stopped", "final_answer": answer}
-        return Command(goto=END, update={**update, "messages": [note], "inbox": None})
+        stop: dict[str, Any] = {"histories": {name: kept}, "status": "stopped"}
+        stop |= {"final_answer": answer, "messages": [note], "inbox": None}
+        return Command(goto=END, update=stop)
     bus_for(ctx).emit(Event.HANDOFF, {"sender": name, "to": to, "count": count})
     handoff = Handoff(
         sender=name, to=to, content=str(inbox.get("content", "")), summary=inbox["summary"]
     )
-    update = {"histories": {name: kept}, "inbox": handoff, "handoffs": count, "active_agent": to}
-    return Command(goto=to, update={**update, "messages": [note]})
+    update: dict[str, Any] = {"histories": {name: kept}, "inbox": handoff, "handoffs": count}
+    update |= {"active_agent": to, "messages": [note]}
+    return Command(goto=to, update=update)
 
 
 def _close_turn(messages: list[AnyMessage], to: str) -> list[ToolMessage]:
@@ -140,7 +144,12 @@ def _close_turn(messages: list[AnyMessage], to: str) -> list[ToolMessage]:
         else:
             text, status = "Not run: this turn ended with a hand-off.", "error"
         answers.append(
-            ToolMessage(content=text, tool_call_id=call["id"], name=call.get("name") or "unknown", status=status)
+            ToolMessage(
+                content=text,
+                tool_call_id=call["id"],
+                name=call.get("name") or "unknown",
+                status=status,
+            )
         )
     return answers
 

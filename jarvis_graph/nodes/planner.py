@@ -35,7 +35,14 @@ from jarvis_graph.planning.plan import (
 )
 from jarvis_graph.planning.schemas import PlanAdjustment, PlanDecision
 from jarvis_graph.prompts import load_prompt
-from jarvis_graph.state import CONTEXT_NAME, PlannerState, PlanStep, StepInput, StepResult
+from jarvis_graph.state import (
+    CONTEXT_NAME,
+    PlannerState,
+    PlanStep,
+    StepInput,
+    StepResult,
+    StepStatus,
+)
 
 MAX_STEPS = 8
 
@@ -74,7 +81,11 @@ def _task_of(state: PlannerState) -> str:
 
 def _step(raw: dict[str, Any]) -> PlanStep:
     deps = [str(d) for d in raw.get("depends_on") or []]
-    return {"id": str(raw.get("id", "")).strip(), "task": str(raw.get("task", "")), "depends_on": deps}
+    return {
+        "id": str(raw.get("id", "")).strip(),
+        "task": str(raw.get("task", "")),
+        "depends_on": deps,
+    }
 
 
 def _emit(ctx: JarvisContext, steps: list[PlanStep], reason: str) -> None:
@@ -128,19 +139,20 @@ def run_step(state: StepInput, runtime: Runtime[JarvisContext]) -> dict[str, Any
     child = dataclasses.replace(ctx, depth=ctx.depth + 1, non_interactive=True)
     step = state["step"]
     brief = step_brief(state["task"], step, state["plan"], state["inputs"])
-    result: StepResult = {"id": step["id"], "status": "failed", "answer": "", "depth": child.depth}
+    status: StepStatus = "failed"
     try:
         out = _child_graph().invoke({"task": brief}, context=child)
     except GraphBubbleUp:
         raise
     except Exception as exc:
-        result["answer"] = f"the child run failed: {type(exc).__name__}: {exc}"
+        answer = f"the child run failed: {type(exc).__name__}: {exc}"
     else:
         answer = str(out.get("final_answer", ""))
         if out.get("status") == "completed":
-            result.update(status="completed", answer=answer)
+            status = "completed"
         else:
-            result["answer"] = f"the child run stopped ({out.get('status')}): {answer}"
+            answer = f"the child run stopped ({out.get('status')}): {answer}"
+    result = StepResult(id=step["id"], status=status, answer=answer, depth=child.depth)
     return {"step_results": {step["id"]: result}}
 
 

@@ -6,14 +6,14 @@ Plain functions over plain dicts (``{"id", "task", "depends_on"}`` steps and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 Step = Mapping[str, Any]
 Result = Mapping[str, Any]
 
 
-def plan_problems(steps: list[Step], done: Iterable[str] = ()) -> list[str]:
+def plan_problems(steps: Sequence[Step], done: Iterable[str] = ()) -> list[str]:
     """What is wrong with ``steps``: empty or repeated ids, unknown dependencies, cycles.
 
     Args:
@@ -40,7 +40,7 @@ def plan_problems(steps: list[Step], done: Iterable[str] = ()) -> list[str]:
     return problems
 
 
-def _has_cycle(steps: list[Step]) -> bool:
+def _has_cycle(steps: Sequence[Step]) -> bool:
     ids = {str(s["id"]) for s in steps}
     deps = {str(s["id"]): set(s.get("depends_on") or []) & ids for s in steps}
     resolved: set[str] = set()
@@ -51,7 +51,7 @@ def _has_cycle(steps: list[Step]) -> bool:
         resolved |= free
 
 
-def ready_steps(steps: list[Step], results: Mapping[str, Result]) -> list[Step]:
+def ready_steps(steps: Sequence[Step], results: Mapping[str, Result]) -> list[Step]:
     """Steps not run yet whose dependencies all completed, in plan order."""
     return [
         s
@@ -62,7 +62,7 @@ def ready_steps(steps: list[Step], results: Mapping[str, Result]) -> list[Step]:
 
 
 def blocked_steps(
-    steps: list[Step], results: Mapping[str, Result], depth: int
+    steps: Sequence[Step], results: Mapping[str, Result], depth: int
 ) -> dict[str, dict[str, Any]]:
     """``skipped`` results for steps that can never run because a dependency did not complete.
 
@@ -95,7 +95,7 @@ def _first_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def plan_block(steps: list[Step]) -> str:
+def plan_block(steps: Sequence[Step]) -> str:
     """The ``<PLAN>`` block."""
     lines = [
         f"{n}. [{s['id']}] {s['task']}"
@@ -105,7 +105,7 @@ def plan_block(steps: list[Step]) -> str:
     return "<PLAN>\n" + "\n".join(lines) + "\n</PLAN>"
 
 
-def results_block(steps: list[Step], results: Mapping[str, Result]) -> str:
+def results_block(steps: Sequence[Step], results: Mapping[str, Result]) -> str:
     """The ``<SUB_TASK_RESULTS>`` block: each step's status and answer, in plan order."""
     parts = []
     for step in steps:
@@ -114,7 +114,7 @@ def results_block(steps: list[Step], results: Mapping[str, Result]) -> str:
     return "<SUB_TASK_RESULTS>\n" + "\n\n".join(parts) + "\n</SUB_TASK_RESULTS>"
 
 
-def summary_block(steps: list[Step], results: Mapping[str, Result]) -> str:
+def summary_block(steps: Sequence[Step], results: Mapping[str, Result]) -> str:
     """The ``<RESULT_SUMMARY>`` block: counts, and what did not complete and why."""
     status = {s["id"]: (results.get(s["id"]) or {}).get("status", "skipped") for s in steps}
     done = sum(1 for v in status.values() if v == "completed")
@@ -128,7 +128,7 @@ def summary_block(steps: list[Step], results: Mapping[str, Result]) -> str:
     return "<RESULT_SUMMARY>\n" + "\n".join(lines) + "\n</RESULT_SUMMARY>"
 
 
-def step_brief(task: str, step: Step, plan: list[Step], inputs: Mapping[str, Result]) -> str:
+def step_brief(task: str, step: Step, plan: Sequence[Step], inputs: Mapping[str, Result]) -> str:
     """The task text a child run gets: its step, the overall task, its inputs."""
     lines = [
         str(step["task"]),

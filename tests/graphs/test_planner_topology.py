@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -27,7 +28,9 @@ def _check(name: str, drawn: str) -> None:
 
 
 def test_planner_mermaid_matches_the_snapshot() -> None:
-    _check("planner.mmd", build_planner_graph().compile().get_graph().draw_mermaid(with_styles=False))
+    _check(
+        "planner.mmd", build_planner_graph().compile().get_graph().draw_mermaid(with_styles=False)
+    )
 
 
 def test_multi_agent_mermaid_matches_the_snapshot() -> None:
@@ -49,8 +52,8 @@ def test_planner_routes_are_drawn() -> None:
 
 
 @pytest.mark.parametrize("graph", [planner.graph, multi_agent.graph, multi_agent.router_graph])
-def test_exported_graphs_have_no_checkpointer(graph: object) -> None:
-    assert getattr(graph, "checkpointer") is None
+def test_exported_graphs_have_no_checkpointer(graph: Any) -> None:
+    assert graph.checkpointer is None
 
 
 def test_xray_draws_the_agent_subgraph_inside_every_agent(tmp_path: Path) -> None:
