@@ -125,6 +125,8 @@ class Settings(BaseModel):
     plan_max_depth: int = Field(default=2, ge=0)
     plan_concurrency: int = Field(default=4, ge=1)
     plan_adjust: bool = True
+    task_graph_tool: bool = False
+    """Offer ``run_task_graph``: several tool calls with dependencies as one parallel plan."""
 
     def model_for(self, role: str = "normal") -> ModelSpec:
         """Return the model spec for ``role`` in the active group.
