@@ -150,3 +150,32 @@ def test_expert_routing_picks_the_agent_by_description(tmp_path: Path, workspace
     assert out["active_agent"] == "sql" and out["final_answer"] == "sql answers"
     out = _run(path, workspace, route=True, task="Where is the install guide?")
     assert out["final_answer"] == "docs answers"
+
+
+def test_one_hand_off_per_turn(tmp_path: Path, workspace: Path) -> None:
+    def brain(messages: list[BaseMessage]) -> AIMessage:
+        if (summary := _summary(messages)) is not None:
+            return summary
+        if _who(messages) == "bob":
+            return answer("bob's part is done")
+        if "Message from bob" in last_human(messages):
+            return answer("All done. !!!COMPLETE!!!")
+        two = [
+            {"name": "send_message", "args": {"to": "bob", "content": "first"}, "id": "c1"},
+            {"name": "send_message", "args": {"to": "bob", "content": "second"}, "id": "c2"},
+        ]
+        return AIMessage(content="", tool_calls=two)
+
+    seen = use_fake(brain)
+    out = _run(_agents(tmp_path), workspace)
+    assert out["final_answer"] == "All done."
+    bob_inputs = [m for m in seen if _who(m) == "bob"]
+    assert len(bob_inputs) == 1 and last_human(bob_inputs[0]).startswith(
+        "Message from alice:\nfirst"
+    )
+    alice_last = [m for m in seen if _who(m) == "alice"][-1]
+    answers = {m.tool_call_id: m.content for m in alice_last if isinstance(m, ToolMessage)}
+    assert answers == {
+        "c1": "Message delivered to bob.",
+        "c2": "Not run: this turn ended with a hand-off.",
+    }
