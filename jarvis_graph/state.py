@@ -50,8 +50,13 @@ class AgentOutput(TypedDict):
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
-    """Reducer: keys of ``right`` replace those of ``left`` (parallel branches each add theirs)."""
-    return {**(left or {}), **(right or {})}
+    """Reducer: keys of ``right`` replace those of ``left`` (parallel branches each add theirs).
+
+    Writing ``None`` empties the dict (a new plan on a continued thread starts clean).
+    """
+    if right is None:
+        return {}
+    return {**(left or {}), **right}
 
 
 StepStatus = Literal["completed", "failed", "skipped"]

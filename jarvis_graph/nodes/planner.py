@@ -52,7 +52,7 @@ def decide_plan(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[st
     ctx = context_of(runtime)
     limit = resolve_settings(ctx).plan_max_depth
     task = _task_of(state)
-    base: dict[str, Any] = {"task": task, "plan": [], "step_results": {}}
+    base: dict[str, Any] = {"task": task, "plan": [], "step_results": None}
     if ctx.depth >= limit:
         note = f"not split: depth {ctx.depth} is the limit (plan_max_depth={limit})"
         return {**base, "plan_note": note}

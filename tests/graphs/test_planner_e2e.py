@@ -137,3 +137,15 @@ def test_a_failing_step_is_reported_and_the_others_complete(workspace: Path) -> 
     assert "2 of 4 steps completed." in summary and "- broken failed:" in summary
     assert out["status"] == "completed" and out["final_answer"] == "Partial report."
     assert not any(human_text(m).startswith("Explain the ledger") for m in seen)  # never run
+
+
+def test_a_new_task_on_the_same_thread_starts_a_clean_plan(workspace: Path) -> None:
+    use_fake(_report_brain())
+    graph = build_planner_graph().compile(checkpointer=InMemorySaver())
+    context = JarvisContext(workspace=str(workspace), platform="fake")
+    config = {"configurable": {"thread_id": "again"}, "recursion_limit": 200}
+    first = graph.invoke({"task": TASK}, config, context=context)
+    assert set(first["step_results"]) == {"count", "total", "report"}
+    second = graph.invoke({"task": "Say hello"}, config, context=context)
+    assert second.get("step_results") == {} and second.get("plan") == []
+    assert second["plan_note"].startswith("not split")
