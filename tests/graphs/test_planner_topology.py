@@ -5,7 +5,6 @@ Accept an intended wiring change with ``UPDATE_SNAPSHOTS=1`` and review the snap
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,13 @@ from jarvis_graph.graphs import multi_agent, planner
 from jarvis_graph.graphs.multi_agent import build_multi_agent_graph
 from jarvis_graph.graphs.planner import build_planner_graph
 from jarvis_graph.multi.config import load_agents
+from tests.support.snapshots import check_snapshot
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
 
 def _check(name: str, drawn: str) -> None:
-    path = SNAPSHOTS / name
-    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
-        path.write_text(drawn, encoding="utf-8")
-    assert drawn == path.read_text(encoding="utf-8")
+    check_snapshot(SNAPSHOTS / name, drawn)
 
 
 def test_planner_mermaid_matches_the_snapshot() -> None:

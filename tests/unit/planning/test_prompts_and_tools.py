@@ -6,7 +6,6 @@ Accept an intended change with ``UPDATE_SNAPSHOTS=1`` and review the snapshot di
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -17,15 +16,13 @@ from langgraph.types import Command
 from jarvis_graph.multi.config import load_agents
 from jarvis_graph.multi.handoff import agent_prompt, make_send_message
 from jarvis_graph.prompts import load_prompt
+from tests.support.snapshots import check_snapshot
 
 SNAPSHOTS = Path(__file__).parents[1] / "snapshots"
 
 
 def _check(name: str, text: str) -> None:
-    path = SNAPSHOTS / name
-    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8")
+    check_snapshot(SNAPSHOTS / name, text)
 
 
 @pytest.mark.parametrize("name", ["plan_decide", "plan_adjust", "handoff_summary"])
