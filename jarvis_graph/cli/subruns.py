@@ -55,6 +55,11 @@ def describe(run: SubRun, width: int = 90) -> str:
     task = " ".join(str(values.get("task", "")).split())
     answer = " ".join(str(values.get("final_answer", "")).split())
     status = values.get("status", "running")
+    messages = values.get("messages") or []
+    calls = getattr(messages[-1], "tool_calls", None) or [] if messages else []
+    sent = [c for c in calls if c.get("name") == "send_message"]
+    if status == "running" and sent:  # the turn ended with a hand-off
+        status = f"handed off to {sent[0].get('args', {}).get('to')}"
     line = f"{run.node} · {status}"
     if values.get("plan"):
         line += f" · plan of {len(values['plan'])} steps"

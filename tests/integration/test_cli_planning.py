@@ -69,6 +69,7 @@ def test_multi_hands_off_and_answers(example_ws: Path) -> None:
     assert "total 270.00, which matches data.csv." in result.output
     shown = invoke(["sessions", "show", _session(result.output), "-w", str(example_ws)])
     tree = shown.output.split("sub-runs", 1)[1]
+    assert "└ lead · handed off to analyst · Check that report.py's total" in tree
     assert "└ analyst · completed · Message from lead:" in tree
 
 
