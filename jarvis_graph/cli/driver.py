@@ -247,6 +247,9 @@ def _on_ctrl_c(
     state = graph.get_state(config)
     if not state.next or "start_task" in state.next:
         return {"task": text}
+    if getattr(graph, "name", "agent") != "agent":  # planner, multi-agent: no mid-run input
+        console.print(f"[yellow]this run cannot take an instruction mid-way[/]; {hint}")
+        return _STOP
     calls = pending_tool_calls(state.values.get("messages", []))
     answers = not_run_answers(calls, "the user interrupted before this call")
     update = {"messages": [*answers, HumanMessage(content=text)]}
