@@ -149,3 +149,33 @@ def test_a_new_task_on_the_same_thread_starts_a_clean_plan(workspace: Path) -> N
     second = graph.invoke({"task": "Say hello"}, config, context=context)
     assert second.get("step_results") == {} and second.get("plan") == []
     assert second["plan_note"].startswith("not split")
+
+
+def test_the_remaining_steps_can_be_adjusted_after_a_round(workspace: Path) -> None:
+    new_step = {"id": "chart", "task": "Draw a chart of the amounts", "depends_on": ["total"]}
+
+    def brain(messages: list[BaseMessage]) -> AIMessage:
+        if is_plan_decision(messages):
+            if last_human(messages) == TASK:
+                return call("PlanDecision", split=True, reason="three parts", steps=STEPS)
+            return call("PlanDecision", split=False)
+        if is_plan_adjustment(messages):
+            return call("PlanAdjustment", change=True, reason="a chart says more", steps=[new_step])
+        text = human_text(messages)
+        if "<RESULT_SUMMARY>" in text:
+            return answer("Chart drawn. !!!COMPLETE!!!")
+        if "Draw a chart" in text:
+            assert "The total is 340." in text  # its dependency's result came along
+            return answer("chart.png !!!COMPLETE!!!")
+        if "Count the rows" in text:
+            return answer("There are 12 rows. !!!COMPLETE!!!")
+        if "Sum the amount" in text:
+            return answer("The total is 340. !!!COMPLETE!!!")
+        return answer(f"unexpected: {text[:100]}")
+
+    use_fake(brain)
+    out = _run(workspace)
+    assert [s["id"] for s in out["plan"]] == ["count", "total", "chart"]
+    assert out["plan_note"] == "adjusted: a chart says more"
+    assert set(out["step_results"]) == {"count", "total", "chart"}
+    assert out["step_results"]["chart"]["answer"] == "chart.png"
