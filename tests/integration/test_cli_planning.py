@@ -108,3 +108,23 @@ def test_a_bad_agents_file_is_a_clear_error(
 def test_a_missing_agents_file_is_a_clear_error(tmp_path: Path, workspace: Path) -> None:
     result = invoke(["multi", "-c", str(tmp_path / "nope.yaml"), "-w", str(workspace), "task"])
     assert result.exit_code == 1 and "nope.yaml' not found" in result.output
+
+
+def test_multi_route_picks_the_expert(example_ws: Path, tmp_path: Path) -> None:
+    script = tmp_path / "route.yaml"
+    script.write_text(
+        "turns:\n"
+        "  - when: 'Pick the agent best suited'\n"
+        "    tool_calls: [{name: ExpertChoice, args: {agent: data, reason: it is about CSV}}]\n"
+        "  - when: \"agent 'data'\"\n"
+        "    text: 'Three rows cost over 20. !!!COMPLETE!!!'\n",
+        encoding="utf-8",
+    )
+    args = ["multi", "--route", "-c", str(EXAMPLES / "experts.yaml"), "-w", str(example_ws)]
+    args += ["--platform", "scripted", "--script", str(script)]
+    result = invoke([*args, "Which rows of data.csv cost over 20?"])
+    assert result.exit_code == 0, result.output
+    assert "Three rows cost over 20." in result.output
+    shown = invoke(["sessions", "show", _session(result.output), "-w", str(example_ws)])
+    assert "routed to data: it is about CSV" in shown.output
+    assert "└ data · completed · Which rows of data.csv" in shown.output
