@@ -41,6 +41,7 @@ class Event(StrEnum):
     TOOL_FILTERED = "tool_filtered"
     INTERRUPT_TRIGGERED = "interrupt_triggered"
     PLAN_UPDATED = "plan_updated"
+    PLAN_STEP_FINISHED = "plan_step_finished"
     HANDOFF = "handoff"
 
 

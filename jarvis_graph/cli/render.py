@@ -96,7 +96,7 @@ class RunRenderer:
     def _event(self, name: str, payload: dict[str, Any]) -> None:
         if name == "before_model_call":
             self._spin(True)
-        elif name in ("plan_updated", "handoff"):
+        elif name in ("plan_updated", "plan_step_finished", "handoff"):
             self._end_text()
             self.console.print(f"[bold magenta]{escape(_describe(name, payload))}[/]")
         if self.verbose and name not in _QUIET_EVENTS:
@@ -117,6 +117,10 @@ def _describe(name: str, payload: dict[str, Any]) -> str:
     """One line for a plan or hand-off event."""
     if name == "handoff":
         return f"⇄ {payload.get('sender')} -> {payload.get('to')} (hand-off {payload.get('count')})"
+    if name == "plan_step_finished":
+        mark = "✓" if payload.get("status") == "completed" else "✗"
+        answer = short(payload.get("answer"), 100)
+        return f"  {mark} [{payload.get('id')}] {payload.get('status')}: {answer}"
     steps = payload.get("steps") or []
     listing = "; ".join(
         f"[{s['id']}] {short(s['task'], 60)}"

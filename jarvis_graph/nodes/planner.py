@@ -153,6 +153,7 @@ def run_step(state: StepInput, runtime: Runtime[JarvisContext]) -> dict[str, Any
         else:
             answer = f"the child run stopped ({out.get('status')}): {answer}"
     result = StepResult(id=step["id"], status=status, answer=answer, depth=child.depth)
+    bus_for(ctx).emit(Event.PLAN_STEP_FINISHED, dict(result))
     return {"step_results": {step["id"]: result}}
 
 

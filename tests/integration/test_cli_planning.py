@@ -37,6 +37,7 @@ def test_run_with_plan_splits_runs_children_and_shows_the_tree(example_ws: Path)
     result = invoke([*args, "--platform", "scripted", "--script", script, PLAN_TASK])
     assert result.exit_code == 0, result.output
     assert "▤ plan (2 steps): [rows] Count the data rows of data.csv; [total]" in result.output
+    assert "  ✓ [rows] completed: data.csv has 4 data rows." in result.output
     assert "data.csv has 4 data rows and report.py prints a total of 270.00." in result.output
     shown = invoke(["sessions", "show", _session(result.output), "-w", str(example_ws)])
     assert shown.exit_code == 0, shown.output
