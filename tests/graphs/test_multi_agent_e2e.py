@@ -179,3 +179,29 @@ def test_one_hand_off_per_turn(tmp_path: Path, workspace: Path) -> None:
         "c1": "Message delivered to bob.",
         "c2": "Not run: this turn ended with a hand-off.",
     }
+
+
+def test_clear_after_send_message_starts_the_sender_afresh(tmp_path: Path, workspace: Path) -> None:
+    path = _agents(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    data["agents"][0] |= {"clear_after_send_message": True, "summary_on_send": False}
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+
+    def brain(messages: list[BaseMessage]) -> AIMessage:
+        if "Write a hand-off summary" in human_text(messages):
+            assert "Message from alice" in human_text(messages)  # only bob summarises
+            return answer("Done: bob found line 3.")
+        if _who(messages) == "bob":
+            return call("send_message", to="alice", content="Line 3.")
+        if "Message from bob" in last_human(messages):
+            return answer("Line 3. !!!COMPLETE!!!")
+        return call("send_message", to="bob", content="Find the bug")
+
+    seen = use_fake(brain)
+    out = _run(path, workspace)
+    assert out["final_answer"] == "Line 3."
+    bob_first = [m for m in seen if _who(m) == "bob"][0]
+    assert "Hand-off summary" not in last_human(bob_first)  # alice sent none
+    alice_last = [m for m in seen if _who(m) == "alice"][-1]
+    assert TASK not in human_text(alice_last)  # her history was cleared after sending
+    assert "Hand-off summary from bob:\nDone: bob found line 3." in last_human(alice_last)
