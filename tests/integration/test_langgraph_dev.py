@@ -278,3 +278,32 @@ def test_planner_run_splits_and_answers_from_the_results(
         "rows": ("completed", "1 row"),
         "sum": ("completed", "b sums to 2"),
     }
+
+
+def test_multi_agent_run_hands_off_and_answers(
+    client: SyncLangGraphClient, ws: Path, tmp_path: Path
+) -> None:
+    send = {"to": "coder", "content": "List the CSV files."}
+    script = _script(
+        tmp_path / "team.yaml",
+        [
+            {"when": "Write a hand-off summary", "text": "Done: nothing yet. Next step: list."},
+            {"when": "Message from coder", "text": "There is one: data.csv. !!!COMPLETE!!!"},
+            {"when": "agent 'lead'", "tool_calls": [{"name": "send_message", "args": send}]},
+            {"when": "agent 'coder'", "tool_calls": [{"name": "list_files", "args": {}}]},
+            {"when": "agent 'coder'", "text": "data.csv"},
+        ],
+    )
+    context = {"workspace": str(ws), "platform": "scripted", "script": script}
+    output = client.runs.wait(
+        client.threads.create()["thread_id"],
+        _agent_id(client, "multi_agent"),
+        input={"task": "Which CSV files are there?"},
+        context=context,
+    )
+    assert isinstance(output, dict), output
+    assert output["status"] == "completed", output
+    assert output["final_answer"] == "There is one: data.csv."
+    assert output["handoffs"] == 2  # lead -> coder, and coder's answer back to lead
+    notes = [m["content"] for m in output["messages"] if m["type"] == "ai"]
+    assert notes[0] == "lead -> coder: List the CSV files."
