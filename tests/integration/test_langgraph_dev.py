@@ -243,6 +243,21 @@ def test_planner_and_multi_agent_graphs_are_served_with_their_subgraphs(
     assert {("pick_expert", "coder")} <= {(e["source"], e["target"]) for e in router["edges"]}
 
 
+def _completed_run(
+    client: SyncLangGraphClient, graph_id: str, task: str, context: dict[str, Any]
+) -> dict[str, Any]:
+    """Run ``task`` on a new thread of ``graph_id``; the run must complete."""
+    output = client.runs.wait(
+        client.threads.create()["thread_id"],
+        _agent_id(client, graph_id),
+        input={"task": task},
+        context=context,
+    )
+    assert isinstance(output, dict), output
+    assert output["status"] == "completed", output
+    return output
+
+
 def test_planner_run_splits_and_answers_from_the_results(
     client: SyncLangGraphClient, ws: Path, tmp_path: Path
 ) -> None:
@@ -264,14 +279,8 @@ def test_planner_run_splits_and_answers_from_the_results(
     )
     context = {"workspace": str(ws), "platform": "scripted", "script": script}
     context |= {"non_interactive": True, "plan_max_depth": 1}
-    output = client.runs.wait(
-        client.threads.create()["thread_id"],
-        _agent_id(client, "planner"),
-        input={"task": "How many rows has data.csv and what does column b sum to?"},
-        context=context,
-    )
-    assert isinstance(output, dict), output
-    assert output["status"] == "completed", output
+    task = "How many rows has data.csv and what does column b sum to?"
+    output = _completed_run(client, "planner", task, context)
     assert output["final_answer"] == "1 row; b sums to 2."
     results = output["step_results"]
     assert {k: (v["status"], v["answer"]) for k, v in results.items()} == {
@@ -295,14 +304,7 @@ def test_multi_agent_run_hands_off_and_answers(
         ],
     )
     context = {"workspace": str(ws), "platform": "scripted", "script": script}
-    output = client.runs.wait(
-        client.threads.create()["thread_id"],
-        _agent_id(client, "multi_agent"),
-        input={"task": "Which CSV files are there?"},
-        context=context,
-    )
-    assert isinstance(output, dict), output
-    assert output["status"] == "completed", output
+    output = _completed_run(client, "multi_agent", "Which CSV files are there?", context)
     assert output["final_answer"] == "There is one: data.csv."
     assert output["handoffs"] == 2  # lead -> coder, and coder's answer back to lead
     notes = [m["content"] for m in output["messages"] if m["type"] == "ai"]
