@@ -33,6 +33,7 @@ from jarvis_graph.platforms.registry import create_chat_model
 from jarvis_graph.prompts import load_prompt
 from jarvis_graph.state import Handoff, MultiAgentState
 
+DISCARDED = "Discarded: this turn ended with a hand-off; call again if still needed."
 HANDOFF_NAME = "handoff"
 """``name`` of the human message that delivers a hand-off to its receiver."""
 
@@ -135,14 +136,18 @@ def _hand_off(
 
 
 def _close_turn(messages: list[AnyMessage], to: str) -> list[ToolMessage]:
-    """Tool answers for the sender's last turn: the hand-off was delivered, nothing else ran."""
+    """Tool answers for the sender's last turn: the hand-off was delivered, the rest discarded.
+
+    Other calls of that turn ran beside the hand-off; their results are dropped, and the
+    model is told so it can repeat them.
+    """
     answers = []
     delivered = False
     for call in pending_tool_calls(messages):
         if call.get("name") == HANDOFF_TOOL and not delivered and call["args"].get("to") == to:
             delivered, text, status = True, f"Message delivered to {to}.", "success"
         else:
-            text, status = "Not run: this turn ended with a hand-off.", "error"
+            text, status = DISCARDED, "error"
         answers.append(
             ToolMessage(
                 content=text,

@@ -177,7 +177,7 @@ def test_one_hand_off_per_turn(tmp_path: Path, workspace: Path) -> None:
     answers = {m.tool_call_id: m.content for m in alice_last if isinstance(m, ToolMessage)}
     assert answers == {
         "c1": "Message delivered to bob.",
-        "c2": "Not run: this turn ended with a hand-off.",
+        "c2": "Discarded: this turn ended with a hand-off; call again if still needed.",
     }
 
 
