@@ -125,6 +125,13 @@ class Settings(BaseModel):
     completes, to save what is worth remembering (Jarvis' ``force_save_memory``)."""
     episodic_archive: bool = True
     """Index each completed task's messages in the project's episodic archive."""
+    # Planner: child runs nest at most plan_max_depth levels below the task; at most
+    # plan_concurrency ready steps run at once; plan_adjust re-plans the remaining steps.
+    plan_max_depth: int = Field(default=2, ge=0)
+    plan_concurrency: int = Field(default=4, ge=1)
+    plan_adjust: bool = True
+    task_graph_tool: bool = False
+    """Offer ``run_task_graph``: several tool calls with dependencies as one parallel plan."""
 
     def model_for(self, role: str = "normal") -> ModelSpec:
         """Return the model spec for ``role`` in the active group.
@@ -264,6 +271,8 @@ _SCALAR_ENV = {
     "JARVIS_CENTRAL_TOOL_REPO": "central_tool_repo",
     "JARVIS_FORCE_SAVE_MEMORY": "force_save_memory",
     "JARVIS_EPISODIC_ARCHIVE": "episodic_archive",
+    "JARVIS_PLAN_MAX_DEPTH": "plan_max_depth",
+    "JARVIS_PLAN_CONCURRENCY": "plan_concurrency",
 }
 _LIST_ENV = {
     "JARVIS_AFTER_TOOL_CALL_CB_DIRS": "after_tool_call_cb_dirs",

@@ -31,6 +31,12 @@ class JarvisContext:
     tool_group: str | None = None
     non_interactive: bool = False
     event_bus: str = "default"
+    depth: int = 0
+    """Nesting level of a planner child run (0: the task the user gave)."""
+    plan_max_depth: int | None = None
+    agents_file: str | None = None
+    """Multi-agent runs: the agents YAML file and the agent this run acts as."""
+    agent: str | None = None
 
     def workspace_path(self) -> Path:
         """The workspace root, resolved (current directory when unset)."""
@@ -49,7 +55,7 @@ def _resolve(context: JarvisContext) -> Settings:
     values = asdict(context)
     overrides: dict[str, Any] = {
         key: values[key]
-        for key in ("model_group", "confirm", "max_iterations", "tool_group")
+        for key in ("model_group", "confirm", "max_iterations", "tool_group", "plan_max_depth")
         if values[key] is not None
     }
     model = {

@@ -40,6 +40,9 @@ class Event(StrEnum):
     BEFORE_TOOL_FILTER = "before_tool_filter"
     TOOL_FILTERED = "tool_filtered"
     INTERRUPT_TRIGGERED = "interrupt_triggered"
+    PLAN_UPDATED = "plan_updated"
+    PLAN_STEP_FINISHED = "plan_step_finished"
+    HANDOFF = "handoff"
 
 
 class TaskStarted(TypedDict):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -45,5 +45,95 @@ class AgentOutput(TypedDict):
     """What a finished run returns."""
 
     messages: list[AnyMessage]
+    status: NotRequired[RunStatus]
+    final_answer: NotRequired[str]
+
+
+def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer: keys of ``right`` replace those of ``left`` (parallel branches each add theirs).
+
+    Writing ``None`` empties the dict (a new plan on a continued thread starts clean).
+    """
+    if right is None:
+        return {}
+    return {**(left or {}), **right}
+
+
+StepStatus = Literal["completed", "failed", "skipped"]
+
+
+class PlanStep(TypedDict):
+    """One step of a plan: ``depends_on`` names ids of earlier steps."""
+
+    id: str
+    task: str
+    depends_on: list[str]
+
+
+class StepResult(TypedDict):
+    """What a child run of one plan step produced."""
+
+    id: str
+    status: StepStatus
+    answer: str
+    depth: int
+
+
+class PlannerState(AgentState):
+    """State of the planner: the agent's fields plus the plan and its results.
+
+    Attributes:
+        plan: The steps (empty when the task was not split).
+        plan_note: Why the task was (not) split, or how the plan changed.
+        step_results: Results by step id; parallel steps each add their own.
+    """
+
+    plan: NotRequired[list[PlanStep]]
+    plan_note: NotRequired[str]
+    step_results: NotRequired[Annotated[dict[str, StepResult], merge_dicts]]
+
+
+class PlannerOutput(AgentOutput):
+    """What a finished planner run returns: the answer, and the plan with its results."""
+
+    plan: NotRequired[list[PlanStep]]
+    plan_note: NotRequired[str]
+    step_results: NotRequired[dict[str, StepResult]]
+
+
+class StepInput(TypedDict):
+    """What ``run_step`` gets through ``Send``: one step and what it needs to know."""
+
+    task: str
+    step: PlanStep
+    plan: list[PlanStep]
+    inputs: dict[str, StepResult]
+
+
+class Handoff(TypedDict):
+    """A message from one agent to another, with the sender's hand-off summary."""
+
+    sender: str
+    to: str
+    content: str
+    summary: str
+
+
+class MultiAgentState(TypedDict):
+    """State of a multi-agent run.
+
+    Attributes:
+        messages: What the user sees: the task, each hand-off, the final answer.
+        histories: Each agent's own conversation, by agent name.
+        inbox: The hand-off the next agent receives.
+        handoffs: Hand-offs so far (guarded by ``max_handoffs``).
+    """
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    task: NotRequired[str]
+    histories: NotRequired[Annotated[dict[str, list[AnyMessage]], merge_dicts]]
+    inbox: NotRequired[Handoff | None]
+    handoffs: NotRequired[int]
+    active_agent: NotRequired[str]
     status: NotRequired[RunStatus]
     final_answer: NotRequired[str]

@@ -14,6 +14,7 @@ from jarvis_graph.cli import (
     mcp_cmd,
     memory_cmd,
     models_cmd,
+    multi_cmd,
     run_cmd,
     sessions_cmd,
     tools_cmd,
@@ -28,6 +29,7 @@ app = typer.Typer(
 )
 app.command("run")(run_cmd.run)
 app.command("chat")(run_cmd.chat)
+app.command("multi")(multi_cmd.multi)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(models_cmd.app, name="models")

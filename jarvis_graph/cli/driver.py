@@ -41,16 +41,39 @@ def new_thread_id() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
+def build_graph(ctx: dict[str, Any], kind: str = "agent") -> tuple[Any, str]:
+    """The uncompiled graph a session runs, and its name.
+
+    ``kind``: ``agent``, ``planner``, ``multi_agent`` or ``expert_router`` (the last two
+    read their agents from ``ctx["agents_file"]``).
+
+    Raises:
+        ConfigError: The agents file is invalid.
+    """
+    if kind == "planner":
+        from jarvis_graph.graphs.planner import build_planner_graph
+
+        return build_planner_graph(), kind
+    if kind in ("multi_agent", "expert_router"):
+        from jarvis_graph.graphs.multi_agent import build_multi_agent_graph
+        from jarvis_graph.multi.config import load_agents
+
+        config = load_agents(ctx["agents_file"]) if ctx.get("agents_file") else None
+        return build_multi_agent_graph(config, route=kind == "expert_router"), kind
+    return build_agent_graph(), "agent"
+
+
 @contextmanager
-def open_agent(ctx: dict[str, Any]) -> Iterator[Any]:
-    """The agent graph compiled with the project's session store.
+def open_agent(ctx: dict[str, Any], kind: str = "agent") -> Iterator[Any]:
+    """The session's graph (the agent by default) compiled with the project's session store.
 
     The run's tools (and MCP sessions) are closed when the block ends.
     """
     settings = resolve_settings(JarvisContext(**ctx))
     with open_checkpointer(Path(ctx["workspace"]), settings.checkpoint_url) as saver:
         try:
-            yield build_agent_graph().compile(checkpointer=saver, name="agent")
+            builder, name = build_graph(ctx, kind)
+            yield builder.compile(checkpointer=saver, name=name)
         finally:
             from jarvis_graph.tools.registry import close_registries
 
@@ -89,11 +112,15 @@ def saved_context(state: Any) -> dict[str, Any]:
 
 
 def run_task(
-    ctx: dict[str, Any], graph_input: Any, thread_id: str | None = None, verbose: bool = False
+    ctx: dict[str, Any],
+    graph_input: Any,
+    thread_id: str | None = None,
+    verbose: bool = False,
+    kind: str = "agent",
 ) -> int:
     """Open the session store and drive one thread; returns the process exit code."""
     try:
-        with open_agent(ctx) as graph:
+        with open_agent(ctx, kind) as graph:
             prepare_tools(ctx)
             return drive(graph, ctx, graph_input, thread_id or new_thread_id(), verbose)
     except (ConfigError, CheckpointError, PlatformError) as exc:
@@ -115,6 +142,7 @@ def drive(
     next message itself.
     """
     config = thread_config(thread_id, ctx)
+    config["metadata"]["jarvis_graph"] = graph.name  # sessions resume with the same graph
     non_interactive = bool(ctx.get("non_interactive"))
     if not chat:
         console.print(f"[dim]session {thread_id} · workspace {ctx['workspace']}[/]")
@@ -219,6 +247,9 @@ def _on_ctrl_c(
     state = graph.get_state(config)
     if not state.next or "start_task" in state.next:
         return {"task": text}
+    if getattr(graph, "name", "agent") != "agent":  # planner, multi-agent: no mid-run input
+        console.print(f"[yellow]this run cannot take an instruction mid-way[/]; {hint}")
+        return _STOP
     calls = pending_tool_calls(state.values.get("messages", []))
     answers = not_run_answers(calls, "the user interrupted before this call")
     update = {"messages": [*answers, HumanMessage(content=text)]}

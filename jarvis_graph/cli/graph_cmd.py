@@ -8,7 +8,11 @@ import typer
 
 app = typer.Typer(help="Inspect the graphs.", no_args_is_help=True)
 
-GRAPHS = {"agent": "jarvis_graph.graphs.agent"}
+GRAPHS = {
+    "agent": "jarvis_graph.graphs.agent",
+    "planner": "jarvis_graph.graphs.planner",
+    "multi_agent": "jarvis_graph.graphs.multi_agent",
+}
 
 
 @app.command("draw")

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.status import Status
 
 from jarvis_graph.nodes.services import COMPLETE_MARKER
@@ -95,6 +96,9 @@ class RunRenderer:
     def _event(self, name: str, payload: dict[str, Any]) -> None:
         if name == "before_model_call":
             self._spin(True)
+        elif name in ("plan_updated", "plan_step_finished", "handoff"):
+            self._end_text()
+            self.console.print(f"[bold magenta]{escape(_describe(name, payload))}[/]")
         if self.verbose and name not in _QUIET_EVENTS:
             self.console.print(f"[dim]· {name} {short(payload, 120)}[/]")
         elif self.verbose:
@@ -107,3 +111,20 @@ class RunRenderer:
         elif not on and self._status is not None:
             self._status.stop()
             self._status = None
+
+
+def _describe(name: str, payload: dict[str, Any]) -> str:
+    """One line for a plan or hand-off event."""
+    if name == "handoff":
+        return f"⇄ {payload.get('sender')} -> {payload.get('to')} (hand-off {payload.get('count')})"
+    if name == "plan_step_finished":
+        mark = "✓" if payload.get("status") == "completed" else "✗"
+        answer = short(payload.get("answer"), 100)
+        return f"  {mark} [{payload.get('id')}] {payload.get('status')}: {answer}"
+    steps = payload.get("steps") or []
+    listing = "; ".join(
+        f"[{s['id']}] {short(s['task'], 60)}"
+        + (f" after {','.join(s['depends_on'])}" if s.get("depends_on") else "")
+        for s in steps
+    )
+    return f"▤ plan ({len(steps)} steps): {listing}"

@@ -25,6 +25,9 @@ def run(
     max_iterations: int | None = o.MaxIter,
     tool_group: str | None = o.ToolGroup,
     verbose: bool = o.Verbose,
+    plan: bool = typer.Option(
+        False, "--plan/--no-plan", help="Let the planner split the task into sub-tasks first."
+    ),
 ) -> None:
     """Run the agent on TASK until it completes (a new session, or --thread to continue one)."""
     from jarvis_graph.cli.driver import run_task
@@ -41,7 +44,8 @@ def run(
         non_interactive,
         tool_group,
     )
-    raise typer.Exit(run_task(ctx, {"task": task}, thread_id=thread, verbose=verbose))
+    kind = "planner" if plan else "agent"
+    raise typer.Exit(run_task(ctx, {"task": task}, thread_id=thread, verbose=verbose, kind=kind))
 
 
 def chat(

@@ -57,6 +57,8 @@ def show(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Show a session's messages (and, with --history, its checkpoints)."""
+    from rich.markup import escape
+
     from jarvis_graph.cli.driver import console, open_agent, thread_config
     from jarvis_graph.cli.render import short
 
@@ -66,16 +68,30 @@ def show(
             if message.type == "system":
                 continue
             calls = getattr(message, "tool_calls", None)
-            text = short(message.content, 300) if message.content else ""
+            text = escape(short(message.content, 300)) if message.content else ""
             extra = " ".join(f"⚙ {c['name']}{short(c['args'], 80)}" for c in calls or [])
             console.print(f"[bold]{message.type:>5}[/] {text} [cyan]{extra}[/]")
         console.print(f"[dim]status {state.values.get('status', '?')} · next {list(state.next)}[/]")
+        _show_sub_runs(graph.checkpointer, thread_id)
         if history:
             for snap in graph.get_state_history(thread_config(thread_id)):
                 cid = snap.config["configurable"]["checkpoint_id"]
                 step = snap.metadata.get("step") if snap.metadata else "?"
                 n = len(snap.values.get("messages", []))
                 console.print(f"  {cid}  step {step:>3}  next {list(snap.next)}  messages {n}")
+
+
+def _show_sub_runs(saver: Any, thread_id: str) -> None:
+    from rich.markup import escape
+
+    from jarvis_graph.cli.driver import console
+    from jarvis_graph.cli.subruns import describe, sub_runs
+
+    runs = sub_runs(saver, thread_id)
+    if runs:
+        console.print("[bold]sub-runs[/]")
+    for run in runs:
+        console.print(f"{'  ' * run.level}└ {escape(describe(run))}")
 
 
 def _existing(graph: Any, thread_id: str) -> Any:
@@ -110,7 +126,10 @@ def resume(
     base = _ctx(workspace)
     with open_agent(base) as graph:
         state = _existing(graph, thread_id)
-        ctx = {**base, **saved_context(state)}
+        kind = str((state.metadata or {}).get("jarvis_graph") or "agent")
+    ctx = {**base, **saved_context(state), "workspace": base["workspace"]}
+    with open_agent(ctx, kind) as graph:
+        state = _existing(graph, thread_id)
         ctx["workspace"] = base["workspace"]
         if yes:
             ctx["confirm"] = "never"

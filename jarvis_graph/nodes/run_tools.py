@@ -14,8 +14,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_executor_for_config
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, ParentCommand
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 from pydantic import ValidationError
 
 from jarvis_graph.context import JarvisContext
@@ -98,4 +99,6 @@ def _invoke(tool: BaseTool, args: dict[str, Any], config: RunnableConfig) -> tup
     except Exception as exc:
         logger.exception("tool %s raised", tool.name)
         return f"Error: tool {tool.name} failed: {type(exc).__name__}: {exc}", "error"
+    if isinstance(result, Command) and result.graph == Command.PARENT:
+        raise ParentCommand(result)  # a hand-off: the graph above routes it
     return (result if isinstance(result, str) else str(result)), "success"

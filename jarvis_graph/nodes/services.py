@@ -55,8 +55,13 @@ def tool_registry_for(ctx: JarvisContext) -> ToolRegistry:
 
 
 def tools_for(ctx: JarvisContext) -> dict[str, BaseTool]:
-    """Tools of the run, by name."""
-    return {t.name: t for t in get_tools(resolve_settings(ctx), ctx.workspace_path())}
+    """Tools of the run, by name (a multi-agent run: the agent's tools and ``send_message``)."""
+    tools = {t.name: t for t in get_tools(resolve_settings(ctx), ctx.workspace_path())}
+    if ctx.agent and ctx.agents_file:
+        from jarvis_graph.multi.handoff import agent_tools
+
+        tools = agent_tools(ctx.agents_file, ctx.agent, tools)
+    return tools
 
 
 def model_for(ctx: JarvisContext, role: str = "normal") -> Runnable[Any, Any]:
@@ -89,7 +94,7 @@ def system_prompt(ctx: JarvisContext) -> str:
         if ctx.non_interactive
         else "- Use ask_user when you need information only the user has."
     )
-    return load_prompt("system").format(
+    prompt = load_prompt("system").format(
         workspace=ctx.workspace_path(),
         date=time.strftime("%Y-%m-%d"),
         os=platform.system(),
@@ -98,3 +103,8 @@ def system_prompt(ctx: JarvisContext) -> str:
         tool_names=", ".join(sorted(tools_for(ctx))),
         memory=memory_prompt(ctx.workspace_path()),
     )
+    if ctx.agent and ctx.agents_file:
+        from jarvis_graph.multi.handoff import agent_prompt
+
+        prompt = f"{prompt}\n{agent_prompt(ctx.agents_file, ctx.agent)}\n"
+    return prompt

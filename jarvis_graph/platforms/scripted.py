@@ -11,12 +11,25 @@ Script format::
 The turn to play is chosen from the input (the number of AI messages already in the
 conversation), not from a call counter, so a resumed thread continues the script where
 the checkpoint left it, in any process.
+
+Turns may carry ``when: <regex>``: consecutive turns with the same ``when`` form a scene,
+and the first scene (in file order) whose pattern is found in the conversation's system
+and human messages is played (turns without ``when`` match any conversation), counting
+turns from the latest human message that is not attached context. Child runs,
+parallel branches and hand-offs, which each have their own conversation, can so be
+scripted in one file::
+
+    turns:
+      - when: "Decide whether the task"        # the planner's decision
+        tool_calls: [{name: PlanDecision, args: {split: false}}]
+      - text: "Done. !!!COMPLETE!!!"
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,12 +37,19 @@ from typing import Any
 import yaml
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+)
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jarvis_graph.platforms.registry import PlatformError
+from jarvis_graph.state import CONTEXT_NAME
 
 
 class ScriptExhaustedError(PlatformError):
@@ -51,12 +71,21 @@ class ScriptedTurn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str = ""
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    when: str | None = None
+    delay: float = Field(default=0.0, ge=0)
+    """Seconds to wait before replying (to imitate a slow model)."""
 
     @model_validator(mode="after")
     def _not_empty(self) -> ScriptedTurn:
         if not self.text and not self.tool_calls:
             msg = "a turn needs `text`, `tool_calls` or both"
             raise ValueError(msg)
+        if self.when is not None:
+            try:
+                re.compile(self.when)
+            except re.error as exc:
+                msg = f"`when` {self.when!r} is not a valid regular expression: {exc}"
+                raise ValueError(msg) from exc
         return self
 
 
@@ -116,18 +145,51 @@ class ScriptedChatModel(BaseChatModel):
         return self
 
     def _turn_for(self, messages: list[BaseMessage]) -> tuple[int, ScriptedTurn]:
+        turns, scene = self._scene(messages)
+        if scene:  # a scene plays from the latest message given to the model
+            start = max(
+                (
+                    i
+                    for i, m in enumerate(messages)
+                    if isinstance(m, HumanMessage) and m.name != CONTEXT_NAME
+                ),
+                default=-1,
+            )
+            messages = messages[start + 1 :]
         index = sum(1 for m in messages if isinstance(m, AIMessage))
-        if index >= len(self.script.turns):
+        if index >= len(turns):
             msg = (
-                f"scripted platform: script {self.source} has {len(self.script.turns)} turns and "
+                f"scripted platform: script {self.source}{scene} has {len(turns)} turns and "
                 f"the model was asked for turn {index + 1}; add turns or end the last one with "
                 "!!!COMPLETE!!!"
             )
             raise ScriptExhaustedError(msg)
-        return index, self.script.turns[index]
+        return index, turns[index]
+
+    def _scene(self, messages: list[BaseMessage]) -> tuple[list[ScriptedTurn], str]:
+        """The turns of the first scene whose ``when`` matches the conversation."""
+        turns = self.script.turns
+        if all(t.when is None for t in turns):
+            return turns, ""
+        text = "\n".join(
+            str(m.text) for m in messages if isinstance(m, (SystemMessage, HumanMessage))
+        )
+        scenes: list[list[ScriptedTurn]] = []
+        for turn in turns:
+            if scenes and scenes[-1][0].when == turn.when:
+                scenes[-1].append(turn)
+            else:
+                scenes.append([turn])
+        for scene in scenes:
+            if scene[0].when is None or re.search(scene[0].when, text, re.DOTALL):
+                return scene, f" (scene when={scene[0].when!r})"
+        msg = f"scripted platform: no scene of script {self.source} matches the conversation"
+        raise ScriptExhaustedError(msg)
 
     def _message(self, messages: list[BaseMessage]) -> AIMessage:
         index, turn = self._turn_for(messages)
+        if turn.delay:
+            time.sleep(turn.delay)
         calls = [
             {"name": c.name, "args": c.args, "id": c.id or f"call_{index}_{n}", "type": "tool_call"}
             for n, c in enumerate(turn.tool_calls)

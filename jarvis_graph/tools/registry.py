@@ -72,6 +72,10 @@ def build_registry(settings: Settings, workspace: Path) -> ToolRegistry:
     from jarvis_graph.memory.tools import MEMORY_TOOLS
 
     registry = ToolRegistry(tools={t.name: t for t in [*BUILTIN_TOOLS, *MEMORY_TOOLS]})
+    if settings.task_graph_tool:
+        from jarvis_graph.planning.task_graph_tool import task_graph_tools
+
+        registry.tools.update({t.name: t for t in task_graph_tools()})
     if settings.central_tool_repo:
         from jarvis_graph.tools.tool_repo import sync_central_repo
 
@@ -174,6 +178,7 @@ def _key(settings: Settings, workspace: Path) -> str:
         "dirs": settings.tool_load_dirs,
         "repo": settings.central_tool_repo,
         "group": settings.tool_group,
+        "task_graph": settings.task_graph_tool,
         "groups": settings.tool_groups,
         "mcp": [s.model_dump(mode="json") for s in settings.mcp],
         "secrets": [

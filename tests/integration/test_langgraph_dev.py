@@ -131,15 +131,20 @@ def _script(path: Path, turns: list[dict[str, Any]]) -> str:
     return str(path)
 
 
-def _agent_id(client: SyncLangGraphClient) -> str:
-    found = client.assistants.search(graph_id="agent")
+def _agent_id(client: SyncLangGraphClient, graph_id: str = "agent") -> str:
+    found = client.assistants.search(graph_id=graph_id)
     assert len(found) == 1, found
     return str(found[0]["assistant_id"])
 
 
 def test_langgraph_json_declares_the_agent_graph() -> None:
     config = json.loads((REPO / "langgraph.json").read_text())
-    assert config["graphs"] == {"agent": "jarvis_graph.graphs.agent:graph"}
+    assert config["graphs"] == {
+        "agent": "jarvis_graph.graphs.agent:graph",
+        "planner": "jarvis_graph.graphs.planner:graph",
+        "multi_agent": "jarvis_graph.graphs.multi_agent:graph",
+        "expert_router": "jarvis_graph.graphs.multi_agent:router_graph",
+    }
     assert config["dependencies"] == ["."]
     assert config["python_version"] == "3.11"
     # An env *file* would have to exist for `langgraph up`; the server inherits the shell's env.
@@ -218,3 +223,89 @@ def test_interactive_run_stops_for_confirmation_and_resumes(
     assert output["final_answer"] == "Wrote out.txt."
     assert (ws / "out.txt").read_text() == "hi\n"
     assert client.threads.get_state(thread_id)["next"] == []
+
+
+def test_planner_and_multi_agent_graphs_are_served_with_their_subgraphs(
+    client: SyncLangGraphClient,
+) -> None:
+    planner = client.assistants.get_graph(_agent_id(client, "planner"), xray=True)
+    ids = {node["id"] for node in planner["nodes"]}
+    assert {"decide_plan", "run_step", "adjust_plan", "write_back"} <= ids
+    assert {f"agent:{node}" for node in AGENT_NODES} <= ids  # the agent subgraph, drawn inside
+    multi = client.assistants.get_graph(_agent_id(client, "multi_agent"), xray=True)
+    ids = {node["id"] for node in multi["nodes"]}
+    for agent in ("lead", "coder", "reviewer"):
+        assert {f"{agent}:call_model", f"{agent}:run_tools"} <= ids
+    flat = client.assistants.get_graph(_agent_id(client, "multi_agent"))
+    handoffs = {(e["source"], e["target"]) for e in flat["edges"]}
+    assert {("lead", "coder"), ("coder", "reviewer"), ("reviewer", "lead")} <= handoffs
+    router = client.assistants.get_graph(_agent_id(client, "expert_router"))
+    assert {("pick_expert", "coder")} <= {(e["source"], e["target"]) for e in router["edges"]}
+
+
+def _completed_run(
+    client: SyncLangGraphClient, graph_id: str, task: str, context: dict[str, Any]
+) -> dict[str, Any]:
+    """Run ``task`` on a new thread of ``graph_id``; the run must complete."""
+    output = client.runs.wait(
+        client.threads.create()["thread_id"],
+        _agent_id(client, graph_id),
+        input={"task": task},
+        context=context,
+    )
+    assert isinstance(output, dict), output
+    assert output["status"] == "completed", output
+    return output
+
+
+def test_planner_run_splits_and_answers_from_the_results(
+    client: SyncLangGraphClient, ws: Path, tmp_path: Path
+) -> None:
+    steps = [
+        {"id": "rows", "task": "Count the rows of data.csv"},
+        {"id": "sum", "task": "Sum column b of data.csv"},
+    ]
+    script = _script(
+        tmp_path / "plan.yaml",
+        [
+            {"when": "<RESULT_SUMMARY>", "text": "1 row; b sums to 2. !!!COMPLETE!!!"},
+            {
+                "when": "Decide whether the task",
+                "tool_calls": [{"name": "PlanDecision", "args": {"split": True, "steps": steps}}],
+            },
+            {"when": "Count the rows", "text": "1 row !!!COMPLETE!!!"},
+            {"when": "Sum column b", "text": "b sums to 2 !!!COMPLETE!!!"},
+        ],
+    )
+    context = {"workspace": str(ws), "platform": "scripted", "script": script}
+    context |= {"non_interactive": True, "plan_max_depth": 1}
+    task = "How many rows has data.csv and what does column b sum to?"
+    output = _completed_run(client, "planner", task, context)
+    assert output["final_answer"] == "1 row; b sums to 2."
+    results = output["step_results"]
+    assert {k: (v["status"], v["answer"]) for k, v in results.items()} == {
+        "rows": ("completed", "1 row"),
+        "sum": ("completed", "b sums to 2"),
+    }
+
+
+def test_multi_agent_run_hands_off_and_answers(
+    client: SyncLangGraphClient, ws: Path, tmp_path: Path
+) -> None:
+    send = {"to": "coder", "content": "List the CSV files."}
+    script = _script(
+        tmp_path / "team.yaml",
+        [
+            {"when": "Write a hand-off summary", "text": "Done: nothing yet. Next step: list."},
+            {"when": "Message from coder", "text": "There is one: data.csv. !!!COMPLETE!!!"},
+            {"when": "agent 'lead'", "tool_calls": [{"name": "send_message", "args": send}]},
+            {"when": "agent 'coder'", "tool_calls": [{"name": "list_files", "args": {}}]},
+            {"when": "agent 'coder'", "text": "data.csv"},
+        ],
+    )
+    context = {"workspace": str(ws), "platform": "scripted", "script": script}
+    output = _completed_run(client, "multi_agent", "Which CSV files are there?", context)
+    assert output["final_answer"] == "There is one: data.csv."
+    assert output["handoffs"] == 2  # lead -> coder, and coder's answer back to lead
+    notes = [m["content"] for m in output["messages"] if m["type"] == "ai"]
+    assert notes[0] == "lead -> coder: List the CSV files."

@@ -155,3 +155,37 @@ def test_stream_of_text_only_turn_keeps_whitespace(tmp_path: Path) -> None:
     chunks = list(model.stream(history))
     assert "".join(str(c.content) for c in chunks) == "Two files.  Done !!!COMPLETE!!!"
     assert all(not c.tool_call_chunks for c in chunks)
+
+
+SCENES = """\
+turns:
+  - when: "Decide whether"
+    tool_calls: [{name: PlanDecision, args: {split: false}}]
+  - when: "Count the rows"
+    tool_calls: [{name: list_files}]
+  - when: "Count the rows"
+    text: "12 rows !!!COMPLETE!!!"
+  - text: "fallback"
+"""
+
+
+def test_scenes_are_chosen_by_when_and_played_by_ai_count(tmp_path: Path) -> None:
+    from langchain_core.messages import SystemMessage
+
+    model = ScriptedChatModel.from_file(write(tmp_path, SCENES))
+    decide = model.invoke([SystemMessage(content="Decide whether to split"), HumanMessage("x")])
+    assert decide.tool_calls[0]["name"] == "PlanDecision"
+    first = model.invoke([HumanMessage("Count the rows of a.csv")])
+    assert first.tool_calls[0]["name"] == "list_files"
+    convo = [HumanMessage("Count the rows of a.csv"), first]
+    convo.append(ToolMessage(content="a.csv", tool_call_id=first.tool_calls[0]["id"]))
+    assert model.invoke(convo).content == "12 rows !!!COMPLETE!!!"
+    assert model.invoke([HumanMessage("something else")]).content == "fallback"
+    with pytest.raises(ScriptExhaustedError, match="scene when='Count the rows'"):
+        model.invoke([*convo, AIMessage("x"), AIMessage("y")])
+
+
+def test_a_bad_when_pattern_is_a_clear_error(tmp_path: Path) -> None:
+    bad = write(tmp_path, 'turns:\n  - when: "(unclosed"\n    text: hi\n')
+    with pytest.raises(PlatformError, match="is not a valid regular expression"):
+        load_script(bad)

@@ -1,0 +1,74 @@
+"""The tree of sub-runs of a session: planner steps, their agents, multi-agent turns.
+
+A subgraph run keeps its checkpoints in the session's store under its own checkpoint
+namespace (``run_step:<task id>|agent:<task id>``); the latest checkpoint of each namespace
+says what that sub-run was asked and how it ended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SubRun:
+    """One sub-run: its namespace, nesting level and last saved values."""
+
+    ns: str
+    level: int
+    node: str
+    values: dict[str, Any]
+
+
+def sub_runs(saver: Any, thread_id: str) -> list[SubRun]:
+    """Every sub-run of ``thread_id``, parents before children, in start order."""
+    latest: dict[str, Any] = {}
+    first: dict[str, str] = {}
+    for item in saver.list({"configurable": {"thread_id": thread_id}}):  # newest first
+        ns = item.config["configurable"].get("checkpoint_ns", "")
+        if not ns:
+            continue
+        latest.setdefault(ns, item)
+        first[ns] = item.config["configurable"]["checkpoint_id"]
+    runs = [
+        SubRun(
+            ns=ns,
+            level=ns.count("|") + 1,
+            node=ns.rsplit("|", 1)[-1].split(":", 1)[0],
+            values=dict(item.checkpoint.get("channel_values") or {}),
+        )
+        for ns, item in latest.items()
+    ]
+
+    # Order siblings by when they started; a child right after its parent.
+    def key(run: SubRun) -> list[str]:
+        parts = run.ns.split("|")
+        return [first.get("|".join(parts[: i + 1]), "") for i in range(len(parts))]
+
+    return sorted(runs, key=key)
+
+
+def describe(run: SubRun, width: int = 90) -> str:
+    """One line for a sub-run: node, status, what it was asked, how it answered."""
+    values = run.values
+    task = " ".join(str(values.get("task", "")).split())
+    answer = " ".join(str(values.get("final_answer", "")).split())
+    status = values.get("status", "running")
+    messages = values.get("messages") or []
+    calls = getattr(messages[-1], "tool_calls", None) or [] if messages else []
+    sent = [c for c in calls if c.get("name") == "send_message"]
+    if status == "running" and sent:  # the turn ended with a hand-off
+        status = f"handed off to {sent[0].get('args', {}).get('to')}"
+    line = f"{run.node} · {status}"
+    if values.get("plan"):
+        line += f" · plan of {len(values['plan'])} steps"
+    if task:
+        line += f" · {_cut(task, width // 2)}"
+    if answer:
+        line += f" → {_cut(answer, width // 2)}"
+    return line
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

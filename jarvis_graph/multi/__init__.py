@@ -1,0 +1,1 @@
+"""Multi-agent configuration (agents YAML) and the hand-off tool."""

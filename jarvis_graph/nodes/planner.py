@@ -1,0 +1,231 @@
+"""Planner nodes: decide whether to split, run steps as child runs, adjust, write back.
+
+A step runs the planner graph itself one level deeper (``depth + 1``, non-interactive), so
+a child may split its own step until ``plan_max_depth``; at that depth it runs the agent
+directly. Child runs share the parent's checkpointer under their own checkpoint namespace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import uuid
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.errors import GraphBubbleUp
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.events import Event
+from jarvis_graph.nodes.messages import text_of
+from jarvis_graph.nodes.services import bus_for, context_of, system_prompt
+from jarvis_graph.nodes.start_task import SYSTEM_ID, TASK_ID_PREFIX
+from jarvis_graph.nodes.structured import ask_structured
+from jarvis_graph.planning.plan import (
+    blocked_steps,
+    plan_block,
+    plan_problems,
+    ready_steps,
+    results_block,
+    step_brief,
+    summary_block,
+)
+from jarvis_graph.planning.schemas import PlanAdjustment, PlanDecision
+from jarvis_graph.prompts import load_prompt
+from jarvis_graph.state import (
+    CONTEXT_NAME,
+    PlannerState,
+    PlanStep,
+    StepInput,
+    StepResult,
+    StepStatus,
+)
+
+MAX_STEPS = 8
+
+
+def decide_plan(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Split the task into steps, or not (always not at the depth limit)."""
+    ctx = context_of(runtime)
+    limit = resolve_settings(ctx).plan_max_depth
+    task = _task_of(state)
+    base: dict[str, Any] = {"task": task, "plan": [], "step_results": None}
+    if ctx.depth >= limit:
+        note = f"not split: depth {ctx.depth} is the limit (plan_max_depth={limit})"
+        return {**base, "plan_note": note}
+    prompt = load_prompt("plan_decide").format(max_steps=MAX_STEPS)
+    decision, error = ask_structured(ctx, PlanDecision, prompt, task)
+    if decision is None:
+        return {**base, "plan_note": f"not split: {error}"}
+    steps = [_step(s.model_dump()) for s in decision.steps[:MAX_STEPS]]
+    problems = plan_problems(steps)
+    if not decision.split or not steps or problems:
+        why = "; ".join(problems) if problems and decision.split else decision.reason
+        return {**base, "plan_note": f"not split: {why or 'the model chose to do it directly'}"}
+    _emit(ctx, steps, decision.reason)
+    return {**base, "plan": steps, "plan_note": f"split: {decision.reason}".strip()}
+
+
+def _task_of(state: PlannerState) -> str:
+    if state.get("task"):
+        return str(state["task"])
+    for message in reversed(state.get("messages", [])):
+        if isinstance(message, HumanMessage) and message.name != CONTEXT_NAME:
+            return text_of(message)
+    msg = "no task given: pass {'task': '...'} or a human message"
+    raise ValueError(msg)
+
+
+def _step(raw: dict[str, Any]) -> PlanStep:
+    deps = [str(d) for d in raw.get("depends_on") or []]
+    return {
+        "id": str(raw.get("id", "")).strip(),
+        "task": str(raw.get("task", "")),
+        "depends_on": deps,
+    }
+
+
+def _emit(ctx: JarvisContext, steps: list[PlanStep], reason: str) -> None:
+    payload = {"depth": ctx.depth, "steps": steps, "reason": reason}
+    bus_for(ctx).emit(Event.PLAN_UPDATED, payload)
+
+
+def route_steps(
+    state: PlannerState, runtime: Runtime[JarvisContext]
+) -> list[Send] | Literal["write_back"]:
+    """One ``Send`` per ready step (at most ``plan_concurrency``); none left -> write back."""
+    plan, results = state.get("plan", []), state.get("step_results", {})
+    ready = ready_steps(plan, results)[: resolve_settings(context_of(runtime)).plan_concurrency]
+    if not ready:
+        return "write_back"
+    return [
+        Send(
+            "run_step",
+            StepInput(
+                task=state.get("task", ""),
+                step=step,  # type: ignore[typeddict-item]
+                plan=plan,
+                inputs={d: results[d] for d in step["depends_on"] if d in results},
+            ),
+        )
+        for step in ready
+    ]
+
+
+def route_after_decide_plan(
+    state: PlannerState, runtime: Runtime[JarvisContext]
+) -> list[Send] | Literal["agent"]:
+    """A plan -> run its first steps; no plan -> the agent does the task itself."""
+    return route_steps(state, runtime) if state.get("plan") else "agent"  # type: ignore[return-value]
+
+
+def route_after_adjust_plan(
+    state: PlannerState, runtime: Runtime[JarvisContext]
+) -> list[Send] | Literal["write_back"]:
+    """Run the steps that became ready, or write the results back."""
+    return route_steps(state, runtime)
+
+
+def run_step(state: StepInput, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Run one step as a child planner run (depth + 1, non-interactive, auto-complete).
+
+    A child that fails (an error, or its iteration cap) is recorded as ``failed`` with the
+    reason; the other steps go on.
+    """
+    ctx = context_of(runtime)
+    child = dataclasses.replace(ctx, depth=ctx.depth + 1, non_interactive=True)
+    step = state["step"]
+    brief = step_brief(state["task"], step, state["plan"], state["inputs"])
+    status: StepStatus = "failed"
+    try:
+        out = _child_graph().invoke({"task": brief}, context=child)
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        answer = f"the child run failed: {type(exc).__name__}: {exc}"
+    else:
+        answer = str(out.get("final_answer", ""))
+        if out.get("status") == "completed":
+            status = "completed"
+        else:
+            answer = f"the child run stopped ({out.get('status')}): {answer}"
+    result = StepResult(id=step["id"], status=status, answer=answer, depth=child.depth)
+    bus_for(ctx).emit(Event.PLAN_STEP_FINISHED, dict(result))
+    return {"step_results": {step["id"]: result}}
+
+
+@functools.cache
+def _child_graph() -> Any:
+    """The planner graph, compiled once; reached through a call so drawings do not recurse."""
+    from jarvis_graph.graphs.planner import build_planner_graph
+
+    return build_planner_graph().compile(name="planner")
+
+
+def adjust_plan(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """After a round of steps: let the model revise the steps not run yet; skip blocked ones."""
+    ctx = context_of(runtime)
+    plan, results = list(state.get("plan", [])), dict(state.get("step_results", {}))
+    remaining = [s for s in plan if s["id"] not in results]
+    update: dict[str, Any] = {}
+    if remaining and resolve_settings(ctx).plan_adjust:
+        new, note = _revised(ctx, state, plan, results, remaining)
+        if new is not None:
+            plan = [s for s in plan if s["id"] in results] + new
+            update.update(plan=plan, plan_note=note)
+            _emit(ctx, plan, note)
+    blocked = blocked_steps(plan, results, ctx.depth + 1)
+    if blocked:
+        update["step_results"] = blocked
+    return update
+
+
+def _revised(
+    ctx: JarvisContext,
+    state: PlannerState,
+    plan: list[PlanStep],
+    results: dict[str, StepResult],
+    remaining: list[PlanStep],
+) -> tuple[list[PlanStep] | None, str]:
+    request = "\n\n".join(
+        [
+            f"Task: {state.get('task', '')}",
+            plan_block(plan),
+            results_block([s for s in plan if s["id"] in results], results),
+            "Steps not run yet: " + json.dumps(remaining),
+        ]
+    )
+    decision, _error = ask_structured(ctx, PlanAdjustment, load_prompt("plan_adjust"), request)
+    if decision is None or not decision.change:
+        return None, ""
+    new = [_step(s.model_dump()) for s in decision.steps[:MAX_STEPS]]
+    if plan_problems(new, done=results):
+        return None, ""  # a broken revision is ignored: the original steps stay
+    return new, f"adjusted: {decision.reason}".strip()
+
+
+def write_back(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Write ``<PLAN>``, ``<SUB_TASK_RESULTS>`` and ``<RESULT_SUMMARY>`` into the context."""
+    ctx = context_of(runtime)
+    plan, results = state.get("plan", []), dict(state.get("step_results", {}))
+    for step in plan:  # anything never reached (no ready step left) is reported as skipped
+        results.setdefault(
+            step["id"],
+            {"id": step["id"], "status": "skipped", "answer": "not run", "depth": ctx.depth + 1},
+        )
+    blocks = "\n\n".join(
+        [plan_block(plan), results_block(plan, results), summary_block(plan, results)]
+    )
+    note = (
+        f"{blocks}\n\nThe plan's steps have run. Using their results, give the final answer "
+        "to the task."
+    )
+    messages = [
+        SystemMessage(content=system_prompt(ctx), id=SYSTEM_ID),
+        HumanMessage(content=state.get("task", ""), id=f"{TASK_ID_PREFIX}{uuid.uuid4()}"),
+        HumanMessage(content=note, name=CONTEXT_NAME, id=f"jarvis-plan-{uuid.uuid4()}"),
+    ]
+    return {"messages": messages, "step_results": results}

@@ -1,0 +1,1 @@
+"""Planning engines: plan checks and blocks, the tool-level task graph (no langgraph imports)."""
