@@ -1,0 +1,219 @@
+"""The C/C++ rules, applied by :class:`~jarvis_graph.security.c_flow.FunctionScan`.
+
+Each check reads the facts the walk holds for the variables a statement touches (sizes,
+literal or outside data, allocation kind, freed, NULL, checked) and reports only when those
+facts show the problem; API names alone decide nothing except for ``gets``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from jarvis_graph.security.c_facts import (
+    HEAP,
+    INT_RANGES,
+    Var,
+    base_var,
+    calls,
+    const_eval,
+    strip_casts,
+)
+from jarvis_graph.security.c_source import Statement
+
+if TYPE_CHECKING:
+    from jarvis_graph.security.c_flow import FunctionScan
+
+INPUT_RETURN = {"getenv", "_wgetenv", "secure_getenv", "GetCommandLineA", "GetCommandLineW"}
+RANDOM_RETURN = {"rand", "random", "lrand48", "mrand48"}
+# name -> index of the first argument the call fills with outside data (-1: all after format)
+INPUT_FILL = {
+    "fgets": 0, "fgetws": 0, "gets": 0, "fread": 0, "read": 1, "recv": 1, "recvfrom": 1,
+    "fscanf": -2, "fwscanf": -2, "scanf": -1, "wscanf": -1, "getline": 0,
+}  # fmt: skip
+FORMAT_ARG = {
+    "printf": 0, "vprintf": 0, "wprintf": 0, "vwprintf": 0, "fprintf": 1, "vfprintf": 1,
+    "fwprintf": 1, "vfwprintf": 1, "sprintf": 1, "vsprintf": 1, "syslog": 1, "dprintf": 1,
+    "snprintf": 2, "_snprintf": 2, "vsnprintf": 2, "_vsnprintf": 2, "swprintf": 2,
+    "_snwprintf": 2, "_vsnwprintf": 2, "vswprintf": 2, "err": 1, "warn": 0,
+}  # fmt: skip
+COMMANDS = {"system", "popen", "_popen", "_wsystem", "_wpopen", "execl", "execlp", "execle",
+            "execv", "execvp", "_execl", "_execlp", "_wexecl", "_wexeclp", "_spawnl",
+            "_wspawnl", "_execv", "_wexecv"}  # fmt: skip
+CHECK_RESULT = {
+    "fgets": 0.6, "fgetws": 0.6, "fread": 0.6, "fscanf": 0.6, "fwscanf": 0.6, "scanf": 0.6,
+    "wscanf": 0.6, "sscanf": 0.6, "swscanf": 0.6, "remove": 0.6, "_wremove": 0.6,
+    "rename": 0.6, "_wrename": 0.6, "setuid": 0.8, "setgid": 0.8, "seteuid": 0.8,
+    "chdir": 0.6, "chroot": 0.8, "read": 0.6, "fwrite": 0.5, "write": 0.5, "fputs": 0.45,
+    "fputws": 0.45, "fputc": 0.45, "fputwc": 0.45, "putc": 0.45, "putwc": 0.45,
+    "puts": 0.45, "_putws": 0.45, "putchar": 0.45, "putwchar": 0.45,
+}  # fmt: skip
+MATCHING_RELEASE = {"malloc": "free", "calloc": "free", "realloc": "free", "strdup": "free",
+                    "new": "delete", "new[]": "delete[]"}  # fmt: skip
+_NONCAPTURE_RE = re.compile(
+    r"^(?:print\w*|str\w*|wcs\w*|mem\w*|w?mem\w*|f?puts|fputws|_?putws|[fsv]*w?printf|"
+    r"_?v?sn?w?printf|f?gets|fgetws|fread|fwrite|ato[il]|strto\w*|free|sizeof|\w*len|"
+    r"fclose|fopen|recv|send|read|write)$"
+)
+_SECRET_NAME = re.compile(r"(?i)(passw|pwd\b|secret|api_?key|private_?key|token|credential)")
+_RANDOM_NAME = re.compile(r"(?i)(key|token|nonce|salt|secret|passw|session|\biv\b)")
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w.>]){re.escape(name)}\b", text) is not None
+
+
+def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
+    """NULL checks, upper-bound checks and the '&' in place of '&&' in a condition."""
+    cond = strip_casts(cond)
+    if re.search(r"NULL\s*\)\s*&(?!&)|&\s*\(\s*\w+\s*!=\s*NULL", cond):
+        scan.report("c-bitwise-null-check", st.line, "both sides always run", "bitwise")
+    for name, var in scan.env.items():
+        if not _mentions(cond, name):
+            continue
+        n = re.escape(name)
+        if re.search(
+            rf"\b{n}\s*[!=]=\s*(?:NULL|0|nullptr)\b|\b(?:NULL|nullptr)\s*[!=]=\s*{n}\b"
+            rf"|!\s*{n}\b|^\s*\(?\s*{n}\s*\)?\s*$|\b{n}\s*&&|&&\s*{n}\s*\)?\s*$",
+            cond,
+        ):
+            if var.derefs is not None and not var.null_checked and var.pointer:
+                scan.report(
+                    "c-deref-before-check", st.line,
+                    f"'{name}' was dereferenced at line {var.derefs}", name,
+                )  # fmt: skip
+            var.null, var.alloc_unchecked, var.null_checked = False, False, True
+        if re.search(
+            rf"\b{n}\b[\s)]*<=?\s*(?!0\b)[\w(-]|[\w)]\s*>=?[\s(]*(?:abs\s*\()?\s*\b{n}\b"
+            rf"|abs\s*\(\s*{n}\s*\)\s*<",
+            cond,
+        ):
+            var.upper_checked = True
+
+
+def _derefs(text: str, name: str) -> bool:
+    n = re.escape(name)
+    return bool(
+        re.search(rf"(?:^|[^\w)\]\s]|\breturn)\s*\*\s*{n}\b|\b{n}\s*(?:->|\[)", text)
+        or re.search(rf"\b(?:str|wcs|mem)\w*\s*\([^;]*\b{n}\b", text)
+    )
+
+
+def uses(
+    scan: FunctionScan, text: str, st: Statement, *, condition: bool = False, lhs: bool = False
+) -> None:
+    """Uses of freed, NULL, uninitialized or unchecked pointers in one piece of code."""
+    for name, var in scan.env.items():
+        if not _mentions(text, name):
+            continue
+        if lhs and re.fullmatch(rf"\s*{re.escape(name)}\s*", text):
+            continue
+        freed_call = re.search(rf"\b(?:free|delete)\b[\s(\[\]]*{re.escape(name)}\b", text)
+        callee = _callee_arg(scan, text, name)
+        if var.freed is not None and not freed_call and not callee:
+            if not (condition and not _derefs(text, name)):
+                scan.report(
+                    "c-use-after-free", st.line, f"'{name}' was freed at line {var.freed}", name
+                )
+        deref = _derefs(text, name) and not (lhs and not _derefs(text, name))
+        if var.null and deref and not callee:
+            scan.report("c-null-deref", st.line, f"'{name}' is NULL here", name)
+        if var.alloc_unchecked and deref:
+            scan.report(
+                "c-unchecked-alloc", st.line,
+                f"'{name}' from line {var.alloc_line} may be NULL", name,
+            )  # fmt: skip
+            var.alloc_unchecked = False
+        if deref and var.pointer and var.derefs is None and not var.null_checked:
+            var.derefs = st.line
+        _uninit_read(scan, text, name, var, st, lhs)
+        _index_use(scan, text, name, var, st, lhs)
+
+
+def _callee_arg(scan: FunctionScan, text: str, name: str) -> bool:
+    """Whether ``name`` is passed straight to a function of this file (judged there)."""
+    for fn, args, _ in calls(text):
+        if fn in scan.callees and any(base_var(a, scan.env) == name for a in args):
+            return True
+    return False
+
+
+def _uninit_read(
+    scan: FunctionScan, text: str, name: str, var: Var, st: Statement, lhs: bool
+) -> None:
+    if var.init:
+        return
+    n = re.escape(name)
+    if lhs and re.fullmatch(rf"\s*{n}\s*(?:\.\w+\s*)?", text):
+        var.init = True
+        return
+    rest = re.sub(rf"&\s*{n}\b|\bsizeof\s*\(\s*{n}\s*\)", "", text)
+    if _mentions(rest, name):
+        scan.report("c-uninitialized", st.line, f"'{name}' is read before it is set", name)
+    var.init = True
+
+
+def _index_use(
+    scan: FunctionScan, text: str, name: str, var: Var, st: Statement, lhs: bool
+) -> None:
+    """Array accesses ``name[index]`` against the buffer's size and initialized part."""
+    for m in re.finditer(rf"(?<![\w.>]){re.escape(name)}\s*\[([^\[\]]+)\]", text):
+        idx = m.group(1).strip()
+        count = var.cap // var.elem if var.cap is not None and var.elem else None
+        loop = next((lp for lp in reversed(scan.loops) if lp[0] == idx), None)
+        if loop is not None:
+            _loop_access(scan, name, var, loop[1], count, st, lhs)
+            continue
+        ivar = scan.env.get(idx)
+        value = const_eval(idx, scan.env)
+        if count is not None and value is not None and not 0 <= value < count:
+            rule = "c-copy-overflow" if lhs else "c-read-overflow"
+            scan.report(rule, st.line, f"index {value} of a {count}-element buffer", name)
+        elif ivar is not None and ivar.taint and not ivar.upper_checked:
+            scan.report(
+                "c-index-unchecked", st.line,
+                f"'{idx}' comes from {ivar.taint} and is not checked against the size", idx,
+            )  # fmt: skip
+        if not lhs and var.init_elems is not None and value is not None:
+            if value >= var.init_elems:
+                scan.report("c-uninitialized", st.line, f"'{name}[{value}]' is not set", name)
+
+
+def _loop_access(
+    scan: FunctionScan,
+    name: str,
+    var: Var,
+    bound: int | None,
+    count: int | None,
+    st: Statement,
+    lhs: bool,
+) -> None:
+    if bound is None:
+        return
+    if count is not None and bound > count:
+        rule = "c-copy-overflow" if lhs else "c-read-overflow"
+        scan.report(rule, st.line, f"loop runs to {bound} over {count} elements", name)
+    if lhs:
+        if var.init_elems is not None:
+            var.init_elems = max(var.init_elems, bound)
+    elif var.init_elems is not None and bound > var.init_elems:
+        scan.report(
+            "c-uninitialized", st.line,
+            f"reads {bound} elements of '{name}', {var.init_elems} were set", name,
+        )  # fmt: skip
+
+
+from jarvis_graph.security.c_calls import (  # noqa: E402
+    arith,
+    at_end,
+    at_return,
+    call_checks,
+    release,
+    store,
+    transfer,
+)
+
+__all__ = [
+    "COMMANDS", "FORMAT_ARG", "HEAP", "INT_RANGES", "arith", "at_end", "at_return", "call_checks",
+    "guards", "release", "store", "transfer", "uses",
+]  # fmt: skip

@@ -1,0 +1,203 @@
+"""What the C rules know about one variable at one point of a function, and how to compute it.
+
+Sizes are in bytes. A type whose size the file does not tell (a struct, a class) counts as a
+nominal 16 bytes, so that like-for-like comparisons (50 vs 100 elements of it) still hold.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+TYPE_SIZES = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,
+    "wchar_t": 4, "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2,
+    "int": 4, "unsigned int": 4, "unsigned": 4, "int32_t": 4, "uint32_t": 4, "float": 4,
+    "long": 8, "unsigned long": 8, "long long": 8, "int64_t": 8, "uint64_t": 8,
+    "size_t": 8, "ssize_t": 8, "double": 8, "intptr_t": 8, "uintptr_t": 8,
+}  # fmt: skip
+NOMINAL_SIZE = 16
+POINTER_SIZE = 8
+INT_RANGES = {
+    "char": (-(2**7), 2**7 - 1), "signed char": (-(2**7), 2**7 - 1),
+    "unsigned char": (0, 2**8 - 1), "short": (-(2**15), 2**15 - 1),
+    "unsigned short": (0, 2**16 - 1), "int": (-(2**31), 2**31 - 1),
+    "unsigned int": (0, 2**32 - 1), "unsigned": (0, 2**32 - 1),
+    "int32_t": (-(2**31), 2**31 - 1), "uint32_t": (0, 2**32 - 1),
+    "long": (-(2**63), 2**63 - 1), "long long": (-(2**63), 2**63 - 1),
+    "int64_t": (-(2**63), 2**63 - 1), "uint64_t": (0, 2**64 - 1), "size_t": (0, 2**64 - 1),
+}  # fmt: skip
+LIMITS = {
+    "CHAR_MAX": 2**7 - 1, "SCHAR_MAX": 2**7 - 1, "UCHAR_MAX": 2**8 - 1,
+    "SHRT_MAX": 2**15 - 1, "USHRT_MAX": 2**16 - 1, "INT_MAX": 2**31 - 1,
+    "UINT_MAX": 2**32 - 1, "LONG_MAX": 2**63 - 1, "LLONG_MAX": 2**63 - 1,
+    "INT64_MAX": 2**63 - 1, "ULONG_MAX": 2**64 - 1, "SIZE_MAX": 2**64 - 1,
+    "CHAR_MIN": -(2**7), "SHRT_MIN": -(2**15), "INT_MIN": -(2**31),
+    "LLONG_MIN": -(2**63), "INT64_MIN": -(2**63), "NULL": 0,
+}  # fmt: skip
+HEAP = {"malloc", "calloc", "realloc", "new", "new[]", "strdup"}
+_INT_LITERAL = re.compile(r"\b(0[xX][0-9a-fA-F]+|\d+)(?:[uU]?[lL]{0,2}|[lL]{1,2}[uU]?)\b")
+_CAST = re.compile(
+    r"\(\s*(?:const\s+|unsigned\s+|signed\s+|struct\s+)*[A-Za-z_]\w*(?:\s+\w+)?\s*\**\s*\)"
+    r"(?=\s*[\w(])"
+)
+_ARITH = re.compile(r"^[\d\s+\-*/%()]+$")
+
+
+@dataclass
+class Var:
+    """Facts about one variable (what it points to, holds or went through)."""
+
+    type: str = ""
+    pointer: bool = False
+    array: bool = False
+    elem: int | None = None
+    cap: int | None = None
+    slen: int | None = None
+    ival: int | None = None
+    taint: str | None = None
+    alloc: str | None = None
+    alloc_line: int = 0
+    freed: int | None = None
+    null: bool = False
+    init: bool = True
+    init_elems: int | None = None
+    upper_checked: bool = False
+    null_checked: bool = False
+    alloc_unchecked: bool = False
+    escaped: bool = False
+    param: bool = False
+    derefs: int | None = None
+
+    def copy(self) -> Var:
+        """An independent copy."""
+        return replace(self)
+
+    @property
+    def integer(self) -> bool:
+        """Whether the variable holds a plain integer."""
+        return not self.pointer and not self.array and self.type in INT_RANGES
+
+    def string_len(self) -> int | None:
+        """Known or assumed string length (elements), the buffer full when unknown."""
+        if self.slen is not None:
+            return self.slen
+        if self.cap is not None and self.elem and self.taint is None:
+            return max(self.cap // self.elem - 1, 0)
+        return None
+
+
+def type_size(name: str) -> int:
+    """Bytes of a base type; pointers count 8; unknown types a nominal 16."""
+    name = re.sub(r"\b(?:const|volatile|struct|class|std::)\b", "", name).strip()
+    if name.endswith("*"):
+        return POINTER_SIZE
+    return TYPE_SIZES.get(re.sub(r"\s+", " ", name), NOMINAL_SIZE)
+
+
+def expand(text: str, macros: dict[str, str]) -> str:
+    """Replace object-like macros (and zero-argument function-like ones), three rounds."""
+    for _ in range(3):
+        changed = False
+
+        def sub(m: re.Match[str]) -> str:
+            nonlocal changed
+            word = m.group(1)
+            if m.group(2) and word + "()" in macros:
+                changed = True
+                return f"({macros[word + '()']})"
+            if word in macros and not m.group(2) and macros[word] != word:
+                changed = True
+                return macros[word]
+            return m.group(0)
+
+        text = re.sub(r"\b([A-Za-z_]\w*)\b(\s*\(\s*\))?", sub, text)
+        if not changed:
+            break
+    return text
+
+
+def strip_casts(expr: str) -> str:
+    """The expression without C-style casts such as ``(char *)`` or ``(size_t)``."""
+    expr = re.sub(r"\b(?:reinterpret|static|const)_cast\s*<[^>]*>", "", expr)
+    return _CAST.sub("", expr).strip()
+
+
+def const_eval(expr: str, env: dict[str, Var]) -> int | None:
+    """Evaluate an integer expression with sizeof, strlen and known variable values."""
+    e = strip_casts(expr)
+
+    def sizeof(m: re.Match[str]) -> str:
+        arg = m.group(1).strip()
+        if arg.startswith("*") and arg[1:].strip() in env:
+            return str(env[arg[1:].strip()].elem or NOMINAL_SIZE)
+        var = env.get(arg)
+        if var is not None:
+            return str(var.cap if var.array and var.cap is not None else POINTER_SIZE)
+        return str(type_size(arg))
+
+    e = re.sub(r"\bsizeof\s*\(([^()]*)\)", sizeof, e)
+    e = re.sub(r"\bsizeof\s+(\w+)", sizeof, e)
+
+    def strlen(m: re.Match[str]) -> str:
+        var = env.get(m.group(1))
+        n = var.string_len() if var else None
+        return str(n) if n is not None else m.group(0)
+
+    e = re.sub(r"\b(?:strlen|wcslen)\s*\(\s*(\w+)\s*\)", strlen, e)
+    e = _INT_LITERAL.sub(lambda m: str(int(m.group(1), 0)), e)
+
+    def ident(m: re.Match[str]) -> str:
+        word = m.group(0)
+        if word in LIMITS:
+            return str(LIMITS[word])
+        var = env.get(word)
+        return str(var.ival) if var is not None and var.ival is not None else "?"
+
+    e = re.sub(r"\b[A-Za-z_]\w*\b", ident, e)
+    if not _ARITH.match(e) or len(e) > 200:
+        return None
+    try:
+        value = eval(e.replace("/", "//"), {"__builtins__": {}}, {})  # noqa: S307
+    except (SyntaxError, ZeroDivisionError, TypeError, ValueError):
+        return None
+    return int(value) if isinstance(value, int) else None
+
+
+def split_args(text: str) -> list[str]:
+    """Arguments of a call's argument text, split at top-level commas."""
+    args, depth, cur = [], 0, []
+    for c in text:
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        if c == "," and depth == 0:
+            args.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(c)
+    if "".join(cur).strip():
+        args.append("".join(cur).strip())
+    return args
+
+
+def calls(text: str) -> list[tuple[str, list[str], int]]:
+    """``(name, args, offset)`` of every call in a statement, outer calls first."""
+    out = []
+    for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        out.append((m.group(1), split_args(text[m.end() : i - 1]), m.start()))
+    return out
+
+
+def base_var(expr: str, env: dict[str, Var]) -> str | None:
+    """The variable an argument expression points into (``(char *)(data + n)`` -> data)."""
+    e = strip_casts(expr).lstrip("&(* ")
+    m = re.match(r"([A-Za-z_]\w*)", e)
+    if m and m.group(1) in env:
+        return m.group(1)
+    return None

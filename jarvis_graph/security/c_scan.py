@@ -1,0 +1,29 @@
+"""Scan one C/C++ file: model it, then walk every function (and its same-file callees)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jarvis_graph.security.c_flow import FunctionScan
+from jarvis_graph.security.c_source import header_macros, parse_c
+from jarvis_graph.security.model import Issue
+
+
+def scan_c_text(
+    text: str, path: str, language: str = "c", roots: list[Path] | None = None
+) -> list[Issue]:
+    """Issues of one C/C++ source text (``roots``: where to look for local headers)."""
+    src = parse_c(text, path)
+    macros = header_macros(Path(path), src.includes, roots or [])
+    macros.update(src.macros)
+    callees = {fn.name.split("::")[-1]: fn for fn in src.functions}
+    found: dict[str, Issue] = {}
+
+    def emit(issue: Issue) -> None:
+        old = found.get(issue.id)
+        if old is None or old.confidence < issue.confidence:
+            found[issue.id] = issue
+
+    for fn in src.functions:
+        FunctionScan(src, fn, macros, emit, language, callees).run()
+    return sorted(found.values(), key=lambda i: (i.line, i.pattern))

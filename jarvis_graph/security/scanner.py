@@ -1,0 +1,155 @@
+"""The direct scan: find C/C++/Rust files under a path and run the rules on them in parallel."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from jarvis_graph.security.model import Issue, ScanResult
+
+EXTENSIONS = {
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp",
+    ".hh": "cpp", ".hxx": "cpp", ".c++": "cpp", ".rs": "rust",
+}  # fmt: skip
+LANGUAGES = ("c", "cpp", "rust")
+SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "target", "__pycache__"}
+MAX_FILE_BYTES = 2_000_000
+DEFAULT_MIN_CONFIDENCE = 0.4
+
+
+class ScanInputError(ValueError):
+    """The path to scan does not exist, cannot be read or holds no source of the languages."""
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What scanning one file gave: issues and lines, or why it was skipped."""
+
+    issues: list[Issue]
+    lines: int = 0
+    skipped: str = ""
+
+
+def iter_sources(root: Path, languages: tuple[str, ...]) -> Iterator[tuple[Path, str]]:
+    """``(path, language)`` of the source files under ``root`` (or ``root`` itself)."""
+    if root.is_file():
+        lang = EXTENSIONS.get(root.suffix.lower())
+        if lang in languages:
+            yield root, lang
+        return
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            lang = EXTENSIONS.get(os.path.splitext(name)[1].lower())
+            if lang in languages:
+                yield Path(dirpath) / name, lang
+
+
+def scan_file(path: Path, language: str, label: str, roots: list[Path]) -> FileOutcome:
+    """Scan one file; binary, huge and undecodable files are skipped with a reason."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return FileOutcome([], skipped="huge")
+        data = path.read_bytes()
+    except OSError:
+        return FileOutcome([], skipped="unreadable")
+    if b"\0" in data[:8192]:
+        return FileOutcome([], skipped="binary")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            text = data.decode("latin-1") if _mostly_text(data) else ""
+        except UnicodeDecodeError:  # pragma: no cover - latin-1 decodes every byte
+            text = ""
+        if not text:
+            return FileOutcome([], skipped="undecodable")
+    lines = text.count("\n") + 1
+    if language == "rust":
+        from jarvis_graph.security.rust_rules import scan_rust_text
+
+        return FileOutcome(scan_rust_text(text, label), lines)
+    from jarvis_graph.security.c_scan import scan_c_text
+
+    return FileOutcome(scan_c_text(text, label, language, roots), lines)
+
+
+def _mostly_text(data: bytes) -> bool:
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in data[:4096])
+    return printable >= 0.95 * min(len(data), 4096)
+
+
+def _scan_batch(batch: list[tuple[str, str, str]], roots: list[str]) -> list[FileOutcome]:
+    root_paths = [Path(r) for r in roots]
+    return [scan_file(Path(p), lang, label, root_paths) for p, lang, label in batch]
+
+
+def scan_path(
+    path: str | Path,
+    languages: tuple[str, ...] = LANGUAGES,
+    *,
+    workers: int | None = None,
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+    progress: Callable[[int, int], None] | None = None,
+) -> ScanResult:
+    """Scan a file or a tree and return the issues at or above ``min_confidence``.
+
+    Raises:
+        ScanInputError: the path is missing or unreadable, or holds no file of ``languages``.
+    """
+    root = Path(path)
+    if not root.exists():
+        msg = f"{str(path)!r} does not exist; give a file or folder of C, C++ or Rust source"
+        raise ScanInputError(msg)
+    if not os.access(root, os.R_OK) or (root.is_dir() and not os.access(root, os.X_OK)):
+        msg = f"{str(path)!r} cannot be read (permission denied); check its permissions"
+        raise ScanInputError(msg)
+    files = list(iter_sources(root, languages))
+    if not files:
+        msg = (
+            f"no {'/'.join(languages)} source files under {str(path)!r} "
+            f"(extensions {', '.join(sorted(e for e, lang in EXTENSIONS.items() if lang in languages))})"
+        )
+        raise ScanInputError(msg)
+    base = root if root.is_dir() else root.parent
+    jobs = [(str(p), lang, p.relative_to(base).as_posix()) for p, lang in files]
+    outcomes = _run(jobs, [str(base)], workers, progress)
+    result = ScanResult(root=str(root), min_confidence=min_confidence)
+    skipped: Counter[str] = Counter()
+    for outcome in outcomes:
+        if outcome.skipped:
+            skipped[outcome.skipped] += 1
+            continue
+        result.files_scanned += 1
+        result.lines_scanned += outcome.lines
+        result.issues.extend(i for i in outcome.issues if i.confidence >= min_confidence)
+    result.skipped = dict(skipped)
+    return result
+
+
+def _run(
+    jobs: list[tuple[str, str, str]],
+    roots: list[str],
+    workers: int | None,
+    progress: Callable[[int, int], None] | None,
+) -> list[FileOutcome]:
+    workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    size = max(8, len(jobs) // (workers * 4) or 1)
+    batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    out: list[FileOutcome] = []
+    if workers <= 1 or len(batches) == 1:
+        for batch in batches:
+            out.extend(_scan_batch(batch, roots))
+            if progress:
+                progress(len(out), len(jobs))
+        return out
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for outcomes in pool.map(_scan_batch, batches, [roots] * len(batches)):
+            out.extend(outcomes)
+            if progress:
+                progress(len(out), len(jobs))
+    return out
