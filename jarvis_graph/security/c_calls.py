@@ -292,8 +292,16 @@ def _alias(fresh: Var, other: Var) -> None:
         fresh.alloc = "stack"
 
 
+# Calls whose result is a count bounded by their own arguments, not the data itself.
+_BOUNDED_RESULT = {"recv", "recvfrom", "read", "fread", "fwrite", "write", "send", "strlen",
+                   "wcslen", "snprintf", "_snprintf", "sizeof"}  # fmt: skip
+
+
 def _taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
-    names = {c[0] for c in calls(rhs)}
+    found = calls(rhs)
+    names = {c[0] for c in found}
+    if found and found[0][2] == len(rhs) - len(rhs.lstrip()) and found[0][0] in _BOUNDED_RESULT:
+        return
     if names & k.INPUT_RETURN or re.search(r"\bargv\b", rhs):
         var.taint = "outside input"
     elif names & k.RANDOM_RETURN:

@@ -117,6 +117,19 @@ def expand(text: str, macros: dict[str, str]) -> str:
     return text
 
 
+def unwrap(expr: str) -> str:
+    """The expression without redundant outer parentheses."""
+    e = expr.strip()
+    while e.startswith("(") and e.endswith(")"):
+        depth = 0
+        for i, c in enumerate(e):
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if depth == 0 and i < len(e) - 1:
+                return e
+        e = e[1:-1].strip()
+    return e
+
+
 def strip_casts(expr: str) -> str:
     """The expression without C-style casts such as ``(char *)`` or ``(size_t)``."""
     expr = re.sub(r"\b(?:reinterpret|static|const)_cast\s*<[^>]*>", "", expr)

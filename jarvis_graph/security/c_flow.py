@@ -22,6 +22,7 @@ from jarvis_graph.security.c_facts import (
     expand,
     strip_casts,
     type_size,
+    unwrap,
 )
 from jarvis_graph.security.c_source import CSource, Function, Statement
 from jarvis_graph.security.model import Issue
@@ -291,7 +292,7 @@ def c_checks_uses(scan: FunctionScan, text: str, st: Statement) -> None:
 
 def alloc_of(rhs: str, env: dict[str, Var]) -> tuple[str, int | None, str | None] | None:
     """``(kind, bytes, placement buffer)`` when ``rhs`` allocates memory."""
-    m = _ALLOC.match(strip_casts(rhs).strip("() ") if "new" not in rhs else rhs.strip())
+    m = _ALLOC.match(unwrap(strip_casts(rhs)) if "new" not in rhs else rhs.strip())
     if not m:
         return None
     if m.group("fn"):

@@ -10,11 +10,23 @@ from jarvis_graph.security.model import Issue
 
 
 def scan_c_text(
-    text: str, path: str, language: str = "c", roots: list[Path] | None = None
+    text: str,
+    path: str,
+    language: str = "c",
+    headers: dict[str, str] | None = None,
+    real_path: Path | None = None,
 ) -> list[Issue]:
-    """Issues of one C/C++ source text (``roots``: where to look for local headers)."""
+    """Issues of one C/C++ source text.
+
+    Args:
+        text: the source.
+        path: the name to report.
+        language: ``c`` or ``cpp``.
+        headers: header file name -> path, for the macros of included local headers.
+        real_path: where the file is on disk (headers beside it are found first).
+    """
     src = parse_c(text, path)
-    macros = header_macros(Path(path), src.includes, roots or [])
+    macros = header_macros(real_path or Path(path), src.includes, headers or {})
     macros.update(src.macros)
     callees = {fn.name.split("::")[-1]: fn for fn in src.functions}
     found: dict[str, Issue] = {}

@@ -243,15 +243,18 @@ def parse_c(text: str, path: str = "") -> CSource:
     return CSource(path, masked, text.splitlines(), literals, macros, functions, includes)
 
 
-def header_macros(path: Path, includes: list[str], roots: list[Path]) -> dict[str, str]:
-    """Object-like macros of the local headers a file includes (one level)."""
+def header_macros(path: Path, includes: list[str], headers: dict[str, str]) -> dict[str, str]:
+    """Object-like macros of the local headers a file includes (one level).
+
+    A header is looked up beside the file, then by name among the scanned tree's headers
+    (``headers``: file name -> path), which stands in for the build's include path.
+    """
     macros: dict[str, str] = {}
     for name in includes:
-        for base in [path.parent, *roots]:
-            candidate = base / name
-            if candidate.is_file():
-                macros.update(_cached_header(str(candidate)))
-                break
+        candidate = path.parent / name
+        found = str(candidate) if candidate.is_file() else headers.get(Path(name).name)
+        if found:
+            macros.update(_cached_header(found))
     return macros
 
 

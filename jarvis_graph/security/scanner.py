@@ -49,7 +49,16 @@ def iter_sources(root: Path, languages: tuple[str, ...]) -> Iterator[tuple[Path,
                 yield Path(dirpath) / name, lang
 
 
-def scan_file(path: Path, language: str, label: str, roots: list[Path]) -> FileOutcome:
+def iter_header_files(root: Path) -> Iterator[Path]:
+    """Header files under ``root`` (for include lookups)."""
+    for path, _ in iter_sources(root, ("c", "cpp")):
+        if path.suffix.lower() in (".h", ".hpp", ".hh", ".hxx"):
+            yield path
+
+
+def scan_file(
+    path: Path, language: str, label: str, headers: dict[str, str] | None = None
+) -> FileOutcome:
     """Scan one file; binary, huge and undecodable files are skipped with a reason."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
@@ -75,7 +84,7 @@ def scan_file(path: Path, language: str, label: str, roots: list[Path]) -> FileO
         return FileOutcome(scan_rust_text(text, label), lines)
     from jarvis_graph.security.c_scan import scan_c_text
 
-    return FileOutcome(scan_c_text(text, label, language, roots), lines)
+    return FileOutcome(scan_c_text(text, label, language, headers, path), lines)
 
 
 def _mostly_text(data: bytes) -> bool:
@@ -83,9 +92,10 @@ def _mostly_text(data: bytes) -> bool:
     return printable >= 0.95 * min(len(data), 4096)
 
 
-def _scan_batch(batch: list[tuple[str, str, str]], roots: list[str]) -> list[FileOutcome]:
-    root_paths = [Path(r) for r in roots]
-    return [scan_file(Path(p), lang, label, root_paths) for p, lang, label in batch]
+def _scan_batch(
+    batch: list[tuple[str, str, str]], headers: dict[str, str]
+) -> list[FileOutcome]:
+    return [scan_file(Path(p), lang, label, headers) for p, lang, label in batch]
 
 
 def scan_path(
@@ -117,7 +127,10 @@ def scan_path(
         raise ScanInputError(msg)
     base = root if root.is_dir() else root.parent
     jobs = [(str(p), lang, p.relative_to(base).as_posix()) for p, lang in files]
-    outcomes = _run(jobs, [str(base)], workers, progress)
+    headers = {p.name: str(p) for p, lang in files if p.suffix.lower() in (".h", ".hpp", ".hh")}
+    if root.is_dir() and "c" not in languages:  # C++ trees include .h headers too
+        headers.update({p.name: str(p) for p in iter_header_files(root)})
+    outcomes = _run(jobs, headers, workers, progress)
     result = ScanResult(root=str(root), min_confidence=min_confidence)
     skipped: Counter[str] = Counter()
     for outcome in outcomes:
@@ -133,7 +146,7 @@ def scan_path(
 
 def _run(
     jobs: list[tuple[str, str, str]],
-    roots: list[str],
+    headers: dict[str, str],
     workers: int | None,
     progress: Callable[[int, int], None] | None,
 ) -> list[FileOutcome]:
@@ -143,12 +156,12 @@ def _run(
     out: list[FileOutcome] = []
     if workers <= 1 or len(batches) == 1:
         for batch in batches:
-            out.extend(_scan_batch(batch, roots))
+            out.extend(_scan_batch(batch, headers))
             if progress:
                 progress(len(out), len(jobs))
         return out
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for outcomes in pool.map(_scan_batch, batches, [roots] * len(batches)):
+        for outcomes in pool.map(_scan_batch, batches, [headers] * len(batches)):
             out.extend(outcomes)
             if progress:
                 progress(len(out), len(jobs))
