@@ -19,7 +19,7 @@ _LEX = re.compile(
 )
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7, "b": 8}
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\([^)]*\))?[ \t]*(.*)$")
-_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+_INCLUDE = re.compile(r"^\s*#\s*include\s+__S(\d+)__")
 _FUNC_NAME = re.compile(r"((?:~?[A-Za-z_]\w*\s*::\s*)*~?[A-Za-z_]\w*|operator\s*\S+)\s*$")
 _CONTAINER = re.compile(r"^\s*(?:namespace\b[\w\s:]*|extern\s+__S\d+__\s*)$")
 _CLASS = re.compile(r"^\s*(?:template\s*<[^{]*>\s*)?(?:class|struct)\s+\w+[^(){};=]*$")
@@ -110,7 +110,9 @@ def mask(text: str) -> tuple[str, list[Literal]]:
     return "".join(out), literals
 
 
-def _preprocess(masked: str) -> tuple[str, dict[str, str], list[str]]:
+def _preprocess(
+    masked: str, literals: list[Literal] | None = None
+) -> tuple[str, dict[str, str], list[str]]:
     """Collect object-like macros and includes; blank the directive lines."""
     macros: dict[str, str] = {}
     includes: list[str] = []
@@ -128,8 +130,8 @@ def _preprocess(masked: str) -> tuple[str, dict[str, str], list[str]]:
             elif m and re.fullmatch(r"\(\s*\)", m.group(2)):
                 macros[m.group(1) + "()"] = m.group(3).strip()
             inc = _INCLUDE.match(directive)
-            if inc:
-                includes.append(inc.group(1))
+            if inc and literals is not None:
+                includes.append(literals[int(inc.group(1))].text)
             for j in range(start, i + 1):
                 lines[j] = ""
         i += 1
@@ -230,7 +232,7 @@ def _blocks(text: str, base: int, functions: list[Function], line_of: list[int])
 def parse_c(text: str, path: str = "") -> CSource:
     """Model one C/C++ file."""
     masked, literals = mask(text)
-    masked, macros, includes = _preprocess(masked)
+    masked, macros, includes = _preprocess(masked, literals)
     line_of: list[int] = []
     line = 1
     for c in masked:
