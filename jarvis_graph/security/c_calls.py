@@ -206,7 +206,7 @@ def _format(scan: FunctionScan, name: str, args: list[str], st: Statement) -> No
 
 
 def _command(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
-    if name not in k.COMMANDS or not args:
+    if not (name in k.COMMANDS or re.fullmatch(r"_?w?(?:exec|spawn)[lv]p?e?", name)) or not args:
         return
     for arg in args[:1] if name in ("system", "_wsystem", "popen", "_popen", "_wpopen") else args:
         b, var = _var(scan, arg)
@@ -276,7 +276,7 @@ def transfer(scan: FunctionScan, name: str, var: Var, rhs: str, st: Statement) -
         other.escaped = True
     else:
         fresh.ival = const_eval(rhs, scan.env) if var.integer or not var.pointer else None
-    _taint_from(scan, fresh, rhs)
+    taint_from(scan, fresh, rhs)
     if re.search(r"\b(?:rand|random|RAND\d*)\s*\(", rhs) and k._RANDOM_NAME.search(name):
         scan.report("c-weak-prng", st.line, f"'{name}' gets a rand() value", name)
     if lit is not None and k._SECRET_NAME.search(name) and lit.text:
@@ -297,7 +297,8 @@ _BOUNDED_RESULT = {"recv", "recvfrom", "read", "fread", "fwrite", "write", "send
                    "wcslen", "snprintf", "_snprintf", "sizeof"}  # fmt: skip
 
 
-def _taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
+def taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
+    """Mark ``var`` as outside/random data when ``rhs`` reads such data."""
     found = calls(rhs)
     names = {c[0] for c in found}
     if found and found[0][2] == len(rhs) - len(rhs.lstrip()) and found[0][0] in _BOUNDED_RESULT:
@@ -337,8 +338,8 @@ def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
 
 def arith(scan: FunctionScan, text: str, st: Statement) -> None:
     """Integer overflow: ``x++``, ``x + c``, ``x * y`` on a value that can reach the limit."""
-    for name, var in scan.env.items():
-        if not var.integer or not k._mentions(text, name):
+    for name, var in k.touched(scan, text):
+        if not var.integer:
             continue
         n = re.escape(name)
         m = re.search(

@@ -8,6 +8,7 @@ facts show the problem; API names alone decide nothing except for ``gets``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from jarvis_graph.security.c_facts import (
@@ -17,6 +18,7 @@ from jarvis_graph.security.c_facts import (
     base_var,
     calls,
     const_eval,
+    idents,
     strip_casts,
 )
 from jarvis_graph.security.c_source import Statement
@@ -59,8 +61,19 @@ _SECRET_NAME = re.compile(r"(?i)(passw|pwd\b|secret|api_?key|private_?key|token|
 _RANDOM_NAME = re.compile(r"(?i)(key|token|nonce|salt|secret|passw|session|\biv\b)")
 
 
+@lru_cache(maxsize=4096)
+def _mention_re(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w.>]){re.escape(name)}\b")
+
+
 def _mentions(text: str, name: str) -> bool:
-    return re.search(rf"(?<![\w.>]){re.escape(name)}\b", text) is not None
+    return name in idents(text) and _mention_re(name).search(text) is not None
+
+
+def touched(scan: FunctionScan, text: str) -> list[tuple[str, Var]]:
+    """The variables of the walk a piece of code mentions."""
+    words = idents(text)
+    return [(n, v) for n, v in scan.env.items() if n in words and _mentions(text, n)]
 
 
 def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
@@ -68,9 +81,7 @@ def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
     cond = strip_casts(cond)
     if re.search(r"NULL\s*\)\s*&(?!&)|&\s*\(\s*\w+\s*!=\s*NULL", cond):
         scan.report("c-bitwise-null-check", st.line, "both sides always run", "bitwise")
-    for name, var in scan.env.items():
-        if not _mentions(cond, name):
-            continue
+    for name, var in touched(scan, cond):
         n = re.escape(name)
         if re.search(
             rf"\b{n}\s*[!=]=\s*(?:NULL|0|nullptr)\b|\b(?:NULL|nullptr)\s*[!=]=\s*{n}\b"
@@ -103,9 +114,7 @@ def uses(
     scan: FunctionScan, text: str, st: Statement, *, condition: bool = False, lhs: bool = False
 ) -> None:
     """Uses of freed, NULL, uninitialized or unchecked pointers in one piece of code."""
-    for name, var in scan.env.items():
-        if not _mentions(text, name):
-            continue
+    for name, var in touched(scan, text):
         if lhs and re.fullmatch(rf"\s*{re.escape(name)}\s*", text):
             continue
         freed_call = re.search(rf"\b(?:free|delete)\b[\s(\[\]]*{re.escape(name)}\b", text)
@@ -215,10 +224,11 @@ from jarvis_graph.security.c_calls import (  # noqa: E402
     call_checks,
     release,
     store,
+    taint_from,
     transfer,
 )
 
 __all__ = [
     "COMMANDS", "FORMAT_ARG", "HEAP", "INT_RANGES", "arith", "at_end", "at_return", "call_checks",
-    "guards", "release", "store", "transfer", "uses",
+    "guards", "release", "store", "taint_from", "transfer", "uses",
 ]  # fmt: skip

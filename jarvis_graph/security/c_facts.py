@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 TYPE_SIZES = {
     "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,
@@ -42,6 +43,8 @@ _CAST = re.compile(
     r"(?=\s*[\w(])"
 )
 _ARITH = re.compile(r"^[\d\s+\-*/%()]+$")
+_IDENT = re.compile(r"\b[A-Za-z_]\w*")
+_MACRO_REF = re.compile(r"\b([A-Za-z_]\w*)\b(\s*\(\s*\))?")
 
 
 @dataclass
@@ -98,22 +101,21 @@ def type_size(name: str) -> int:
 def expand(text: str, macros: dict[str, str]) -> str:
     """Replace object-like macros (and zero-argument function-like ones), three rounds."""
     for _ in range(3):
-        changed = False
+        if not any(w in macros or w + "()" in macros for w in idents(text)):
+            break
 
         def sub(m: re.Match[str]) -> str:
-            nonlocal changed
             word = m.group(1)
             if m.group(2) and word + "()" in macros:
-                changed = True
                 return f"({macros[word + '()']})"
             if word in macros and not m.group(2) and macros[word] != word:
-                changed = True
                 return macros[word]
             return m.group(0)
 
-        text = re.sub(r"\b([A-Za-z_]\w*)\b(\s*\(\s*\))?", sub, text)
-        if not changed:
+        new = _MACRO_REF.sub(sub, text)
+        if new == text:
             break
+        text = new
     return text
 
 
@@ -195,8 +197,17 @@ def split_args(text: str) -> list[str]:
     return args
 
 
-def calls(text: str) -> list[tuple[str, list[str], int]]:
+@lru_cache(maxsize=8192)
+def idents(text: str) -> frozenset[str]:
+    """The identifiers of a piece of code."""
+    return frozenset(_IDENT.findall(text))
+
+
+@lru_cache(maxsize=8192)
+def calls(text: str) -> tuple[tuple[str, list[str], int], ...]:
     """``(name, args, offset)`` of every call in a statement, outer calls first."""
+    if "(" not in text:
+        return ()
     out = []
     for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", text):
         depth, i = 1, m.end()
@@ -204,7 +215,7 @@ def calls(text: str) -> list[tuple[str, list[str], int]]:
             depth += {"(": 1, ")": -1}.get(text[i], 0)
             i += 1
         out.append((m.group(1), split_args(text[m.end() : i - 1]), m.start()))
-    return out
+    return tuple(out)
 
 
 def base_var(expr: str, env: dict[str, Var]) -> str | None:

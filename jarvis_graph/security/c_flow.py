@@ -206,6 +206,8 @@ class FunctionScan:
         )
 
     def _declare(self, m: re.Match[str], st: Statement) -> None:
+        from jarvis_graph.security import c_checks
+
         var = self._new_var(m)
         name, init = m.group("name"), m.group("init")
         static = "static" in (m.group("quals") or "")
@@ -224,6 +226,8 @@ class FunctionScan:
                         var.cap = (len(lit.text) + 1) * var.elem
                 elif init.strip() in ("{0}", "{ 0 }", "{}", "0"):
                     var.slen = 0
+                else:
+                    c_checks.taint_from(self, var, init)
             return
         var.init = bool(init) or static or not (var.pointer or var.integer or var.type == "float")
         if not var.init and m.group("type") in ("double", "float"):
@@ -257,6 +261,8 @@ class FunctionScan:
             b = base_var(arg, self.env)
             if b is not None and not arg.lstrip().startswith("&"):
                 ctx[i] = self.env[b].copy()
+        if not any(_interesting(v) for v in ctx.values()):
+            return  # nothing the caller knows adds to the callee's own walk
         key = (name, tuple(sorted((i, repr(v)) for i, v in ctx.items())))
         if key in self.seen:
             return
@@ -281,6 +287,13 @@ class FunctionScan:
         m = _DECL.match(params[index])
         var = self.env.get(m.group("name")) if m else None
         return bool(var and var.freed)
+
+
+def _interesting(var: Var) -> bool:
+    return bool(
+        var.taint or var.freed or var.null or var.alloc or var.cap is not None
+        or var.ival is not None
+    )  # fmt: skip
 
 
 def c_checks_uses(scan: FunctionScan, text: str, st: Statement) -> None:

@@ -7,15 +7,14 @@ need to tell a safe call from an unsafe one.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 _LEX = re.compile(
-    r"""(?P<comment>//[^\n]*|/\*.*?\*/)
-      | (?P<string>(?:\b[LuU]8?|\bu8)?"(?:\\.|[^"\\\n])*")
-      | (?P<char>(?:\b[LuU])?'(?:\\.|[^'\\\n])+')""",
-    re.S | re.X,
+    r"""(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<string>"(?:\\.|[^"\\\n])*")|(?P<char>'(?:\\.|[^'\\\n])+')""",
+    re.S,
 )
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7, "b": 8}
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\([^)]*\))?[ \t]*(.*)$")
@@ -73,7 +72,7 @@ class CSource:
 
 
 def _char_value(text: str) -> int:
-    body = text[text.index("'") + 1 : -1]
+    body = text[1:-1]
     if body.startswith("\\"):
         if body[1:2] == "x":
             return int(body[2:], 16)
@@ -94,15 +93,17 @@ def mask(text: str) -> tuple[str, list[Literal]]:
     out: list[str] = []
     pos = 0
     for m in _LEX.finditer(text):
-        out.append(text[pos : m.start()])
-        tok = m.group(0)
+        tok, start = m.group(0), m.start()
+        prefix = 0
+        if m.group("comment") is None:
+            prefix = 2 if text[start - 2 : start] == "u8" else int(text[start - 1 : start] in "LuU")
+        out.append(text[pos : start - prefix])
         nl = "\n" * tok.count("\n")
         if m.group("comment") is not None:
             out.append(" " + nl)
         elif m.group("string") is not None:
-            quote = tok.index('"')
-            literals.append(Literal(_unescape_len(tok[quote + 1 : -1]), quote > 0))
-            out.append(f"__S{len(literals) - 1}__")
+            literals.append(Literal(_unescape_len(tok[1:-1]), prefix == 1))
+            out.append(f" __S{len(literals) - 1}__")
         else:
             out.append(f" {_char_value(tok)} ")
         pos = m.end()
@@ -138,16 +139,18 @@ def _preprocess(
     return "\n".join(lines), macros, includes
 
 
+_BRACE = re.compile(r"[{}]")
+
+
 def _match_close(text: str, open_pos: int) -> int:
     depth = 0
-    for i in range(open_pos, len(text)):
-        c = text[i]
-        if c == "{":
+    for m in _BRACE.finditer(text, open_pos):
+        if m.group(0) == "{":
             depth += 1
-        elif c == "}":
+        else:
             depth -= 1
             if depth == 0:
-                return i
+                return m.start()
     return len(text) - 1
 
 
@@ -173,38 +176,43 @@ def _function_header(header: str) -> tuple[str, str] | None:
     return re.sub(r"\s+", "", m.group(1)), h[first + 1 : end]
 
 
+_SPECIAL = re.compile(r"[(){};\n]")
+
+
 def split_statements(body: str, first_line: int) -> list[Statement]:
     """Statements and control headers of a body, split at ``;``, ``{`` and ``}``."""
     stmts: list[Statement] = []
     depth, braces, start, line, start_line = 0, 0, 0, first_line, first_line
-    i = 0
-    while i < len(body):
-        c = body[i]
+    pos = 0
+    while True:
+        m = _SPECIAL.search(body, pos)
+        if not m:
+            break
+        i, c = m.start(), m.group(0)
+        pos = i + 1
         if c == "(":
             depth += 1
         elif c == ")":
             depth = max(0, depth - 1)
-        elif c == "{" and body[start:i].rstrip().endswith("="):
-            close = _match_close(body, i)  # an initializer list stays in its statement
-            line += body.count("\n", i, close)
-            i = close + 1
-            continue
-        elif depth == 0 and c in ";{}":
-            text = body[start:i].strip()
-            if text:
-                stmts.append(Statement(re.sub(r"\s+", " ", text), start_line, braces))
-            braces += {"{": 1, "}": -1}.get(c, 0)
-            start = i + 1
-            start_line = line
-        if c == "\n":
+        elif c == "\n":
             line += 1
             if not body[start:i].strip():
                 start_line = line
-        i += 1
+        elif c == "{" and body[start:i].rstrip().endswith("="):
+            close = _match_close(body, i)  # an initializer list stays in its statement
+            line += body.count("\n", i, close)
+            pos = close + 1
+        elif depth == 0 and c in ";{}":
+            text = body[start:i].strip()
+            if text:
+                stmts.append(Statement(" ".join(text.split()), start_line, braces))
+            braces += {"{": 1, "}": -1}.get(c, 0)
+            start = i + 1
+            start_line = line
     return stmts
 
 
-def _blocks(text: str, base: int, functions: list[Function], line_of: list[int]) -> None:
+def _blocks(text: str, base: int, functions: list[Function], line_of: _LineIndex) -> None:
     pos, boundary = 0, 0
     while True:
         nxt = re.compile(r"[{};]").search(text, pos)
@@ -229,17 +237,21 @@ def _blocks(text: str, base: int, functions: list[Function], line_of: list[int])
         pos = boundary = close + 1
 
 
+class _LineIndex:
+    """Offset -> 1-based line number, by bisection over the newline offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def __getitem__(self, offset: int) -> int:
+        return bisect.bisect_left(self.newlines, offset) + 1
+
+
 def parse_c(text: str, path: str = "") -> CSource:
     """Model one C/C++ file."""
     masked, literals = mask(text)
     masked, macros, includes = _preprocess(masked, literals)
-    line_of: list[int] = []
-    line = 1
-    for c in masked:
-        line_of.append(line)
-        if c == "\n":
-            line += 1
-    line_of.append(line)
+    line_of = _LineIndex(masked)
     functions: list[Function] = []
     _blocks(masked, 0, functions, line_of)
     return CSource(path, masked, text.splitlines(), literals, macros, functions, includes)
