@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from jarvis_graph.security import c_checks as k
+from jarvis_graph.security import c_text as t
 from jarvis_graph.security.c_facts import (
     HEAP,
     INT_RANGES,
@@ -338,17 +339,16 @@ def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
 
 def arith(scan: FunctionScan, text: str, st: Statement) -> None:
     """Integer overflow: ``x++``, ``x + c``, ``x * y`` on a value that can reach the limit."""
+    ops = t.arithmetic(text)
+    if not ops:
+        return
     for name, var in k.touched(scan, text):
         if not var.integer:
             continue
-        n = re.escape(name)
-        m = re.search(
-            rf"\b{n}\s*(\+\+)|(\+\+)\s*{n}\b|\b{n}\s*([+*])=?\s*(\w+)|(\w+)\s*([*])\s*{n}\b", text
-        )
-        if not m:
+        found = next((o for o in ops if o[0] == name), None)
+        if found is None:
             continue
-        op = "+" if (m.group(1) or m.group(2)) else (m.group(3) or m.group(6))
-        other = "1" if (m.group(1) or m.group(2)) else (m.group(4) or m.group(5))
+        _, op, other = found
         lo, hi = INT_RANGES[var.type]
         if var.ival is not None:
             rhs = var.ival if other == name else const_eval(other, scan.env)

@@ -21,6 +21,7 @@ from jarvis_graph.security.c_facts import (
     idents,
     strip_casts,
 )
+from jarvis_graph.security import c_text as t
 from jarvis_graph.security.c_source import Statement
 
 if TYPE_CHECKING:
@@ -61,19 +62,16 @@ _SECRET_NAME = re.compile(r"(?i)(passw|pwd\b|secret|api_?key|private_?key|token|
 _RANDOM_NAME = re.compile(r"(?i)(key|token|nonce|salt|secret|passw|session|\biv\b)")
 
 
-@lru_cache(maxsize=4096)
-def _mention_re(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w.>]){re.escape(name)}\b")
-
-
 def _mentions(text: str, name: str) -> bool:
-    return name in idents(text) and _mention_re(name).search(text) is not None
+    return name in t.plain_names(text)
 
 
 def touched(scan: FunctionScan, text: str) -> list[tuple[str, Var]]:
     """The variables of the walk a piece of code mentions."""
-    words = idents(text)
-    return [(n, v) for n, v in scan.env.items() if n in words and _mentions(text, n)]
+    words = t.plain_names(text)
+    if len(words) < len(scan.env):
+        return [(n, scan.env[n]) for n in sorted(words) if n in scan.env]
+    return [(n, v) for n, v in scan.env.items() if n in words]
 
 
 def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
@@ -81,55 +79,38 @@ def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
     cond = strip_casts(cond)
     if re.search(r"NULL\s*\)\s*&(?!&)|&\s*\(\s*\w+\s*!=\s*NULL", cond):
         scan.report("c-bitwise-null-check", st.line, "both sides always run", "bitwise")
+    checked, bounded = t.null_checked(cond), t.upper_bounded(cond)
     for name, var in touched(scan, cond):
-        n = re.escape(name)
-        if re.search(
-            rf"\b{n}\s*[!=]=\s*(?:NULL|0|nullptr)\b|\b(?:NULL|nullptr)\s*[!=]=\s*{n}\b"
-            rf"|!\s*{n}\b|^\s*\(?\s*{n}\s*\)?\s*$|\b{n}\s*&&|&&\s*{n}\s*\)?\s*$",
-            cond,
-        ):
+        if name in checked:
             if var.derefs is not None and not var.null_checked and var.pointer:
                 scan.report(
                     "c-deref-before-check", st.line,
                     f"'{name}' was dereferenced at line {var.derefs}", name,
                 )  # fmt: skip
             var.null, var.alloc_unchecked, var.null_checked = False, False, True
-        if re.search(
-            rf"\b{n}\b[\s)]*<=?\s*(?!0\b)[\w(-]|[\w)]\s*>=?[\s(]*(?:abs\s*\()?\s*\b{n}\b"
-            rf"|abs\s*\(\s*{n}\s*\)\s*<",
-            cond,
-        ):
+        if name in bounded:
             var.upper_checked = True
-
-
-def _derefs(text: str, name: str) -> bool:
-    n = re.escape(name)
-    return bool(
-        re.search(rf"(?:^|[^\w)\]\s]|\breturn)\s*\*\s*{n}\b|\b{n}\s*(?:->|\[)", text)
-        or re.search(rf"\b(?:str|wcs|mem)\w*\s*\([^;]*\b{n}\b", text)
-    )
 
 
 def uses(
     scan: FunctionScan, text: str, st: Statement, *, condition: bool = False, lhs: bool = False
 ) -> None:
     """Uses of freed, NULL, uninitialized or unchecked pointers in one piece of code."""
+    derefs = t.derefs(text)
+    passed = _callee_args(scan, text)
     for name, var in touched(scan, text):
-        if lhs and re.fullmatch(rf"\s*{re.escape(name)}\s*", text):
+        if lhs and text.strip() == name:
             continue
-        freed_call = re.search(rf"\b(?:free|delete)\b[\s(\[\]]*{re.escape(name)}\b", text)
-        callee = _callee_arg(scan, text, name)
-        if var.freed is not None and not freed_call and not callee:
-            deref = _derefs(text, name) or re.search(
-                rf"\bprint\w*\s*\([^;]*\b{re.escape(name)}\b", text
-            )
-            if deref or not condition:
+        deref = name in derefs
+        callee = name in passed
+        if var.freed is not None and name not in t.released(text) and not callee:
+            strong = deref or name in t.printed(text)
+            if strong or not condition:
                 # Handing a freed pointer to an unknown function is only a maybe.
                 scan.report(
                     "c-use-after-free", st.line, f"'{name}' was freed at line {var.freed}", name,
-                    confidence=None if deref else 0.35,
+                    confidence=None if strong else 0.35,
                 )  # fmt: skip
-        deref = _derefs(text, name) and not (lhs and not _derefs(text, name))
         if var.null and deref and not callee:
             scan.report("c-null-deref", st.line, f"'{name}' is NULL here", name)
         if var.alloc_unchecked and deref:
@@ -144,12 +125,15 @@ def uses(
         _index_use(scan, text, name, var, st, lhs)
 
 
-def _callee_arg(scan: FunctionScan, text: str, name: str) -> bool:
-    """Whether ``name`` is passed straight to a function of this file (judged there)."""
+def _callee_args(scan: FunctionScan, text: str) -> set[str]:
+    """Variables passed straight to a function of this file (judged there)."""
+    out: set[str] = set()
+    if scan.callees.keys().isdisjoint(idents(text)):
+        return out
     for fn, args, _ in calls(text):
-        if fn in scan.callees and any(base_var(a, scan.env) == name for a in args):
-            return True
-    return False
+        if fn in scan.callees:
+            out.update(b for b in (base_var(a, scan.env) for a in args) if b is not None)
+    return out
 
 
 def _uninit_read(
@@ -157,12 +141,10 @@ def _uninit_read(
 ) -> None:
     if var.init:
         return
-    n = re.escape(name)
-    if lhs and re.fullmatch(rf"\s*{n}\s*(?:\.\w+\s*)?", text):
+    if lhs and t.write_target(text) == name:
         var.init = True
         return
-    rest = re.sub(rf"&\s*{n}\b|\bsizeof\s*\(\s*{n}\s*\)", "", text)
-    if _mentions(rest, name):
+    if name in t.read_names(text):
         scan.report("c-uninitialized", st.line, f"'{name}' is read before it is set", name)
     var.init = True
 
@@ -171,8 +153,9 @@ def _index_use(
     scan: FunctionScan, text: str, name: str, var: Var, st: Statement, lhs: bool
 ) -> None:
     """Array accesses ``name[index]`` against the buffer's size and initialized part."""
-    for m in re.finditer(rf"(?<![\w.>]){re.escape(name)}\s*\[([^\[\]]+)\]", text):
-        idx = m.group(1).strip()
+    for array, idx in t.indexed(text) if "[" in text else ():
+        if array != name:
+            continue
         count = var.cap // var.elem if var.cap is not None and var.elem else None
         loop = next((lp for lp in reversed(scan.loops) if lp[0] == idx), None)
         if loop is not None:

@@ -44,6 +44,10 @@ _CAST = re.compile(
 )
 _ARITH = re.compile(r"^[\d\s+\-*/%()]+$")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*")
+_LEAD_IDENT = re.compile(r"([A-Za-z_]\w*)")
+_CALL_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_PAREN = re.compile(r"[()]")
+_SPLIT = re.compile(r"[,()\[\]{}]")
 _MACRO_REF = re.compile(r"\b([A-Za-z_]\w*)\b(\s*\(\s*\))?")
 
 
@@ -90,6 +94,7 @@ class Var:
         return None
 
 
+@lru_cache(maxsize=4096)
 def type_size(name: str) -> int:
     """Bytes of a base type; pointers count 8; unknown types a nominal 16."""
     name = re.sub(r"\b(?:const|volatile|struct|class|std::)\b", "", name).strip()
@@ -132,6 +137,7 @@ def unwrap(expr: str) -> str:
     return e
 
 
+@lru_cache(maxsize=16384)
 def strip_casts(expr: str) -> str:
     """The expression without C-style casts such as ``(char *)`` or ``(size_t)``."""
     expr = re.sub(r"\b(?:reinterpret|static|const)_cast\s*<[^>]*>", "", expr)
@@ -141,6 +147,9 @@ def strip_casts(expr: str) -> str:
 def const_eval(expr: str, env: dict[str, Var]) -> int | None:
     """Evaluate an integer expression with sizeof, strlen and known variable values."""
     e = strip_casts(expr)
+    for m in _CALL_NAME.finditer(e):
+        if m.group(1) not in ("sizeof", "strlen", "wcslen"):
+            return None  # a call's result is not a constant
 
     def sizeof(m: re.Match[str]) -> str:
         arg = m.group(1).strip()
@@ -181,19 +190,20 @@ def const_eval(expr: str, env: dict[str, Var]) -> int | None:
 
 def split_args(text: str) -> list[str]:
     """Arguments of a call's argument text, split at top-level commas."""
-    args, depth, cur = [], 0, []
-    for c in text:
+    if "," not in text:
+        return [text.strip()] if text.strip() else []
+    args, depth, start = [], 0, 0
+    for m in _SPLIT.finditer(text):
+        c = m.group(0)
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-        if c == "," and depth == 0:
-            args.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(c)
-    if "".join(cur).strip():
-        args.append("".join(cur).strip())
+        elif depth == 0:
+            args.append(text[start : m.start()].strip())
+            start = m.end()
+    if text[start:].strip():
+        args.append(text[start:].strip())
     return args
 
 
@@ -208,20 +218,27 @@ def calls(text: str) -> tuple[tuple[str, list[str], int], ...]:
     """``(name, args, offset)`` of every call in a statement, outer calls first."""
     if "(" not in text:
         return ()
+    close: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _PAREN.finditer(text):
+        if m.group(0) == "(":
+            stack.append(m.start())
+        elif stack:
+            close[stack.pop()] = m.start()
     out = []
-    for m in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", text):
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            depth += {"(": 1, ")": -1}.get(text[i], 0)
-            i += 1
-        out.append((m.group(1), split_args(text[m.end() : i - 1]), m.start()))
+    for m in _CALL_NAME.finditer(text):
+        end = close.get(m.end() - 1, len(text))
+        out.append((m.group(1), split_args(text[m.end() : end]), m.start()))
     return tuple(out)
 
 
 def base_var(expr: str, env: dict[str, Var]) -> str | None:
     """The variable an argument expression points into (``(char *)(data + n)`` -> data)."""
-    e = strip_casts(expr).lstrip("&(* ")
-    m = re.match(r"([A-Za-z_]\w*)", e)
-    if m and m.group(1) in env:
-        return m.group(1)
-    return None
+    name = _base_ident(expr)
+    return name if name is not None and name in env else None
+
+
+@lru_cache(maxsize=16384)
+def _base_ident(expr: str) -> str | None:
+    m = _LEAD_IDENT.match(strip_casts(expr).lstrip("&(* "))
+    return m.group(1) if m else None

@@ -261,9 +261,9 @@ class FunctionScan:
             b = base_var(arg, self.env)
             if b is not None and not arg.lstrip().startswith("&"):
                 ctx[i] = self.env[b].copy()
-        if not any(_interesting(v) for v in ctx.values()):
+        if not any(_interesting(v, _sizes_matter(callee)) for v in ctx.values()):
             return  # nothing the caller knows adds to the callee's own walk
-        key = (name, tuple(sorted((i, repr(v)) for i, v in ctx.items())))
+        key = (name, tuple(sorted((i, _fact_key(v)) for i, v in ctx.items())))
         if key in self.seen:
             return
         self.seen.add(key)
@@ -289,11 +289,24 @@ class FunctionScan:
         return bool(var and var.freed)
 
 
-def _interesting(var: Var) -> bool:
-    return bool(
-        var.taint or var.freed or var.null or var.alloc or var.cap is not None
-        or var.ival is not None
-    )  # fmt: skip
+def _interesting(var: Var, sizes: bool) -> bool:
+    if var.taint or var.freed or var.null or var.alloc:
+        return True
+    return sizes and (var.cap is not None or var.ival is not None)
+
+
+def _fact_key(v: Var) -> tuple[Any, ...]:
+    return (v.taint, v.freed, v.null, v.alloc, v.cap, v.ival, v.slen, v.init_elems)
+
+
+def _sizes_matter(fn: Function) -> bool:
+    """Whether a function indexes, copies or loops (where buffer sizes decide)."""
+    cached = getattr(fn, "_sizes_matter", None)
+    if cached is None:
+        text = " ".join(st.text for st in fn.statements)
+        cached = bool(re.search(r"\[|\b(?:str|wcs|mem|wmem)\w*\s*\(|printf\s*\(", text))
+        fn._sizes_matter = cached  # type: ignore[attr-defined]
+    return cached
 
 
 def c_checks_uses(scan: FunctionScan, text: str, st: Statement) -> None:

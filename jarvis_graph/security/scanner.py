@@ -17,7 +17,7 @@ EXTENSIONS = {
 }  # fmt: skip
 LANGUAGES = ("c", "cpp", "rust")
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "target", "__pycache__"}
-MAX_FILE_BYTES = 2_000_000
+MAX_FILE_BYTES = 8_000_000
 DEFAULT_MIN_CONFIDENCE = 0.4
 
 
