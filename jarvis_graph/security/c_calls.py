@@ -31,6 +31,9 @@ _SIZED = {"snprintf", "_snprintf", "vsnprintf", "_vsnprintf", "swprintf", "_snwp
           "_vsnwprintf", "vswprintf", "fgets", "fgetws"}  # fmt: skip
 
 
+_EXEC = re.compile(r"_?w?(?:exec|spawn)[lv]p?e?")
+
+
 def _var(scan: FunctionScan, expr: str) -> tuple[str | None, Var | None]:
     name = base_var(expr, scan.env)
     return name, (scan.env.get(name) if name else None)
@@ -55,6 +58,9 @@ def call_checks(
     """Every rule that looks at the calls of one statement."""
     found = calls(text)
     for name, args, offset in found:
+        if name not in _KNOWN and name not in scan.callees and not scan.has_heap:
+            if not _EXEC.fullmatch(name):
+                continue  # no rule looks at this call and nothing could escape through it
         if name in ("free", "realloc") and args:
             if name == "free" or in_expression:
                 release(scan, args[0], "free", st)
@@ -207,7 +213,7 @@ def _format(scan: FunctionScan, name: str, args: list[str], st: Statement) -> No
 
 
 def _command(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
-    if not (name in k.COMMANDS or re.fullmatch(r"_?w?(?:exec|spawn)[lv]p?e?", name)) or not args:
+    if not (name in k.COMMANDS or _EXEC.fullmatch(name)) or not args:
         return
     for arg in args[:1] if name in ("system", "_wsystem", "popen", "_popen", "_wpopen") else args:
         b, var = _var(scan, arg)
@@ -260,6 +266,7 @@ def transfer(scan: FunctionScan, name: str, var: Var, rhs: str, st: Statement) -
     elif alloc is not None:
         kind, size, place = alloc
         fresh.alloc, fresh.cap, fresh.alloc_line = kind, size, st.line
+        scan.has_heap = scan.has_heap or kind in HEAP
         fresh.alloc_unchecked = kind in ("malloc", "calloc", "realloc")
         fresh.init_elems = 0 if kind in ("malloc", "new[]", "stack") else None
         if place:
@@ -339,12 +346,15 @@ def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
 
 def arith(scan: FunctionScan, text: str, st: Statement) -> None:
     """Integer overflow: ``x++``, ``x + c``, ``x * y`` on a value that can reach the limit."""
-    ops = t.arithmetic(text)
+    candidates = [
+        (name, var)
+        for name, var in k.touched(scan, text)
+        if var.integer and (var.ival is not None or (var.taint and not var.upper_checked))
+    ]
+    ops = t.arithmetic(text) if candidates else ()
     if not ops:
         return
-    for name, var in k.touched(scan, text):
-        if not var.integer:
-            continue
+    for name, var in candidates:
         found = next((o for o in ops if o[0] == name), None)
         if found is None:
             continue
@@ -378,10 +388,12 @@ def _owned(scan: FunctionScan) -> list[tuple[str, Var]]:
     ]
 
 
-def at_return(scan: FunctionScan, returned: str, st: Statement) -> None:
+def at_return(
+    scan: FunctionScan, returned: str, st: Statement, null_here: frozenset[str]
+) -> None:
     """Remember what a ``return`` leaves allocated (judged at the end of the walk)."""
     for name, _ in _owned(scan):
-        if name != returned:
+        if name != returned and name not in null_here:
             scan.returns.append((name, st.line))
 
 
@@ -401,3 +413,11 @@ def at_end(scan: FunctionScan) -> None:
             "c-leak", var.alloc_line, f"'{name}' ({var.alloc}) is never released", name,
             confidence=0.35,
         )  # fmt: skip
+
+
+_KNOWN = (
+    {"free", "realloc", "gets", "memset", "wmemset"}
+    | _COPY | _CAT | _NCPY | _NCAT | _MEM | _SIZED
+    | set(k.FORMAT_ARG) | set(k.COMMANDS) | set(k.INPUT_FILL) | set(k.CHECK_RESULT)
+    | {"sscanf", "swscanf"}
+)  # fmt: skip

@@ -96,11 +96,21 @@ def uses(
     scan: FunctionScan, text: str, st: Statement, *, condition: bool = False, lhs: bool = False
 ) -> None:
     """Uses of freed, NULL, uninitialized or unchecked pointers in one piece of code."""
-    derefs = t.derefs(text)
-    passed = _callee_args(scan, text)
+    arrays = {a for a, _ in t.indexed(text)} if "[" in text else set()
+    derefs: frozenset[str] | None = None
+    passed: set[str] | None = None
     for name, var in touched(scan, text):
         if lhs and text.strip() == name:
             continue
+        watch_deref = name in scan.param_names and var.pointer and var.derefs is None
+        if not (
+            var.freed is not None or var.null or var.alloc_unchecked or not var.init
+            or name in arrays or (watch_deref and not var.null_checked)
+        ):
+            continue  # nothing known about this variable that a use could contradict
+        if derefs is None:
+            derefs, passed = t.derefs(text), _callee_args(scan, text)
+        assert passed is not None
         deref = name in derefs
         callee = name in passed
         if var.freed is not None and name not in t.released(text) and not callee:
@@ -119,10 +129,11 @@ def uses(
                 f"'{name}' from line {var.alloc_line} may be NULL", name,
             )  # fmt: skip
             var.alloc_unchecked = False
-        if deref and var.pointer and var.derefs is None and not var.null_checked:
+        if deref and watch_deref and not var.null_checked:
             var.derefs = st.line
         _uninit_read(scan, text, name, var, st, lhs)
-        _index_use(scan, text, name, var, st, lhs)
+        if name in arrays:
+            _index_use(scan, text, name, var, st, lhs)
 
 
 def _callee_args(scan: FunctionScan, text: str) -> set[str]:

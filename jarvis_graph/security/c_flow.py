@@ -71,6 +71,9 @@ class FunctionScan:
         self.flagged: set[tuple[str, str]] = set()
         self.param_names: set[str] = set()
         self.returns: list[tuple[str, int]] = []
+        self.has_heap = False
+        # names the last control header found NULL (a return right under it frees nothing)
+        self.guard: tuple[frozenset[str], int] = (frozenset(), -1)
 
     # -- reporting -----------------------------------------------------------------------
     def report(
@@ -116,10 +119,13 @@ class FunctionScan:
                 c_checks.call_checks(self, cond, st, condition=True)
                 if head.group(1) == "for":
                     self._loop(head.group(2), st)
+                self.guard = (_null_branch(cond), st.depth)
                 if head.group(3):
                     self.simple(head.group(3), st)
+                continue
             elif text not in ("else", "do", "try") and not text.startswith(("case ", "default")):
                 self.simple(text, st)
+            self.guard = (frozenset(), -1)
         c_checks.at_end(self)
 
     def _params(self) -> None:
@@ -134,6 +140,7 @@ class FunctionScan:
                 ctx.type, ctx.pointer, ctx.elem = var.type, var.pointer, var.elem
                 ctx.param, ctx.alloc_line = False, 0
                 var = ctx
+                self.has_heap = self.has_heap or ctx.alloc in HEAP
             self.env[m.group("name")] = var
             self.param_names.add(m.group("name"))
 
@@ -168,7 +175,10 @@ class FunctionScan:
             c_checks.uses(self, text[6:], st)
             c_checks.call_checks(self, text[6:], st, in_expression=True)
             name = strip_casts(text[6:]).strip("() ")
-            c_checks.at_return(self, name, st)
+            if st.depth >= self.guard[1] >= 0:
+                c_checks.at_return(self, name, st, self.guard[0])
+            else:
+                c_checks.at_return(self, name, st, frozenset())
             if name in self.env:
                 self.env[name].escaped = True
             return
@@ -235,6 +245,7 @@ class FunctionScan:
         self.env[name] = var
         if init:
             c_checks_uses(self, init, st)
+            c_checks.arith(self, init, st)
             self.assign(name, init, st, "")
 
     def assign(self, lhs: str, rhs: str, st: Statement, op: str) -> None:
@@ -293,6 +304,14 @@ def _interesting(var: Var, sizes: bool) -> bool:
     if var.taint or var.freed or var.null or var.alloc:
         return True
     return sizes and (var.cap is not None or var.ival is not None)
+
+
+_NULL_BRANCH = re.compile(r"\b(\w+)\s*==\s*(?:NULL|0|nullptr)\b|!\s*(\w+)\b")
+
+
+def _null_branch(cond: str) -> frozenset[str]:
+    """Names a condition is true for when they are NULL (``p == NULL``, ``!p``)."""
+    return frozenset(a or b for a, b in _NULL_BRANCH.findall(cond))
 
 
 def _fact_key(v: Var) -> tuple[Any, ...]:

@@ -15,6 +15,7 @@ def scan_c_text(
     language: str = "c",
     headers: dict[str, str] | None = None,
     real_path: Path | None = None,
+    part: tuple[int, int] = (0, 1),
 ) -> list[Issue]:
     """Issues of one C/C++ source text.
 
@@ -24,6 +25,8 @@ def scan_c_text(
         language: ``c`` or ``cpp``.
         headers: header file name -> path, for the macros of included local headers.
         real_path: where the file is on disk (headers beside it are found first).
+        part: ``(k, n)``: walk only every n-th function starting at k (a big file is
+            split across workers this way).
     """
     src = parse_c(text, path)
     macros = header_macros(real_path or Path(path), src.includes, headers or {})
@@ -36,6 +39,7 @@ def scan_c_text(
         if old is None or old.confidence < issue.confidence:
             found[issue.id] = issue
 
-    for fn in src.functions:
+    k, n = part
+    for fn in src.functions[k::n]:
         FunctionScan(src, fn, macros, emit, language, callees).run()
     return sorted(found.values(), key=lambda i: (i.line, i.pattern))

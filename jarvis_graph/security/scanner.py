@@ -19,6 +19,7 @@ LANGUAGES = ("c", "cpp", "rust")
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "target", "__pycache__"}
 MAX_FILE_BYTES = 8_000_000
 DEFAULT_MIN_CONFIDENCE = 0.4
+SPLIT_BYTES = 300_000
 
 
 class ScanInputError(ValueError):
@@ -57,7 +58,11 @@ def iter_header_files(root: Path) -> Iterator[Path]:
 
 
 def scan_file(
-    path: Path, language: str, label: str, headers: dict[str, str] | None = None
+    path: Path,
+    language: str,
+    label: str,
+    headers: dict[str, str] | None = None,
+    part: tuple[int, int] = (0, 1),
 ) -> FileOutcome:
     """Scan one file; binary, huge and undecodable files are skipped with a reason."""
     try:
@@ -81,10 +86,13 @@ def scan_file(
     if language == "rust":
         from jarvis_graph.security.rust_rules import scan_rust_text
 
+        if part[0]:
+            return FileOutcome([])
         return FileOutcome(scan_rust_text(text, label), lines)
     from jarvis_graph.security.c_scan import scan_c_text
 
-    return FileOutcome(scan_c_text(text, label, language, headers, path), lines)
+    issues = scan_c_text(text, label, language, headers, path, part)
+    return FileOutcome(issues, lines if part[0] == 0 else 0)
 
 
 def _mostly_text(data: bytes) -> bool:
@@ -92,10 +100,11 @@ def _mostly_text(data: bytes) -> bool:
     return printable >= 0.95 * min(len(data), 4096)
 
 
-def _scan_batch(
-    batch: list[tuple[str, str, str]], headers: dict[str, str]
-) -> list[FileOutcome]:
-    return [scan_file(Path(p), lang, label, headers) for p, lang, label in batch]
+Job = tuple[str, str, str, int, int]
+
+
+def _scan_batch(batch: list[Job], headers: dict[str, str]) -> list[FileOutcome]:
+    return [scan_file(Path(p), lang, label, headers, (k, n)) for p, lang, label, k, n in batch]
 
 
 def scan_path(
@@ -126,32 +135,52 @@ def scan_path(
         )
         raise ScanInputError(msg)
     base = root if root.is_dir() else root.parent
-    jobs = [(str(p), lang, p.relative_to(base).as_posix()) for p, lang in files]
+    workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    jobs = _jobs(files, base, workers)
     headers = {p.name: str(p) for p, lang in files if p.suffix.lower() in (".h", ".hpp", ".hh")}
     if root.is_dir() and "c" not in languages:  # C++ trees include .h headers too
         headers.update({p.name: str(p) for p in iter_header_files(root)})
     outcomes = _run(jobs, headers, workers, progress)
     result = ScanResult(root=str(root), min_confidence=min_confidence)
     skipped: Counter[str] = Counter()
-    for outcome in outcomes:
+    seen: set[str] = set()
+    for (_, _, _, part, _), outcome in zip(jobs, outcomes, strict=True):
         if outcome.skipped:
-            skipped[outcome.skipped] += 1
+            skipped[outcome.skipped] += part == 0
             continue
-        result.files_scanned += 1
+        result.files_scanned += part == 0
         result.lines_scanned += outcome.lines
-        result.issues.extend(i for i in outcome.issues if i.confidence >= min_confidence)
+        for issue in outcome.issues:
+            if issue.confidence >= min_confidence and issue.id not in seen:
+                seen.add(issue.id)
+                result.issues.append(issue)
+    result.issues.sort(key=lambda i: (i.file, i.line, i.pattern))
     result.skipped = dict(skipped)
     return result
 
 
+def _jobs(files: list[tuple[Path, str]], base: Path, workers: int) -> list[Job]:
+    """One job per file; a big C/C++ file is split into one job per worker."""
+    jobs: list[Job] = []
+    for path, lang in files:
+        label = path.relative_to(base).as_posix()
+        try:
+            big = lang != "rust" and workers > 1 and path.stat().st_size > SPLIT_BYTES
+        except OSError:
+            big = False
+        n = workers if big else 1
+        jobs.extend((str(path), lang, label, k, n) for k in range(n))
+    return jobs
+
+
 def _run(
-    jobs: list[tuple[str, str, str]],
+    jobs: list[Job],
     headers: dict[str, str],
     workers: int | None,
     progress: Callable[[int, int], None] | None,
 ) -> list[FileOutcome]:
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    size = max(8, len(jobs) // (workers * 4) or 1)
+    size = max(1, min(64, len(jobs) // (workers * 4)))
     batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
     out: list[FileOutcome] = []
     if workers <= 1 or len(batches) == 1:
