@@ -15,6 +15,9 @@ Lang = typer.Option("c,cpp,rust", "--lang", help="Languages to scan, comma-separ
 Format = typer.Option("json", "--format", "-f", help="Report format: json, md or sarif.")
 Output = typer.Option(None, "--output", "-o", help="Write the report here (default: stdout).")
 MinConf = typer.Option(None, "--min-confidence", help="Report issues at or above this (0..1).")
+ScanPath = typer.Argument(..., help="File or folder to scan.")
+JulietDir = typer.Option(..., "--juliet", help="Juliet subset folder (with manifest.json).")
+JsonOut = typer.Option(None, "--json", help="Also write the figures here.")
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -34,7 +37,7 @@ def _languages(value: str) -> tuple[str, ...]:
 
 @app.command("scan")
 def scan(
-    path: Path = typer.Argument(..., help="File or folder to scan."),
+    path: Path = ScanPath,
     verify: bool = typer.Option(False, "--verify", help="Verify each issue with an agent."),
     fmt: str = Format,
     output: Path | None = Output,
@@ -64,8 +67,7 @@ def scan(
         raise _fail(str(exc)) from None
     typer.echo(
         f"scanned {result.files_scanned} files ({result.lines_scanned} lines): "
-        f"{len(result.issues)} issues"
-        + (f"; skipped {result.skipped}" if result.skipped else ""),
+        f"{len(result.issues)} issues" + (f"; skipped {result.skipped}" if result.skipped else ""),
         err=True,
     )
     verdicts = None
@@ -98,16 +100,20 @@ def verify_issues(
     progress_file = progress_path(Path(ctx["workspace"]) / ".jarvis" / "security", run)
     already = len(set(load_progress(progress_file)) & set(ids))
     typer.echo(f"verification run {run} ({already}/{len(ids)} done before)", err=True)
+    from jarvis_graph.context import JarvisContext
+    from jarvis_graph.state import SecurityScanState
+
     graph = build_security_scan_graph().compile(name="security_scan")
-    state = {"run_id": run, "root": result.root, "progress_file": str(progress_file),
-             "candidates": candidates}  # fmt: skip
-    final: dict[str, Any] = {}
+    state = SecurityScanState(
+        run_id=run, root=result.root, progress_file=str(progress_file), candidates=candidates
+    )
+    final: Any = {}
     with Progress(transient=True) as bar:
         task = bar.add_task("verifying", total=len(ids), completed=already)
         for mode, chunk in graph.stream(
             state,
-            context=ctx,
-            config={"max_concurrency": concurrency, "recursion_limit": 50},
+            {"max_concurrency": concurrency, "recursion_limit": 50},
+            context=JarvisContext(**ctx),
             stream_mode=["updates", "values"],
         ):
             if mode == "updates" and "verify_candidate" in chunk:
@@ -121,9 +127,9 @@ def verify_issues(
 
 @app.command("eval")
 def evaluate(
-    juliet: Path = typer.Option(..., "--juliet", help="Juliet subset folder (with manifest.json)."),
+    juliet: Path = JulietDir,
     min_confidence: float | None = MinConf,
-    json_out: Path | None = typer.Option(None, "--json", help="Also write the figures here."),
+    json_out: Path | None = JsonOut,
 ) -> None:
     """Score the direct scan on a Juliet subset: P, R, F1 and J per CWE and overall."""
     import json

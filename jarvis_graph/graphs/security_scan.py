@@ -19,14 +19,18 @@ from jarvis_graph.nodes.security_verify import (
     route_after_plan,
     verify_candidate,
 )
-from jarvis_graph.state import SecurityScanState
+from jarvis_graph.state import CandidateTask, SecurityScanState
 
 
 def build_security_scan_graph() -> StateGraph[SecurityScanState, JarvisContext]:
     """The uncompiled verification graph."""
     builder = StateGraph(SecurityScanState, context_schema=JarvisContext)
     builder.add_node("plan_verification", plan_verification)
-    builder.add_node("verify_candidate", verify_candidate)
+    # The branch input (a CandidateTask sent by Send) differs from the graph state, which
+    # langgraph's add_node overloads do not express.
+    builder.add_node(  # type: ignore[call-overload]
+        "verify_candidate", verify_candidate, input_schema=CandidateTask
+    )
     builder.add_node("merge_verdicts", merge_verdicts)
     builder.add_edge(START, "plan_verification")
     builder.add_conditional_edges(

@@ -116,8 +116,7 @@ def _agent_loop(
             output = (
                 str(tool.invoke(call["args"]))
                 if tool is not None
-                else f"unknown tool {call['name']!r}; use read_code, search_code or "
-                f"{VERDICT_TOOL}"
+                else f"unknown tool {call['name']!r}; use read_code, search_code or {VERDICT_TOOL}"
             )
             messages.append(ToolMessage(output, tool_call_id=call["id"] or call["name"]))
     return normalise_verdict(

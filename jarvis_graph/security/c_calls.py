@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from jarvis_graph.security import c_checks as k
+from jarvis_graph.security import c_api as k
+from jarvis_graph.security import c_checks
 from jarvis_graph.security import c_text as t
 from jarvis_graph.security.c_facts import (
     HEAP,
     INT_RANGES,
     Var,
+    alloc_of,
     base_var,
     calls,
     const_eval,
@@ -100,7 +102,9 @@ def _unchecked(scan: FunctionScan, name: str, args: list[str], st: Statement) ->
 
 
 def _copy(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
-    if len(args) < 2 or not (name in _COPY | _CAT | _NCPY | _NCAT | _MEM | _SIZED or name in ("memset", "wmemset")):
+    if len(args) < 2 or not (
+        name in _COPY | _CAT | _NCPY | _NCAT | _MEM | _SIZED or name in ("memset", "wmemset")
+    ):
         return
     dname, dst = _var(scan, args[0])
     if name in ("fgets", "fgetws"):
@@ -189,7 +193,7 @@ def _fill(scan: FunctionScan, name: str, args: list[str]) -> None:
         return
     targets = args[-where:] if where < 0 else args[where : where + 1]
     if where < 0:
-        targets = args[(-where) :]
+        targets = args[(-where):]
     for arg in targets:
         b = base_var(arg, scan.env)
         if b is not None:
@@ -254,8 +258,6 @@ def release(scan: FunctionScan, expr: str, kind: str, st: Statement) -> None:
 
 def transfer(scan: FunctionScan, name: str, var: Var, rhs: str, st: Statement) -> None:
     """The facts of ``name`` after ``name = rhs``."""
-    from jarvis_graph.security.c_flow import alloc_of
-
     fresh = Var(type=var.type, pointer=var.pointer, array=var.array, elem=var.elem)
     plain = strip_casts(rhs).strip()
     fresh.upper_checked = False
@@ -337,7 +339,9 @@ def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
             var.slen = idx
     elif m and m.group(1) in scan.env and rhs.strip() == "0":
         idx = const_eval(m.group(2), scan.env)
-        if idx is not None and (scan.env[m.group(1)].cap or 0) > idx * (scan.env[m.group(1)].elem or 1):
+        if idx is not None and (scan.env[m.group(1)].cap or 0) > idx * (
+            scan.env[m.group(1)].elem or 1
+        ):
             scan.env[m.group(1)].slen = idx
     name = strip_casts(rhs).strip()
     if name in scan.env:
@@ -348,7 +352,7 @@ def arith(scan: FunctionScan, text: str, st: Statement) -> None:
     """Integer overflow: ``x++``, ``x + c``, ``x * y`` on a value that can reach the limit."""
     candidates = [
         (name, var)
-        for name, var in k.touched(scan, text)
+        for name, var in c_checks.touched(scan, text)
         if var.integer and (var.ival is not None or (var.taint and not var.upper_checked))
     ]
     ops = t.arithmetic(text) if candidates else ()
@@ -388,9 +392,7 @@ def _owned(scan: FunctionScan) -> list[tuple[str, Var]]:
     ]
 
 
-def at_return(
-    scan: FunctionScan, returned: str, st: Statement, null_here: frozenset[str]
-) -> None:
+def at_return(scan: FunctionScan, returned: str, st: Statement, null_here: frozenset[str]) -> None:
     """Remember what a ``return`` leaves allocated (judged at the end of the walk)."""
     for name, _ in _owned(scan):
         if name != returned and name not in null_here:
@@ -398,9 +400,12 @@ def at_return(
 
 
 def at_end(scan: FunctionScan) -> None:
-    """Leaks: memory freed on the main path but not before an early return (confident),
-    or memory never freed, returned, stored or handed on (less so: ownership may be
-    elsewhere by design)."""
+    """Leaks, judged at the end of the walk.
+
+    Memory freed on the main path but not before an early return is a confident finding;
+    memory never freed, returned, stored or handed on is a weak one (ownership may be
+    elsewhere by design).
+    """
     for name, line in scan.returns:
         var = scan.env.get(name)
         if var is not None and var.freed is not None:

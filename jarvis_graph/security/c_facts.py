@@ -42,6 +42,11 @@ _CAST = re.compile(
     r"\(\s*(?:const\s+|unsigned\s+|signed\s+|struct\s+)*[A-Za-z_]\w*(?:\s+\w+)?\s*\**\s*\)"
     r"(?=\s*[\w(])"
 )
+_ALLOC = re.compile(
+    r"^(?:(?P<fn>malloc|calloc|realloc|alloca|_alloca|strdup|wcsdup|_strdup|_wcsdup)\s*\("
+    r"(?P<args>.*)\)|new\s*(?:\((?P<place>[^)]*)\)\s*)?(?P<ntype>[\w:]+(?:\s*\*)?)"
+    r"\s*(?:\[(?P<count>.*)\]|\(.*\))?)$"
+)
 _ARITH = re.compile(r"^[\d\s+\-*/%()]+$")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*")
 _LEAD_IDENT = re.compile(r"([A-Za-z_]\w*)")
@@ -242,3 +247,27 @@ def base_var(expr: str, env: dict[str, Var]) -> str | None:
 def _base_ident(expr: str) -> str | None:
     m = _LEAD_IDENT.match(strip_casts(expr).lstrip("&(* "))
     return m.group(1) if m else None
+
+
+def alloc_of(rhs: str, env: dict[str, Var]) -> tuple[str, int | None, str | None] | None:
+    """``(kind, bytes, placement buffer)`` when ``rhs`` allocates memory."""
+    m = _ALLOC.match(unwrap(strip_casts(rhs)) if "new" not in rhs else rhs.strip())
+    if not m:
+        return None
+    if m.group("fn"):
+        fn = m.group("fn").lstrip("_")
+        args = [a.strip() for a in m.group("args").split(",")]
+        if fn in ("strdup", "wcsdup"):
+            return "strdup", None, None
+        if fn == "calloc" and len(args) == 2:
+            a, b = const_eval(args[0], env), const_eval(args[1], env)
+            return "calloc", (a * b if a is not None and b is not None else None), None
+        size = const_eval(args[-1], env)
+        return ("stack" if fn == "alloca" else fn), size, None
+    elem = type_size(m.group("ntype"))
+    if m.group("place"):
+        return "placement", None, m.group("place").strip()
+    if m.group("count") is not None:
+        count = const_eval(m.group("count"), env)
+        return "new[]", (count * elem if count is not None else None), None
+    return "new", elem, None

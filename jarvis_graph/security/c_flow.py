@@ -12,17 +12,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from jarvis_graph.security import c_calls, c_checks
 from jarvis_graph.security.c_facts import (
     HEAP,
     TYPE_SIZES,
     Var,
     base_var,
-    calls,
     const_eval,
     expand,
     strip_casts,
     type_size,
-    unwrap,
 )
 from jarvis_graph.security.c_source import CSource, Function, Statement
 from jarvis_graph.security.model import Issue
@@ -40,11 +39,6 @@ _DECL = re.compile(
     r"(?:=\s*(?P<init>.*))?$"
 )
 _CONTROL = re.compile(r"^(?:else\s+)?(if|while|for|switch)\s*\((.*)\)\s*(.*)$")
-_ALLOC = re.compile(
-    r"^(?:(?P<fn>malloc|calloc|realloc|alloca|_alloca|strdup|wcsdup|_strdup|_wcsdup)\s*\("
-    r"(?P<args>.*)\)|new\s*(?:\((?P<place>[^)]*)\)\s*)?(?P<ntype>[\w:]+(?:\s*\*)?)"
-    r"\s*(?:\[(?P<count>.*)\]|\(.*\))?)$"
-)
 
 
 class FunctionScan:
@@ -100,8 +94,6 @@ class FunctionScan:
     # -- the walk ------------------------------------------------------------------------
     def run(self) -> None:
         """Walk the function body and report what the rules find."""
-        from jarvis_graph.security import c_checks
-
         self._params()
         for st in self.fn.statements:
             self.loops = [lp for lp in self.loops if st.depth > lp[2]]
@@ -116,7 +108,7 @@ class FunctionScan:
                     cond = f"{cond};{step}"
                 c_checks.guards(self, cond, st)
                 c_checks.uses(self, cond, st, condition=True)
-                c_checks.call_checks(self, cond, st, condition=True)
+                c_calls.call_checks(self, cond, st, condition=True)
                 if head.group(1) == "for":
                     self._loop(head.group(2), st)
                 self.guard = (_null_branch(cond), st.depth)
@@ -126,7 +118,7 @@ class FunctionScan:
             elif text not in ("else", "do", "try") and not text.startswith(("case ", "default")):
                 self.simple(text, st)
             self.guard = (frozenset(), -1)
-        c_checks.at_end(self)
+        c_calls.at_end(self)
 
     def _params(self) -> None:
         for i, param in enumerate(p.strip() for p in self.fn.params.split(",")):
@@ -169,23 +161,21 @@ class FunctionScan:
 
     def simple(self, text: str, st: Statement) -> None:
         """One plain statement: declaration, assignment, delete, return or call."""
-        from jarvis_graph.security import c_checks
-
         if text.startswith("return"):
             c_checks.uses(self, text[6:], st)
-            c_checks.call_checks(self, text[6:], st, in_expression=True)
+            c_calls.call_checks(self, text[6:], st, in_expression=True)
             name = strip_casts(text[6:]).strip("() ")
             if st.depth >= self.guard[1] >= 0:
-                c_checks.at_return(self, name, st, self.guard[0])
+                c_calls.at_return(self, name, st, self.guard[0])
             else:
-                c_checks.at_return(self, name, st, frozenset())
+                c_calls.at_return(self, name, st, frozenset())
             if name in self.env:
                 self.env[name].escaped = True
             return
         if text.startswith("delete"):
             m = re.match(r"delete\s*(\[\s*\])?\s*(.+)$", text)
             if m:
-                c_checks.release(self, m.group(2), "delete[]" if m.group(1) else "delete", st)
+                c_calls.release(self, m.group(2), "delete[]" if m.group(1) else "delete", st)
             return
         decl = _DECL.match(text)
         if decl and decl.group("type").split()[0] not in _KEYWORDS and self._is_decl(decl):
@@ -195,12 +185,12 @@ class FunctionScan:
         c_checks.uses(self, assign.group(3) if assign else text, st)
         if assign:
             c_checks.uses(self, assign.group(1), st, lhs=True)
-            c_checks.call_checks(self, assign.group(3), st, in_expression=True)
-            c_checks.arith(self, text, st)
+            c_calls.call_checks(self, assign.group(3), st, in_expression=True)
+            c_calls.arith(self, text, st)
             self.assign(assign.group(1).strip(), assign.group(3).strip(), st, assign.group(2) or "")
         else:
-            c_checks.call_checks(self, text, st)
-            c_checks.arith(self, text, st)
+            c_calls.call_checks(self, text, st)
+            c_calls.arith(self, text, st)
 
     def _is_decl(self, m: re.Match[str]) -> bool:
         first = m.group("type").split()[0]
@@ -216,8 +206,6 @@ class FunctionScan:
         )
 
     def _declare(self, m: re.Match[str], st: Statement) -> None:
-        from jarvis_graph.security import c_checks
-
         var = self._new_var(m)
         name, init = m.group("name"), m.group("init")
         static = "static" in (m.group("quals") or "")
@@ -237,7 +225,7 @@ class FunctionScan:
                 elif init.strip() in ("{0}", "{ 0 }", "{}", "0"):
                     var.slen = 0
                 else:
-                    c_checks.taint_from(self, var, init)
+                    c_calls.taint_from(self, var, init)
             return
         var.init = bool(init) or static or not (var.pointer or var.integer or var.type == "float")
         if not var.init and m.group("type") in ("double", "float"):
@@ -245,22 +233,20 @@ class FunctionScan:
         self.env[name] = var
         if init:
             c_checks_uses(self, init, st)
-            c_checks.arith(self, init, st)
+            c_calls.arith(self, init, st)
             self.assign(name, init, st, "")
 
     def assign(self, lhs: str, rhs: str, st: Statement, op: str) -> None:
         """Apply ``lhs op= rhs`` to the facts."""
-        from jarvis_graph.security import c_checks
-
         target = re.fullmatch(r"([A-Za-z_]\w*)", lhs)
         if not target or target.group(1) not in self.env:
-            c_checks.store(self, lhs, rhs, st)
+            c_calls.store(self, lhs, rhs, st)
             return
         var = self.env[target.group(1)]
         if op:
             var.ival = None
             return
-        c_checks.transfer(self, target.group(1), var, rhs, st)
+        c_calls.transfer(self, target.group(1), var, rhs, st)
 
     def follow(self, name: str, args: list[str], st: Statement) -> None:
         """Walk a same-file callee with the facts of the arguments passed to it."""
@@ -330,33 +316,7 @@ def _sizes_matter(fn: Function) -> bool:
 
 def c_checks_uses(scan: FunctionScan, text: str, st: Statement) -> None:
     """Check the uses in a declaration's initializer."""
-    from jarvis_graph.security import c_checks
-
-    c_checks.call_checks(scan, text, st, in_expression=True)
+    c_calls.call_checks(scan, text, st, in_expression=True)
 
 
-def alloc_of(rhs: str, env: dict[str, Var]) -> tuple[str, int | None, str | None] | None:
-    """``(kind, bytes, placement buffer)`` when ``rhs`` allocates memory."""
-    m = _ALLOC.match(unwrap(strip_casts(rhs)) if "new" not in rhs else rhs.strip())
-    if not m:
-        return None
-    if m.group("fn"):
-        fn = m.group("fn").lstrip("_")
-        args = [a.strip() for a in m.group("args").split(",")]
-        if fn in ("strdup", "wcsdup"):
-            return "strdup", None, None
-        if fn == "calloc" and len(args) == 2:
-            a, b = const_eval(args[0], env), const_eval(args[1], env)
-            return "calloc", (a * b if a is not None and b is not None else None), None
-        size = const_eval(args[-1], env)
-        return ("stack" if fn == "alloca" else fn), size, None
-    elem = type_size(m.group("ntype"))
-    if m.group("place"):
-        return "placement", None, m.group("place").strip()
-    if m.group("count") is not None:
-        count = const_eval(m.group("count"), env)
-        return "new[]", (count * elem if count is not None else None), None
-    return "new", elem, None
-
-
-__all__ = ["HEAP", "FunctionScan", "alloc_of"]
+__all__ = ["HEAP", "FunctionScan"]

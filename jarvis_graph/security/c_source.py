@@ -227,9 +227,7 @@ def _blocks(text: str, base: int, functions: list[Function], line_of: _LineIndex
         if head:
             body = text[nxt.start() + 1 : close]
             hdr_off = boundary + len(header) - len(header.lstrip())
-            fn = Function(
-                head[0], head[1], line_of[base + hdr_off], line_of[base + close]
-            )
+            fn = Function(head[0], head[1], line_of[base + hdr_off], line_of[base + close])
             fn.statements = split_statements(body, line_of[base + nxt.start()])
             functions.append(fn)
         elif _CONTAINER.match(header) or _CLASS.match(header):

@@ -28,12 +28,12 @@ _INDEX = re.compile(rf"(?<![\w.>])({_ID})\s*\[([^\[\]]+)\]")
 _ADDR_SIZEOF = re.compile(rf"&\s*{_ID}\b|\bsizeof\s*\(\s*{_ID}\s*\)")
 _TARGET = re.compile(rf"\s*({_ID})\s*(?:\.\w+\s*)?")
 _INC = re.compile(rf"\b({_ID})\s*\+\+|\+\+\s*({_ID})\b")
-_BINOP = re.compile(rf"\b(\w+)\s*([+*])(?![+=])=?\s*(\w+)")
+_BINOP = re.compile(r"\b(\w+)\s*([+*])(?![+=])=?\s*(\w+)")
 _COMPOUND = re.compile(rf"\b({_ID})\s*([+*])=\s*(\w+)")
 
 
 def _names(pattern: re.Pattern[str], text: str) -> frozenset[str]:
-    out = set()
+    out: set[str] = set()
     for m in pattern.finditer(text):
         out.update(g for g in m.groups() if g)
     return frozenset(out)

@@ -14,7 +14,9 @@ _SARIF_LEVEL = {"high": "error", "medium": "warning", "low": "note"}
 FORMATS = ("json", "md", "sarif")
 
 
-def to_dict(result: ScanResult, verdicts: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+def to_dict(
+    result: ScanResult, verdicts: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The scan as one JSON-friendly dict (issues carry their verdict when verified)."""
     verdicts = verdicts or {}
     issues = []
@@ -72,8 +74,9 @@ def to_markdown(result: ScanResult, verdicts: dict[str, dict[str, Any]] | None =
         lines += [f"| `{r['file']}` | {r['score']} |" for r in s["top_risk_files"]]
         lines.append("")
     for issue in result.issues:
+        where = f"`{issue.file}:{issue.line}`"
         lines += [
-            f"## {issue.severity.upper()} {issue.cwe} {issue.category}: `{issue.file}:{issue.line}`",
+            f"## {issue.severity.upper()} {issue.cwe} {issue.category}: {where}",
             "",
             f"- rule `{issue.pattern}`, confidence {issue.confidence:.2f}"
             + (f", in `{issue.function}`" if issue.function else ""),
@@ -155,9 +158,7 @@ def _root_uri(root: str) -> str:
     return (path if path.is_dir() else path.parent).as_uri() + "/"
 
 
-def render(
-    result: ScanResult, fmt: str, verdicts: dict[str, dict[str, Any]] | None = None
-) -> str:
+def render(result: ScanResult, fmt: str, verdicts: dict[str, dict[str, Any]] | None = None) -> str:
     """The report in ``fmt`` (json, md or sarif)."""
     if fmt == "json":
         return to_json(result, verdicts)

@@ -115,8 +115,7 @@ _RUST = [
 ]  # fmt: skip
 
 RULES: dict[str, Rule] = {
-    r[0]: Rule(r[0], "rust" if r[0].startswith("rust") else "c", *r[1:])
-    for r in (*_C, *_RUST)
+    r[0]: Rule(r[0], "rust" if r[0].startswith("rust") else "c", *r[1:]) for r in (*_C, *_RUST)
 }
 
 CONFIDENCE = {"high": 0.8, "medium": 0.6, "low": 0.3}

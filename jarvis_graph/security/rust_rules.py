@@ -67,8 +67,14 @@ class _RustFile:
         evidence = self.lines[line - 1] if line <= len(self.lines) else ""
         self.issues.append(
             make_issue(
-                rule, language="rust", file=self.path, line=line, evidence=evidence,
-                detail=detail, function=fn, confidence=conf,
+                rule,
+                language="rust",
+                file=self.path,
+                line=line,
+                evidence=evidence,
+                detail=detail,
+                function=fn,
+                confidence=conf,
             )  # fmt: skip
         )
 
@@ -113,7 +119,9 @@ class _RustFile:
         checked = set(re.findall(r"\b(\w+)\s*\.\s*is_null\s*\(\)", body))
         checked |= set(re.findall(r"NonNull::new\s*\(\s*(\w+)", body))
         for var in raws - checked:
-            for d in re.finditer(rf"(?<![\w)\]])\*\s*{re.escape(var)}\b(?!\s*(?:const|mut)\b)", body):
+            for d in re.finditer(
+                rf"(?<![\w)\]])\*\s*{re.escape(var)}\b(?!\s*(?:const|mut)\b)", body
+            ):
                 self.report("rust-raw-deref", start + d.start(), f"'{var}' may be null", name)
                 break
         for d in re.finditer(r"\bslice::from_raw_parts(?:_mut)?\s*\(\s*(\w+)", body):
@@ -142,7 +150,9 @@ class _RustFile:
                     "rust-ffi-unwrap", start + u.start(), f"{u.group(1)} on a foreign value", name
                 )
         for f in self.externs:
-            pattern = rf"(?:^|[;{{}}]|\blet\s+_\s*=)\s*(?:unsafe\s*\{{\s*)?{re.escape(f)}\s*\([^;]*\)\s*;"
+            pattern = (
+                rf"(?:^|[;{{}}]|\blet\s+_\s*=)\s*(?:unsafe\s*\{{\s*)?{re.escape(f)}\s*\([^;]*\)\s*;"
+            )
             for c in re.finditer(pattern, body):
                 self.report(
                     "rust-unchecked-extern", start + c.start() + c.group(0).index(f),

@@ -129,10 +129,8 @@ def scan_path(
         raise ScanInputError(msg)
     files = list(iter_sources(root, languages))
     if not files:
-        msg = (
-            f"no {'/'.join(languages)} source files under {str(path)!r} "
-            f"(extensions {', '.join(sorted(e for e, lang in EXTENSIONS.items() if lang in languages))})"
-        )
+        exts = ", ".join(sorted(e for e, lang in EXTENSIONS.items() if lang in languages))
+        msg = f"no {'/'.join(languages)} source files under {str(path)!r} (extensions {exts})"
         raise ScanInputError(msg)
     base = root if root.is_dir() else root.parent
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)

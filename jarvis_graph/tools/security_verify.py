@@ -55,7 +55,5 @@ def verification_tools(root: str | Path) -> list[BaseTool]:
     return [
         StructuredTool.from_function(read_code),
         StructuredTool.from_function(search_code),
-        StructuredTool.from_function(
-            submit_verdict, name=VERDICT_TOOL, args_schema=VerdictArgs
-        ),
+        StructuredTool.from_function(submit_verdict, name=VERDICT_TOOL, args_schema=VerdictArgs),
     ]
