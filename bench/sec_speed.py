@@ -1,0 +1,159 @@
+"""Speed of the direct security scan against flawfinder, on the same trees, in the same run.
+
+Run with ``.venv/bin/python bench/sec_speed.py`` (``--reps N``, ``--tree PATH`` for more trees).
+
+Trees:
+
+1. the Juliet C/C++ subset of the project (``../shared/data/juliet-dev``, or ``--juliet``);
+2. a real C code base: the source distribution of ``zstandard`` from PyPI (the zstd library
+   in one 2 MB amalgamated ``zstd.c`` plus its CPython extension), fetched once with
+   ``pip download --no-binary`` into ``bench/.cache/`` — the package registry is the only
+   network use; skipped with a note when it cannot be fetched;
+3. any ``--tree`` given.
+
+Each tool runs as a command, as a user runs it: ``jarvis sec scan TREE -o FILE`` (default
+settings: all CPUs, default minimum confidence) and ``flawfinder --quiet TREE`` (default
+settings, all levels), output to a file / ``/dev/null``. The two alternate, ``--reps``
+times each after one warm-up each; the figure per tool is the median wall time. Lines are
+the C/C++ physical lines of the tree. Figures are printed and written to
+``bench/results/sec_speed.json``; PASS/FAIL lines report "no slower than flawfinder", and
+the script exits 0 either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "sec_speed.json"
+CACHE = ROOT / "bench" / ".cache" / "sec"
+JULIET = ROOT.parent / "shared" / "data" / "juliet-dev"
+ZSTD_SDIST = "zstandard==0.23.0"
+C_EXT = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh")
+
+
+def c_lines(tree: Path) -> tuple[int, int]:
+    """``(files, physical lines)`` of the C/C++ files of a tree."""
+    files = lines = 0
+    for path in tree.rglob("*"):
+        if path.suffix.lower() in C_EXT and path.is_file():
+            files += 1
+            lines += path.read_bytes().count(b"\n")
+    return files, lines
+
+
+def fetch_zstd() -> Path | None:
+    """The unpacked zstandard sdist (downloaded once from the package index)."""
+    existing = sorted(CACHE.glob("zstandard-*/"))
+    if existing:
+        return existing[0]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+           "-d", str(CACHE), "-q", ZSTD_SDIST]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    archives = sorted(CACHE.glob("zstandard-*.tar.gz"))
+    if done.returncode != 0 or not archives:
+        print(f"note: could not fetch {ZSTD_SDIST}: {done.stderr.strip()[-300:]}")
+        return None
+    with tarfile.open(archives[0]) as tar:
+        tar.extractall(CACHE, filter="data")
+    found = sorted(CACHE.glob("zstandard-*/"))
+    return found[0] if found else None
+
+
+def time_cmd(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - start
+
+
+def bench_tree(name: str, tree: Path, reps: int, flawfinder: str) -> dict[str, Any]:
+    files, lines = c_lines(tree)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "scan.json"
+        ours = [sys.executable, "-m", "jarvis_graph.cli", "sec", "scan", str(tree), "-o", str(out)]
+        theirs = [flawfinder, "--quiet", str(tree)]
+        time_cmd(ours), time_cmd(theirs)  # warm-up: page cache, bytecode
+        our_times, their_times = [], []
+        for i in range(reps):
+            order = [(ours, our_times), (theirs, their_times)]
+            for cmd, sink in order if i % 2 == 0 else reversed(order):
+                sink.append(time_cmd(cmd))
+        issues = json.loads(out.read_text())["summary"]["total"] if out.is_file() else None
+    ours_s, theirs_s = statistics.median(our_times), statistics.median(their_times)
+    row = {
+        "tree": name, "path": str(tree), "files": files, "lines": lines, "reps": reps,
+        "jarvis_sec_s": round(ours_s, 3), "flawfinder_s": round(theirs_s, 3),
+        "jarvis_sec_runs": [round(t, 3) for t in our_times],
+        "flawfinder_runs": [round(t, 3) for t in their_times],
+        "ratio_ours_over_flawfinder": round(ours_s / theirs_s, 3),
+        "jarvis_sec_issues": issues, "no_slower": ours_s <= theirs_s,
+    }  # fmt: skip
+    verdict = "PASS" if row["no_slower"] else "FAIL"
+    print(
+        f"{verdict} {name}: {files} files, {lines} lines: jarvis sec {ours_s:.2f} s, "
+        f"flawfinder {theirs_s:.2f} s (ratio {row['ratio_ours_over_flawfinder']:.2f})"
+    )
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--juliet", type=Path, default=JULIET)
+    parser.add_argument("--tree", type=Path, action="append", default=[])
+    parser.add_argument("--no-fetch", action="store_true", help="skip the zstandard sdist")
+    args = parser.parse_args()
+    flawfinder = shutil.which("flawfinder", path=str(Path(sys.executable).parent)) or shutil.which(
+        "flawfinder"
+    )
+    if flawfinder is None:
+        print("FAIL flawfinder is not installed: pip install -e '.[bench]'")
+        return
+    trees: list[tuple[str, Path]] = []
+    if args.juliet.is_dir():
+        trees.append(("juliet-dev", args.juliet))
+    zstd = None if args.no_fetch else fetch_zstd()
+    if zstd is not None:
+        trees.append((zstd.name, zstd))
+    trees += [(p.name, p) for p in args.tree]
+    rows = [bench_tree(name, path, args.reps, flawfinder) for name, path in trees]
+
+    def ver(pkg: str) -> str | None:
+        try:
+            return version(pkg)
+        except PackageNotFoundError:
+            return None
+
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },  # fmt: skip
+        "versions": {"jarvis-graph": ver("jarvis-graph"), "flawfinder": ver("flawfinder")},
+        "trees": rows,
+        "all_no_slower": all(r["no_slower"] for r in rows) if rows else False,
+    }
+    RESULTS.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(f"written {RESULTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
