@@ -66,6 +66,8 @@ class FunctionScan:
         self.param_names: set[str] = set()
         self.returns: list[tuple[str, int]] = []
         self.has_heap = False
+        # statement text -> text with macros expanded, shared by every walk of the file
+        self.expanded: dict[str, str] = src.expanded
         # names the last control header found NULL (a return right under it frees nothing)
         self.guard: tuple[frozenset[str], int] = (frozenset(), -1)
 
@@ -97,7 +99,9 @@ class FunctionScan:
         self._params()
         for st in self.fn.statements:
             self.loops = [lp for lp in self.loops if st.depth > lp[2]]
-            text = expand(st.text, self.macros)
+            text = self.expanded.get(st.text)
+            if text is None:
+                text = self.expanded[st.text] = expand(st.text, self.macros)
             head = _CONTROL.match(text)
             if head:
                 cond = head.group(2)
@@ -251,7 +255,7 @@ class FunctionScan:
     def follow(self, name: str, args: list[str], st: Statement) -> None:
         """Walk a same-file callee with the facts of the arguments passed to it."""
         callee = self.callees.get(name)
-        if callee is None or self.depth >= 3 or callee is self.fn:
+        if callee is None or self.depth >= 1 or callee is self.fn:
             return
         ctx: dict[int, Var] = {}
         for i, arg in enumerate(args):

@@ -64,6 +64,7 @@ class CSource:
     macros: dict[str, str]
     functions: list[Function]
     includes: list[str]
+    expanded: dict[str, str] = field(default_factory=dict)
 
     def literal(self, token: str) -> Literal | None:
         """The literal behind a ``__S<n>__`` token, if it is one."""
