@@ -16,7 +16,9 @@ Each tool runs as a command, as a user runs it, with default settings:
 default minimum confidence), the same scan through the agent CLI ``jarvis sec scan TREE -o
 FILE`` (informational: it adds the start-up of the whole CLI), and ``flawfinder --quiet
 TREE`` (all levels, output to ``/dev/null``). They alternate, ``--reps`` times each after
-one warm-up each; the figure per tool is the median wall time. Lines are the C/C++ physical
+one warm-up each; the figure per tool is the median wall time (the CPU time, user + system
+of the command and its worker processes, is recorded beside it: on a busy machine it is the
+steadier figure). Lines are the C/C++ physical
 lines of the tree. Figures are printed and written to
 ``bench/results/sec_speed.json``; PASS/FAIL lines report "no slower than flawfinder", and
 the script exits 0 either way.
@@ -29,6 +31,7 @@ import datetime as dt
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -77,10 +80,15 @@ def fetch_zstd() -> Path | None:
     return found[0] if found else None
 
 
-def time_cmd(cmd: list[str]) -> float:
+def time_cmd(cmd: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system, the command and its children) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def bench_tree(name: str, tree: Path, reps: int, flawfinder: str) -> dict[str, Any]:
@@ -95,12 +103,15 @@ def bench_tree(name: str, tree: Path, reps: int, flawfinder: str) -> dict[str, A
             "flawfinder": [flawfinder, "--quiet", str(tree)],
         }  # fmt: skip
         times: dict[str, list[float]] = {k: [] for k in tools}
+        cpus: dict[str, list[float]] = {k: [] for k in tools}
         for cmd in tools.values():
             time_cmd(cmd)  # warm-up: page cache, bytecode
         for i in range(reps):
             order = list(tools) if i % 2 == 0 else list(reversed(tools))
             for key in order:
-                times[key].append(time_cmd(tools[key]))
+                wall, cpu = time_cmd(tools[key])
+                times[key].append(wall)
+                cpus[key].append(cpu)
         issues = json.loads(out.read_text())["summary"]["total"] if out.is_file() else None
     med = {k: statistics.median(v) for k, v in times.items()}
     row: dict[str, Any] = {"tree": name, "path": str(tree), "files": files, "lines": lines,
@@ -108,6 +119,7 @@ def bench_tree(name: str, tree: Path, reps: int, flawfinder: str) -> dict[str, A
     for key, value in med.items():
         row[f"{key}_s"] = round(value, 3)
         row[f"{key}_runs"] = [round(t, 3) for t in times[key]]
+        row[f"{key}_cpu_s"] = round(statistics.median(cpus[key]), 3)
     row["ratio_ours_over_flawfinder"] = round(med["jarvis_sec"] / med["flawfinder"], 3)
     row["ratio_cli_over_flawfinder"] = round(med["jarvis_sec_cli"] / med["flawfinder"], 3)
     row["no_slower"] = med["jarvis_sec"] <= med["flawfinder"]
@@ -115,7 +127,8 @@ def bench_tree(name: str, tree: Path, reps: int, flawfinder: str) -> dict[str, A
     print(
         f"{verdict} {name}: {files} files, {lines} lines: jarvis sec {med['jarvis_sec']:.2f} s "
         f"(through the jarvis CLI {med['jarvis_sec_cli']:.2f} s), "
-        f"flawfinder {med['flawfinder']:.2f} s (ratio {row['ratio_ours_over_flawfinder']:.2f})"
+        f"flawfinder {med['flawfinder']:.2f} s (ratio {row['ratio_ours_over_flawfinder']:.2f}); "
+        f"CPU s: ours {row['jarvis_sec_cpu_s']:.2f}, flawfinder {row['flawfinder_cpu_s']:.2f}"
     )
     return row
 
