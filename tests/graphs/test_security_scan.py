@@ -80,8 +80,8 @@ def test_scripted_verification_merges_verdicts_into_the_report(workspace: Path) 
         ],  # fmt: skip
     )
     out = workspace / "report.json"
-    result = invoke(["sec", "scan", str(FIXTURES / "memory.c"), "--verify", "-w", str(workspace),
-                     "--platform", "scripted", "--script", str(script), "-o", str(out)])  # fmt: skip
+    args = ["sec", "scan", str(FIXTURES / "memory.c"), "--verify", "-w", str(workspace)]
+    result = invoke([*args, "--platform", "scripted", "--script", str(script), "-o", str(out)])
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert data["issues"]
@@ -90,8 +90,8 @@ def test_scripted_verification_merges_verdicts_into_the_report(workspace: Path) 
 
 
 def _run(workspace: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    args = ["sec", "scan", str(FIXTURES), "--verify", "--platform", "fake-sec",
-            "--concurrency", "1", "--run-id", "resume-test", "-o", str(workspace / "r.json")]  # fmt: skip
+    args = ["sec", "scan", str(FIXTURES), "--verify", "--platform", "fake-sec", "--concurrency"]
+    args += ["1", "--run-id", "resume-test", "-o", str(workspace / "r.json")]
     return subprocess.run(
         [*jarvis_cmd(), *args], cwd=workspace, env=env, capture_output=True, text=True,
         timeout=240,
