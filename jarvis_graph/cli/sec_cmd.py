@@ -89,6 +89,7 @@ def verify_issues(
     result: Any, ctx: dict[str, Any], run_id: str | None, concurrency: int
 ) -> dict[str, dict[str, Any]]:
     """Run the verification graph over the scan's issues, with a progress bar."""
+    from rich.console import Console
     from rich.progress import Progress
 
     from jarvis_graph.graphs.security_scan import build_security_scan_graph
@@ -108,7 +109,7 @@ def verify_issues(
         run_id=run, root=result.root, progress_file=str(progress_file), candidates=candidates
     )
     final: Any = {}
-    with Progress(transient=True) as bar:
+    with Progress(console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("verifying", total=len(ids), completed=already)
         for mode, chunk in graph.stream(
             state,
