@@ -137,3 +137,39 @@ class MultiAgentState(TypedDict):
     active_agent: NotRequired[str]
     status: NotRequired[RunStatus]
     final_answer: NotRequired[str]
+def merge_verdicts(
+    left: dict[str, dict[str, Any]] | None, right: dict[str, dict[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    """Reducer: verdicts from parallel branches merged by candidate id."""
+    return {**(left or {}), **(right or {})}
+
+
+class SecurityScanState(TypedDict):
+    """State of the security verification graph.
+
+    Attributes:
+        run_id: The verification run (names the progress file).
+        root: The scanned tree (the verifier's tools are rooted there).
+        progress_file: Where finished verdicts are appended, one JSON line each.
+        candidates: Issues of the direct scan to verify (``Issue.to_dict()`` rows).
+        verdicts: Candidate id -> verdict (from the progress file and this run).
+        max_steps: Model calls each verifier may make.
+        verdict_counts: Verdicts by kind, once all are in.
+    """
+
+    run_id: str
+    root: str
+    progress_file: str
+    candidates: list[dict[str, Any]]
+    verdicts: NotRequired[Annotated[dict[str, dict[str, Any]], merge_verdicts]]
+    max_steps: NotRequired[int]
+    verdict_counts: NotRequired[dict[str, int]]
+
+
+class CandidateTask(TypedDict):
+    """What one ``verify_candidate`` branch receives through ``Send``."""
+
+    candidate: dict[str, Any]
+    root: str
+    progress_file: str
+    max_steps: NotRequired[int]

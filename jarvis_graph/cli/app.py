@@ -16,6 +16,7 @@ from jarvis_graph.cli import (
     models_cmd,
     multi_cmd,
     run_cmd,
+    sec_cmd,
     sessions_cmd,
     tools_cmd,
 )
@@ -37,6 +38,7 @@ app.add_typer(graph_cmd.app, name="graph")
 app.add_typer(tools_cmd.app, name="tools")
 app.add_typer(mcp_cmd.app, name="mcp")
 app.add_typer(memory_cmd.app, name="memory")
+app.add_typer(sec_cmd.app, name="sec")
 
 
 def _version(value: bool) -> None:

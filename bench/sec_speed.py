@@ -1,0 +1,181 @@
+"""Speed of the direct security scan against flawfinder, on the same trees, in the same run.
+
+Run with ``.venv/bin/python bench/sec_speed.py`` (``--reps N``, ``--tree PATH`` for more trees).
+
+Trees:
+
+1. the Juliet C/C++ subset of the project (``../shared/data/juliet-dev``, or ``--juliet``);
+2. a real C code base: the source distribution of ``zstandard`` from PyPI (the zstd library
+   in one 2 MB amalgamated ``zstd.c`` plus its CPython extension), fetched once with
+   ``pip download --no-binary`` into ``bench/.cache/`` — the package registry is the only
+   network use; skipped with a note when it cannot be fetched;
+3. any ``--tree`` given.
+
+Each tool runs as a command, as a user runs it, with default settings:
+``python -m jarvis_graph.security TREE -o FILE`` (the scan engine's own command: all CPUs,
+default minimum confidence), the same scan through the agent CLI ``jarvis sec scan TREE -o
+FILE`` (informational: it adds the start-up of the whole CLI), and ``flawfinder --quiet
+TREE`` (all levels, output to ``/dev/null``). They alternate, ``--reps`` times each after
+one warm-up each; the figure per tool is the median wall time (the CPU time, user + system
+of the command and its worker processes, is recorded beside it: on a busy machine it is the
+steadier figure). Lines are the C/C++ physical
+lines of the tree. Figures are printed and written to
+``bench/results/sec_speed.json``; PASS/FAIL lines report "no slower than flawfinder", and
+the script exits 0 either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "sec_speed.json"
+CACHE = ROOT / "bench" / ".cache" / "sec"
+JULIET = ROOT.parent / "shared" / "data" / "juliet-dev"
+ZSTD_SDIST = "zstandard==0.23.0"
+C_EXT = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh")
+
+
+def c_lines(tree: Path) -> tuple[int, int]:
+    """``(files, physical lines)`` of the C/C++ files of a tree."""
+    files = lines = 0
+    for path in tree.rglob("*"):
+        if path.suffix.lower() in C_EXT and path.is_file():
+            files += 1
+            lines += path.read_bytes().count(b"\n")
+    return files, lines
+
+
+def fetch_zstd() -> Path | None:
+    """The unpacked zstandard sdist (downloaded once from the package index)."""
+    existing = sorted(CACHE.glob("zstandard-*/"))
+    if existing:
+        return existing[0]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+           "-d", str(CACHE), "-q", ZSTD_SDIST]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    archives = sorted(CACHE.glob("zstandard-*.tar.gz"))
+    if done.returncode != 0 or not archives:
+        print(f"note: could not fetch {ZSTD_SDIST}: {done.stderr.strip()[-300:]}")
+        return None
+    with tarfile.open(archives[0]) as tar:
+        tar.extractall(CACHE, filter="data")
+    found = sorted(CACHE.glob("zstandard-*/"))
+    return found[0] if found else None
+
+
+def time_cmd(cmd: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system, the command and its children) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def bench_tree(name: str, tree: Path, reps: int, flawfinder: str) -> dict[str, Any]:
+    files, lines = c_lines(tree)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "scan.json"
+        py = sys.executable
+        tools = {
+            "jarvis_sec": [py, "-m", "jarvis_graph.security", str(tree), "-o", str(out)],
+            "jarvis_sec_cli": [py, "-m", "jarvis_graph.cli", "sec", "scan", str(tree),
+                               "-o", str(out)],
+            "flawfinder": [flawfinder, "--quiet", str(tree)],
+        }  # fmt: skip
+        times: dict[str, list[float]] = {k: [] for k in tools}
+        cpus: dict[str, list[float]] = {k: [] for k in tools}
+        for cmd in tools.values():
+            time_cmd(cmd)  # warm-up: page cache, bytecode
+        for i in range(reps):
+            order = list(tools) if i % 2 == 0 else list(reversed(tools))
+            for key in order:
+                wall, cpu = time_cmd(tools[key])
+                times[key].append(wall)
+                cpus[key].append(cpu)
+        issues = json.loads(out.read_text())["summary"]["total"] if out.is_file() else None
+    med = {k: statistics.median(v) for k, v in times.items()}
+    row: dict[str, Any] = {"tree": name, "path": str(tree), "files": files, "lines": lines,
+                           "reps": reps, "jarvis_sec_issues": issues}  # fmt: skip
+    for key, value in med.items():
+        row[f"{key}_s"] = round(value, 3)
+        row[f"{key}_runs"] = [round(t, 3) for t in times[key]]
+        row[f"{key}_cpu_s"] = round(statistics.median(cpus[key]), 3)
+    row["ratio_ours_over_flawfinder"] = round(med["jarvis_sec"] / med["flawfinder"], 3)
+    row["ratio_cli_over_flawfinder"] = round(med["jarvis_sec_cli"] / med["flawfinder"], 3)
+    row["no_slower"] = med["jarvis_sec"] <= med["flawfinder"]
+    verdict = "PASS" if row["no_slower"] else "FAIL"
+    print(
+        f"{verdict} {name}: {files} files, {lines} lines: jarvis sec {med['jarvis_sec']:.2f} s "
+        f"(through the jarvis CLI {med['jarvis_sec_cli']:.2f} s), "
+        f"flawfinder {med['flawfinder']:.2f} s (ratio {row['ratio_ours_over_flawfinder']:.2f}); "
+        f"CPU s: ours {row['jarvis_sec_cpu_s']:.2f}, flawfinder {row['flawfinder_cpu_s']:.2f}"
+    )
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--juliet", type=Path, default=JULIET)
+    parser.add_argument("--tree", type=Path, action="append", default=[])
+    parser.add_argument("--no-fetch", action="store_true", help="skip the zstandard sdist")
+    args = parser.parse_args()
+    flawfinder = shutil.which("flawfinder", path=str(Path(sys.executable).parent)) or shutil.which(
+        "flawfinder"
+    )
+    if flawfinder is None:
+        print("FAIL flawfinder is not installed: pip install -e '.[bench]'")
+        return
+    trees: list[tuple[str, Path]] = []
+    if args.juliet.is_dir():
+        trees.append(("juliet-dev", args.juliet))
+    zstd = None if args.no_fetch else fetch_zstd()
+    if zstd is not None:
+        trees.append((zstd.name, zstd))
+    trees += [(p.name, p) for p in args.tree]
+    rows = [bench_tree(name, path, args.reps, flawfinder) for name, path in trees]
+
+    def ver(pkg: str) -> str | None:
+        try:
+            return version(pkg)
+        except PackageNotFoundError:
+            return None
+
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },  # fmt: skip
+        "versions": {"jarvis-graph": ver("jarvis-graph"), "flawfinder": ver("flawfinder")},
+        "trees": rows,
+        "all_no_slower": all(r["no_slower"] for r in rows) if rows else False,
+    }
+    RESULTS.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(f"written {RESULTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

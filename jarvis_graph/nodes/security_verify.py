@@ -1,0 +1,139 @@
+"""Nodes of the security verification graph: plan, verify one candidate, merge.
+
+Each candidate gets its own branch (``Send``) running a small read-only agent: the model
+reads and searches the scanned tree, then calls ``submit_verdict``. Every verdict is
+appended to the run's progress file the moment it is known, and ``plan_verification``
+skips the candidates the file already holds, so a killed run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.types import Send
+
+from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.nodes.services import context_of
+from jarvis_graph.platforms.registry import create_chat_model
+from jarvis_graph.security.progress import (
+    load_progress,
+    normalise_verdict,
+    record_verdict,
+    start_progress,
+)
+from jarvis_graph.state import CandidateTask, SecurityScanState
+from jarvis_graph.tools.security_verify import VERDICT_TOOL, verification_tools
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import Runnable
+    from langchain_core.tools import BaseTool
+    from langgraph.runtime import Runtime
+
+DEFAULT_MAX_STEPS = 6
+
+SYSTEM = """You verify one candidate security issue found by a static scanner in C, C++ or \
+Rust code under {root}. Read the code around it with read_code and look for callers, \
+checks or definitions with search_code. Decide whether the issue is real on some \
+execution path. Then call submit_verdict exactly once with verdict confirmed, \
+false_positive or uncertain, your reasoning (cite lines) and, when real, a suggested fix. \
+You cannot change files."""
+
+
+def plan_verification(state: SecurityScanState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Open (or reopen) the run's progress file and load the verdicts it already has."""
+    ids = [c["id"] for c in state["candidates"]]
+    start_progress(state["progress_file"], state["run_id"], state["root"], ids)
+    done = load_progress(state["progress_file"])
+    return {"verdicts": {i: v for i, v in done.items() if i in set(ids)}}
+
+
+def route_after_plan(state: SecurityScanState) -> list[Send] | Literal["merge_verdicts"]:
+    """One ``verify_candidate`` branch per candidate without a verdict yet."""
+    done = state.get("verdicts", {})
+    todo = [c for c in state["candidates"] if c["id"] not in done]
+    if not todo:
+        return "merge_verdicts"
+    return [
+        Send(
+            "verify_candidate",
+            {
+                "candidate": c,
+                "root": state["root"],
+                "progress_file": state["progress_file"],
+                "max_steps": state.get("max_steps", DEFAULT_MAX_STEPS),
+            },
+        )
+        for c in todo
+    ]
+
+
+def verify_candidate(task: CandidateTask, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Run the read-only agent on one candidate and record its verdict durably."""
+    candidate = task["candidate"]
+    tools = verification_tools(task["root"])
+    model = _verifier_model(context_of(runtime)).bind_tools(tools)
+    messages: list[BaseMessage] = [
+        SystemMessage(SYSTEM.format(root=task["root"])),
+        HumanMessage(_describe(candidate)),
+    ]
+    verdict = _agent_loop(model, tools, messages, task.get("max_steps", DEFAULT_MAX_STEPS))
+    record_verdict(task["progress_file"], candidate["id"], verdict)
+    return {"verdicts": {candidate["id"]: verdict}}
+
+
+def merge_verdicts(state: SecurityScanState) -> dict[str, Any]:
+    """Count the verdicts (the report merges them into the issues)."""
+    counts = {"confirmed": 0, "false_positive": 0, "uncertain": 0}
+    for v in state.get("verdicts", {}).values():
+        counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
+    return {"verdict_counts": counts}
+
+
+def _describe(candidate: dict[str, Any]) -> str:
+    keys = ("id", "file", "line", "function", "cwe", "category", "pattern", "description",
+            "evidence", "confidence")  # fmt: skip
+    return "Candidate issue:\n" + json.dumps({k: candidate.get(k) for k in keys}, indent=2)
+
+
+def _agent_loop(
+    model: Runnable[Any, Any], tools: list[BaseTool], messages: list[BaseMessage], max_steps: int
+) -> dict[str, Any]:
+    by_name = {t.name: t for t in tools}
+    for _ in range(max_steps):
+        reply = model.invoke(messages)
+        if not isinstance(reply, AIMessage):
+            reply = AIMessage(content=str(getattr(reply, "content", reply)))
+        messages.append(reply)
+        if not reply.tool_calls:
+            return _verdict_from_text(str(reply.content))
+        for call in reply.tool_calls:
+            if call["name"] == VERDICT_TOOL:
+                return normalise_verdict(call["args"])
+            tool = by_name.get(call["name"])
+            output = (
+                str(tool.invoke(call["args"]))
+                if tool is not None
+                else f"unknown tool {call['name']!r}; use read_code, search_code or {VERDICT_TOOL}"
+            )
+            messages.append(ToolMessage(output, tool_call_id=call["id"] or call["name"]))
+    return normalise_verdict(
+        {"verdict": "uncertain", "reasoning": f"no verdict after {max_steps} steps"}
+    )
+
+
+def _verdict_from_text(text: str) -> dict[str, Any]:
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        try:
+            return normalise_verdict(json.loads(text[start : end + 1]))
+        except json.JSONDecodeError:
+            pass
+    return normalise_verdict({"verdict": "uncertain", "reasoning": text.strip()[:500]})
+
+
+@functools.lru_cache(maxsize=8)
+def _verifier_model(ctx: JarvisContext) -> Any:
+    return create_chat_model(resolve_settings(ctx).model_for("normal"))

@@ -1,0 +1,428 @@
+"""C/C++ rules on calls and assignments: copies, formats, commands, frees, results, leaks."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from jarvis_graph.security import c_api as k
+from jarvis_graph.security import c_checks
+from jarvis_graph.security import c_text as t
+from jarvis_graph.security.c_facts import (
+    HEAP,
+    INT_RANGES,
+    Var,
+    alloc_of,
+    base_var,
+    calls,
+    const_eval,
+    strip_casts,
+)
+from jarvis_graph.security.c_source import Statement
+
+if TYPE_CHECKING:
+    from jarvis_graph.security.c_flow import FunctionScan
+
+_WIDE = re.compile(r"^(?:wcs|wmem|_?w|_snw|_vsnw)")
+_COPY = {"strcpy", "wcscpy", "_mbscpy", "lstrcpy", "lstrcpyA", "lstrcpyW"}
+_CAT = {"strcat", "wcscat", "_mbscat", "lstrcat"}
+_NCPY = {"strncpy", "wcsncpy", "_mbsncpy"}
+_NCAT = {"strncat", "wcsncat", "_mbsncat"}
+_MEM = {"memcpy", "memmove", "wmemcpy", "wmemmove", "CopyMemory", "bcopy"}
+_SIZED = {"snprintf", "_snprintf", "vsnprintf", "_vsnprintf", "swprintf", "_snwprintf",
+          "_vsnwprintf", "vswprintf", "fgets", "fgetws"}  # fmt: skip
+
+
+_EXEC = re.compile(r"_?w?(?:exec|spawn)[lv]p?e?")
+
+
+def _var(scan: FunctionScan, expr: str) -> tuple[str | None, Var | None]:
+    name = base_var(expr, scan.env)
+    return name, (scan.env.get(name) if name else None)
+
+
+def _src_len(scan: FunctionScan, expr: str) -> int | None:
+    lit = scan.src.literal(strip_casts(expr))
+    if lit is not None:
+        return len(lit.text)
+    _, var = _var(scan, expr)
+    return var.string_len() if var else None
+
+
+def call_checks(
+    scan: FunctionScan,
+    text: str,
+    st: Statement,
+    *,
+    condition: bool = False,
+    in_expression: bool = False,
+) -> None:
+    """Every rule that looks at the calls of one statement."""
+    found = calls(text)
+    for name, args, offset in found:
+        if name not in _KNOWN and name not in scan.callees and not scan.has_heap:
+            if not _EXEC.fullmatch(name):
+                continue  # no rule looks at this call and nothing could escape through it
+        if name in ("free", "realloc") and args:
+            if name == "free" or in_expression:
+                release(scan, args[0], "free", st)
+        elif name == "gets":
+            scan.report("c-gets", st.line, "no bound on the input", "gets")
+        _copy(scan, name, args, st)
+        _format(scan, name, args, st)
+        _command(scan, name, args, st)
+        _fill(scan, name, args)
+        _scanf_width(scan, name, args, st)
+        if name in scan.callees:
+            scan.follow(name, args, st)
+        if name in scan.callees or not k._NONCAPTURE_RE.match(name):
+            for arg in args:
+                b = base_var(arg, scan.env)
+                if b is not None:
+                    scan.env[b].escaped = True
+        if (
+            offset == 0
+            and not condition
+            and not in_expression
+            and name in k.CHECK_RESULT
+            and text.rstrip().endswith(")")
+        ):
+            _unchecked(scan, name, args, st)
+
+
+def _unchecked(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+    confidence = k.CHECK_RESULT[name]
+    where = k.INPUT_FILL.get(name)
+    if name.endswith("scanf") and where is not None:
+        # A failed scanf leaves its targets as they were: only a risk if they were unset.
+        targets = [scan.env.get(base_var(a, scan.env) or "") for a in args[abs(where) :]]
+        if not any(v is not None and (not v.init or v.init_elems == 0) for v in targets):
+            confidence = 0.3
+    scan.report("c-unchecked-return", st.line, f"{name}() can fail", name, confidence=confidence)
+
+
+def _copy(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+    if len(args) < 2 or not (
+        name in _COPY | _CAT | _NCPY | _NCAT | _MEM | _SIZED or name in ("memset", "wmemset")
+    ):
+        return
+    dname, dst = _var(scan, args[0])
+    if name in ("fgets", "fgetws"):
+        dname, dst = _var(scan, args[0])
+        n = const_eval(args[1], scan.env)
+        if dst and dst.cap is not None and dst.elem and n is not None and n * dst.elem > dst.cap:
+            scan.report("c-copy-overflow", st.line, f"reads {n} into {dst.cap} bytes", dname or "")
+        return
+    elem = 4 if _WIDE.match(name) else 1
+    if dst is not None and dst.elem:
+        elem = dst.elem if name not in _MEM and name != "memset" else 1
+    if name == "wmemset":
+        elem = 4
+    _, src = _var(scan, args[1])
+    cap = dst.cap if dst is not None else None
+    need = None
+    if name in _COPY:
+        n = _src_len(scan, args[1])
+        need = (n + 1) * elem if n is not None else None
+    elif name in _CAT and dst is not None:
+        n, have = _src_len(scan, args[1]), dst.string_len() if dst.slen is not None else None
+        need = (n + have + 1) * elem if n is not None and have is not None else None
+    elif name in _NCPY and len(args) > 2:
+        n = const_eval(args[2], scan.env)
+        need = n * elem if n is not None else None
+    elif name in _NCAT and len(args) > 2 and dst is not None and dst.slen is not None:
+        n, have = const_eval(args[2], scan.env), dst.slen
+        s = _src_len(scan, args[1])
+        if n is not None and s is not None:
+            need = (min(n, s) + have + 1) * elem
+    elif name in _MEM or name in ("memset", "wmemset"):
+        need = const_eval(args[2], scan.env) if len(args) > 2 else None
+        if name.startswith("wmem") and need is not None:
+            need *= 4
+        if name in _MEM and src is not None and src.cap is not None and need is not None:
+            if need > src.cap and (dst is None or dst.cap is None or need <= dst.cap):
+                scan.report(
+                    "c-read-overflow", st.line,
+                    f"reads {need} bytes from a {src.cap}-byte buffer", args[1],
+                )  # fmt: skip
+    elif name in _SIZED and len(args) > 2:
+        n = const_eval(args[1], scan.env)
+        need = n * elem if n is not None else None
+    _after_copy(scan, name, args, st, dname, dst, src, cap, need)
+
+
+def _after_copy(
+    scan: FunctionScan,
+    name: str,
+    args: list[str],
+    st: Statement,
+    dname: str | None,
+    dst: Var | None,
+    src: Var | None,
+    cap: int | None,
+    need: int | None,
+) -> None:
+    if cap is not None and need is not None and need > cap:
+        scan.report(
+            "c-copy-overflow", st.line, f"{name} writes {need} bytes into {cap}", dname or ""
+        )
+    elif (cap is None or need is None) and name in _COPY | _CAT:
+        if scan.src.literal(strip_casts(args[1])) is None:
+            scan.report(
+                "c-unsafe-string-api", st.line, f"{name} with sizes not known here", dname or ""
+            )
+    if dst is None:
+        return
+    dst.init_elems = None
+    if name in ("memset", "wmemset") and need is not None and dst.elem and dst.cap:
+        dst.init_elems = need // dst.elem
+    if src is not None and src.taint and name not in ("memset", "wmemset"):
+        dst.taint = src.taint
+    if name in _COPY | _NCPY:
+        dst.slen = _src_len(scan, args[1])
+    elif name in _CAT | _NCAT and dst.slen is not None:
+        s = _src_len(scan, args[1])
+        dst.slen = dst.slen + s if s is not None else None
+    elif name in ("memset", "wmemset"):
+        dst.slen = None
+
+
+def _fill(scan: FunctionScan, name: str, args: list[str]) -> None:
+    where = k.INPUT_FILL.get(name)
+    if where is None:
+        return
+    targets = args[-where:] if where < 0 else args[where : where + 1]
+    if where < 0:
+        targets = args[(-where):]
+    for arg in targets:
+        b = base_var(arg, scan.env)
+        if b is not None:
+            var = scan.env[b]
+            var.taint, var.ival, var.init, var.slen = "outside input", None, True, None
+            var.init_elems = None
+
+
+def _format(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+    idx = k.FORMAT_ARG.get(name)
+    if idx is None or idx >= len(args):
+        return
+    fmt = strip_casts(args[idx])
+    if scan.src.literal(fmt) is not None or fmt.startswith("__S"):
+        return
+    b, var = _var(scan, fmt)
+    if var is not None and var.taint == "outside input":
+        scan.report("c-format-nonliteral", st.line, f"'{b}' holds outside input", b or "")
+    elif var is None or var.param:
+        scan.report("c-format-param", st.line, f"format '{fmt}'", fmt)
+
+
+def _command(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+    if not (name in k.COMMANDS or _EXEC.fullmatch(name)) or not args:
+        return
+    for arg in args[:1] if name in ("system", "_wsystem", "popen", "_popen", "_wpopen") else args:
+        b, var = _var(scan, arg)
+        if var is not None and var.taint == "outside input":
+            scan.report("c-command-injection", st.line, f"'{b}' holds outside input", b or "")
+            return
+    first = strip_casts(args[0])
+    if scan.src.literal(first) is None and _var(scan, first)[1] is None:
+        scan.report("c-command-nonliteral", st.line, f"command '{first}'", first)
+
+
+def _scanf_width(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+    pos = {"scanf": 0, "wscanf": 0, "fscanf": 1, "sscanf": 1, "fwscanf": 1, "swscanf": 1}
+    if name not in pos or len(args) <= pos[name]:
+        return
+    lit = scan.src.literal(args[pos[name]])
+    if lit is not None and re.search(r"%(?:s|\[)", lit.text):
+        scan.report("c-scanf-width", st.line, f"format {lit.text!r}", "scanf")
+
+
+def release(scan: FunctionScan, expr: str, kind: str, st: Statement) -> None:
+    """``free``/``delete``/``delete[]`` of an expression."""
+    name, var = _var(scan, expr)
+    if var is None or var.null:
+        return
+    if var.freed is not None:
+        scan.report("c-double-free", st.line, f"'{name}' was freed at line {var.freed}", name or "")
+    elif var.alloc in ("stack", "static", "literal", "placement"):
+        scan.report("c-free-nonheap", st.line, f"'{name}' points to {var.alloc} memory", name or "")
+    elif var.alloc in k.MATCHING_RELEASE and k.MATCHING_RELEASE[var.alloc] != kind:
+        scan.report(
+            "c-mismatched-free", st.line,
+            f"'{name}' comes from {var.alloc} (line {var.alloc_line}), released with {kind}",
+            name or "",
+        )  # fmt: skip
+    var.freed = st.line
+
+
+def transfer(scan: FunctionScan, name: str, var: Var, rhs: str, st: Statement) -> None:
+    """The facts of ``name`` after ``name = rhs``."""
+    fresh = Var(type=var.type, pointer=var.pointer, array=var.array, elem=var.elem)
+    plain = strip_casts(rhs).strip()
+    fresh.upper_checked = False
+    alloc = alloc_of(rhs, scan.env) if re.search(r"\b(?:new|\w*alloc\w*|\w*dup)\b", rhs) else None
+    lit = scan.src.literal(plain)
+    if plain in ("NULL", "0", "nullptr") and var.pointer:
+        fresh.null = True
+    elif alloc is not None:
+        kind, size, place = alloc
+        fresh.alloc, fresh.cap, fresh.alloc_line = kind, size, st.line
+        scan.has_heap = scan.has_heap or kind in HEAP
+        fresh.alloc_unchecked = kind in ("malloc", "calloc", "realloc")
+        fresh.init_elems = 0 if kind in ("malloc", "new[]", "stack") else None
+        if place:
+            pvar = scan.env.get(place)
+            fresh.alloc = pvar.alloc if pvar and pvar.alloc in ("stack", "static") else "placement"
+    elif lit is not None:
+        fresh.alloc, fresh.slen = "literal", len(lit.text)
+        fresh.cap = (len(lit.text) + 1) * (var.elem or 1)
+    elif re.fullmatch(r"&?\s*[A-Za-z_]\w*", plain) and plain.lstrip("& ") in scan.env:
+        other = scan.env[plain.lstrip("& ")]
+        if plain.startswith("&"):
+            fresh.alloc, fresh.cap = (other.alloc or "stack"), other.cap
+        else:
+            _alias(fresh, other)
+        other.escaped = True
+    else:
+        fresh.ival = const_eval(rhs, scan.env) if var.integer or not var.pointer else None
+    taint_from(scan, fresh, rhs)
+    if re.search(r"\b(?:rand|random|RAND\d*)\s*\(", rhs) and k._RANDOM_NAME.search(name):
+        scan.report("c-weak-prng", st.line, f"'{name}' gets a rand() value", name)
+    if lit is not None and k._SECRET_NAME.search(name) and lit.text:
+        scan.report("c-hardcoded-credential", st.line, f"'{name}' is a literal", name)
+    scan.env[name] = fresh
+
+
+def _alias(fresh: Var, other: Var) -> None:
+    for field in ("cap", "slen", "taint", "alloc", "alloc_line", "freed", "null", "ival"):
+        setattr(fresh, field, getattr(other, field))
+    fresh.init_elems, fresh.alloc_unchecked = other.init_elems, other.alloc_unchecked
+    if other.array and other.alloc is None:
+        fresh.alloc = "stack"
+
+
+# Calls whose result is a count bounded by their own arguments, not the data itself.
+_BOUNDED_RESULT = {"recv", "recvfrom", "read", "fread", "fwrite", "write", "send", "strlen",
+                   "wcslen", "snprintf", "_snprintf", "sizeof"}  # fmt: skip
+
+
+def taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
+    """Mark ``var`` as outside/random data when ``rhs`` reads such data."""
+    found = calls(rhs)
+    names = {c[0] for c in found}
+    if found and found[0][2] == len(rhs) - len(rhs.lstrip()) and found[0][0] in _BOUNDED_RESULT:
+        return
+    if names & k.INPUT_RETURN or re.search(r"\bargv\b", rhs):
+        var.taint = "outside input"
+    elif names & k.RANDOM_RETURN:
+        var.taint = "a random value"
+    for word in re.findall(r"\b[A-Za-z_]\w*\b", rhs):
+        other = scan.env.get(word)
+        if other is not None and other.taint and other is not var:
+            var.taint = var.taint or other.taint
+    if var.taint:
+        var.ival = None
+
+
+def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
+    """An assignment through a pointer, index or member (``p[i] = x``, ``s->f = p``)."""
+    m = re.match(r"^\s*([A-Za-z_]\w*)\s*\[\s*(.+?)\s*\]\s*(?:\.\w+|->\w+)?\s*$", lhs)
+    if m and m.group(1) in scan.env:
+        var, idx = scan.env[m.group(1)], const_eval(m.group(2), scan.env)
+        if var.init_elems is not None and idx is not None and idx == var.init_elems:
+            var.init_elems += 1
+    if m and m.group(1) in scan.env and re.fullmatch(r"0|__S\d+__", rhs.strip()) is None:
+        var = scan.env[m.group(1)]
+        idx = const_eval(m.group(2), scan.env)
+        if idx is not None and rhs.strip() == "0":
+            var.slen = idx
+    elif m and m.group(1) in scan.env and rhs.strip() == "0":
+        idx = const_eval(m.group(2), scan.env)
+        if idx is not None and (scan.env[m.group(1)].cap or 0) > idx * (
+            scan.env[m.group(1)].elem or 1
+        ):
+            scan.env[m.group(1)].slen = idx
+    name = strip_casts(rhs).strip()
+    if name in scan.env:
+        scan.env[name].escaped = True
+
+
+def arith(scan: FunctionScan, text: str, st: Statement) -> None:
+    """Integer overflow: ``x++``, ``x + c``, ``x * y`` on a value that can reach the limit."""
+    candidates = [
+        (name, var)
+        for name, var in c_checks.touched(scan, text)
+        if var.integer and (var.ival is not None or (var.taint and not var.upper_checked))
+    ]
+    ops = t.arithmetic(text) if candidates else ()
+    if not ops:
+        return
+    for name, var in candidates:
+        found = next((o for o in ops if o[0] == name), None)
+        if found is None:
+            continue
+        _, op, other = found
+        lo, hi = INT_RANGES[var.type]
+        if var.ival is not None:
+            rhs = var.ival if other == name else const_eval(other, scan.env)
+            if rhs is None:
+                continue
+            result = var.ival + rhs if op == "+" else var.ival * rhs
+            if not lo <= result <= hi:
+                scan.report(
+                    "c-int-overflow", st.line, f"{var.ival} {op} {rhs} exceeds {var.type}", name
+                )
+        elif var.taint and not var.upper_checked:
+            scan.report(
+                "c-int-overflow", st.line, f"'{name}' comes from {var.taint} unchecked", name
+            )
+
+
+def _owned(scan: FunctionScan) -> list[tuple[str, Var]]:
+    """Heap memory allocated in this function and still held by it."""
+    return [
+        (name, var)
+        for name, var in scan.env.items()
+        if var.alloc in HEAP
+        and var.alloc_line
+        and var.freed is None
+        and not var.escaped
+        and name not in scan.param_names
+    ]
+
+
+def at_return(scan: FunctionScan, returned: str, st: Statement, null_here: frozenset[str]) -> None:
+    """Remember what a ``return`` leaves allocated (judged at the end of the walk)."""
+    for name, _ in _owned(scan):
+        if name != returned and name not in null_here:
+            scan.returns.append((name, st.line))
+
+
+def at_end(scan: FunctionScan) -> None:
+    """Leaks, judged at the end of the walk.
+
+    Memory freed on the main path but not before an early return is a confident finding;
+    memory never freed, returned, stored or handed on is a weak one (ownership may be
+    elsewhere by design).
+    """
+    for name, line in scan.returns:
+        var = scan.env.get(name)
+        if var is not None and var.freed is not None:
+            scan.report(
+                "c-leak", line, f"'{name}' is freed at line {var.freed} but not on this return",
+                f"{name}@{line}", confidence=0.7,
+            )  # fmt: skip
+    for name, var in _owned(scan):
+        scan.report(
+            "c-leak", var.alloc_line, f"'{name}' ({var.alloc}) is never released", name,
+            confidence=0.35,
+        )  # fmt: skip
+
+
+_KNOWN = (
+    {"free", "realloc", "gets", "memset", "wmemset"}
+    | _COPY | _CAT | _NCPY | _NCAT | _MEM | _SIZED
+    | set(k.FORMAT_ARG) | set(k.COMMANDS) | set(k.INPUT_FILL) | set(k.CHECK_RESULT)
+    | {"sscanf", "swscanf"}
+)  # fmt: skip

@@ -1,0 +1,178 @@
+"""The C/C++ rules, applied by :class:`~jarvis_graph.security.c_flow.FunctionScan`.
+
+Each check reads the facts the walk holds for the variables a statement touches (sizes,
+literal or outside data, allocation kind, freed, NULL, checked) and reports only when those
+facts show the problem; API names alone decide nothing except for ``gets``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from jarvis_graph.security import c_text as t
+from jarvis_graph.security.c_facts import (
+    Var,
+    base_var,
+    calls,
+    const_eval,
+    idents,
+    strip_casts,
+)
+from jarvis_graph.security.c_source import Statement
+
+if TYPE_CHECKING:
+    from jarvis_graph.security.c_flow import FunctionScan
+
+
+def _mentions(text: str, name: str) -> bool:
+    return name in t.plain_names(text)
+
+
+def touched(scan: FunctionScan, text: str) -> list[tuple[str, Var]]:
+    """The variables of the walk a piece of code mentions."""
+    words = t.plain_names(text)
+    if len(words) < len(scan.env):
+        return [(n, scan.env[n]) for n in sorted(words) if n in scan.env]
+    return [(n, v) for n, v in scan.env.items() if n in words]
+
+
+def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
+    """NULL checks, upper-bound checks and the '&' in place of '&&' in a condition."""
+    cond = strip_casts(cond)
+    if re.search(r"NULL\s*\)\s*&(?!&)|&\s*\(\s*\w+\s*!=\s*NULL", cond):
+        scan.report("c-bitwise-null-check", st.line, "both sides always run", "bitwise")
+    checked, bounded = t.null_checked(cond), t.upper_bounded(cond)
+    for name, var in touched(scan, cond):
+        if name in checked:
+            if var.derefs is not None and not var.null_checked and var.pointer:
+                scan.report(
+                    "c-deref-before-check", st.line,
+                    f"'{name}' was dereferenced at line {var.derefs}", name,
+                )  # fmt: skip
+            var.null, var.alloc_unchecked, var.null_checked = False, False, True
+        if name in bounded:
+            var.upper_checked = True
+
+
+def uses(
+    scan: FunctionScan, text: str, st: Statement, *, condition: bool = False, lhs: bool = False
+) -> None:
+    """Uses of freed, NULL, uninitialized or unchecked pointers in one piece of code."""
+    arrays = {a for a, _ in t.indexed(text)} if "[" in text else set()
+    derefs: frozenset[str] | None = None
+    passed: set[str] | None = None
+    for name, var in touched(scan, text):
+        if lhs and text.strip() == name:
+            continue
+        watch_deref = name in scan.param_names and var.pointer and var.derefs is None
+        if not (
+            var.freed is not None
+            or var.null
+            or var.alloc_unchecked
+            or not var.init
+            or name in arrays
+            or (watch_deref and not var.null_checked)
+        ):
+            continue  # nothing known about this variable that a use could contradict
+        if derefs is None:
+            derefs, passed = t.derefs(text), _callee_args(scan, text)
+        assert passed is not None
+        deref = name in derefs
+        callee = name in passed
+        if var.freed is not None and name not in t.released(text) and not callee:
+            strong = deref or name in t.printed(text)
+            if strong or not condition:
+                # Handing a freed pointer to an unknown function is only a maybe.
+                scan.report(
+                    "c-use-after-free", st.line, f"'{name}' was freed at line {var.freed}", name,
+                    confidence=None if strong else 0.35,
+                )  # fmt: skip
+        if var.null and deref and not callee:
+            scan.report("c-null-deref", st.line, f"'{name}' is NULL here", name)
+        if var.alloc_unchecked and deref:
+            scan.report(
+                "c-unchecked-alloc", st.line,
+                f"'{name}' from line {var.alloc_line} may be NULL", name,
+            )  # fmt: skip
+            var.alloc_unchecked = False
+        if deref and watch_deref and not var.null_checked:
+            var.derefs = st.line
+        _uninit_read(scan, text, name, var, st, lhs)
+        if name in arrays:
+            _index_use(scan, text, name, var, st, lhs)
+
+
+def _callee_args(scan: FunctionScan, text: str) -> set[str]:
+    """Variables passed straight to a function of this file (judged there)."""
+    out: set[str] = set()
+    if scan.callees.keys().isdisjoint(idents(text)):
+        return out
+    for fn, args, _ in calls(text):
+        if fn in scan.callees:
+            out.update(b for b in (base_var(a, scan.env) for a in args) if b is not None)
+    return out
+
+
+def _uninit_read(
+    scan: FunctionScan, text: str, name: str, var: Var, st: Statement, lhs: bool
+) -> None:
+    if var.init:
+        return
+    if lhs and t.write_target(text) == name:
+        var.init = True
+        return
+    if name in t.read_names(text):
+        scan.report("c-uninitialized", st.line, f"'{name}' is read before it is set", name)
+    var.init = True
+
+
+def _index_use(
+    scan: FunctionScan, text: str, name: str, var: Var, st: Statement, lhs: bool
+) -> None:
+    """Array accesses ``name[index]`` against the buffer's size and initialized part."""
+    for array, idx in t.indexed(text) if "[" in text else ():
+        if array != name:
+            continue
+        count = var.cap // var.elem if var.cap is not None and var.elem else None
+        loop = next((lp for lp in reversed(scan.loops) if lp[0] == idx), None)
+        if loop is not None:
+            _loop_access(scan, name, var, loop[1], count, st, lhs)
+            continue
+        ivar = scan.env.get(idx)
+        value = const_eval(idx, scan.env)
+        if count is not None and value is not None and not 0 <= value < count:
+            rule = "c-copy-overflow" if lhs else "c-read-overflow"
+            scan.report(rule, st.line, f"index {value} of a {count}-element buffer", name)
+        elif ivar is not None and ivar.taint and not ivar.upper_checked:
+            scan.report(
+                "c-index-unchecked", st.line,
+                f"'{idx}' comes from {ivar.taint} and is not checked against the size", idx,
+            )  # fmt: skip
+        if not lhs and var.init_elems is not None and value is not None:
+            if value >= var.init_elems:
+                scan.report("c-uninitialized", st.line, f"'{name}[{value}]' is not set", name)
+
+
+def _loop_access(
+    scan: FunctionScan,
+    name: str,
+    var: Var,
+    bound: int | None,
+    count: int | None,
+    st: Statement,
+    lhs: bool,
+) -> None:
+    if bound is None:
+        return
+    if count is not None and bound > count:
+        rule = "c-copy-overflow" if lhs else "c-read-overflow"
+        scan.report(rule, st.line, f"loop runs to {bound} over {count} elements", name)
+    if lhs:
+        if var.init_elems is not None:
+            var.init_elems = max(var.init_elems, bound)
+    elif var.init_elems is not None and bound > var.init_elems:
+        scan.report(
+            "c-uninitialized", st.line,
+            f"reads {bound} elements of '{name}', {var.init_elems} were set", name,
+        )  # fmt: skip

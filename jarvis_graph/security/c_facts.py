@@ -1,0 +1,273 @@
+"""What the C rules know about one variable at one point of a function, and how to compute it.
+
+Sizes are in bytes. A type whose size the file does not tell (a struct, a class) counts as a
+nominal 16 bytes, so that like-for-like comparisons (50 vs 100 elements of it) still hold.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+TYPE_SIZES = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,
+    "wchar_t": 4, "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2,
+    "int": 4, "unsigned int": 4, "unsigned": 4, "int32_t": 4, "uint32_t": 4, "float": 4,
+    "long": 8, "unsigned long": 8, "long long": 8, "int64_t": 8, "uint64_t": 8,
+    "size_t": 8, "ssize_t": 8, "double": 8, "intptr_t": 8, "uintptr_t": 8,
+}  # fmt: skip
+NOMINAL_SIZE = 16
+POINTER_SIZE = 8
+INT_RANGES = {
+    "char": (-(2**7), 2**7 - 1), "signed char": (-(2**7), 2**7 - 1),
+    "unsigned char": (0, 2**8 - 1), "short": (-(2**15), 2**15 - 1),
+    "unsigned short": (0, 2**16 - 1), "int": (-(2**31), 2**31 - 1),
+    "unsigned int": (0, 2**32 - 1), "unsigned": (0, 2**32 - 1),
+    "int32_t": (-(2**31), 2**31 - 1), "uint32_t": (0, 2**32 - 1),
+    "long": (-(2**63), 2**63 - 1), "long long": (-(2**63), 2**63 - 1),
+    "int64_t": (-(2**63), 2**63 - 1), "uint64_t": (0, 2**64 - 1), "size_t": (0, 2**64 - 1),
+}  # fmt: skip
+LIMITS = {
+    "CHAR_MAX": 2**7 - 1, "SCHAR_MAX": 2**7 - 1, "UCHAR_MAX": 2**8 - 1,
+    "SHRT_MAX": 2**15 - 1, "USHRT_MAX": 2**16 - 1, "INT_MAX": 2**31 - 1,
+    "UINT_MAX": 2**32 - 1, "LONG_MAX": 2**63 - 1, "LLONG_MAX": 2**63 - 1,
+    "INT64_MAX": 2**63 - 1, "ULONG_MAX": 2**64 - 1, "SIZE_MAX": 2**64 - 1,
+    "CHAR_MIN": -(2**7), "SHRT_MIN": -(2**15), "INT_MIN": -(2**31),
+    "LLONG_MIN": -(2**63), "INT64_MIN": -(2**63), "NULL": 0,
+}  # fmt: skip
+HEAP = {"malloc", "calloc", "realloc", "new", "new[]", "strdup"}
+_INT_LITERAL = re.compile(r"\b(0[xX][0-9a-fA-F]+|\d+)(?:[uU]?[lL]{0,2}|[lL]{1,2}[uU]?)\b")
+_CAST = re.compile(
+    r"\(\s*(?:const\s+|unsigned\s+|signed\s+|struct\s+)*[A-Za-z_]\w*(?:\s+\w+)?\s*\**\s*\)"
+    r"(?=\s*[\w(])"
+)
+_ALLOC = re.compile(
+    r"^(?:(?P<fn>malloc|calloc|realloc|alloca|_alloca|strdup|wcsdup|_strdup|_wcsdup)\s*\("
+    r"(?P<args>.*)\)|new\s*(?:\((?P<place>[^)]*)\)\s*)?(?P<ntype>[\w:]+(?:\s*\*)?)"
+    r"\s*(?:\[(?P<count>.*)\]|\(.*\))?)$"
+)
+_ARITH = re.compile(r"^[\d\s+\-*/%()]+$")
+_IDENT = re.compile(r"\b[A-Za-z_]\w*")
+_LEAD_IDENT = re.compile(r"([A-Za-z_]\w*)")
+_CALL_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_PAREN = re.compile(r"[()]")
+_SPLIT = re.compile(r"[,()\[\]{}]")
+_MACRO_REF = re.compile(r"\b([A-Za-z_]\w*)\b(\s*\(\s*\))?")
+
+
+@dataclass
+class Var:
+    """Facts about one variable (what it points to, holds or went through)."""
+
+    type: str = ""
+    pointer: bool = False
+    array: bool = False
+    elem: int | None = None
+    cap: int | None = None
+    slen: int | None = None
+    ival: int | None = None
+    taint: str | None = None
+    alloc: str | None = None
+    alloc_line: int = 0
+    freed: int | None = None
+    null: bool = False
+    init: bool = True
+    init_elems: int | None = None
+    upper_checked: bool = False
+    null_checked: bool = False
+    alloc_unchecked: bool = False
+    escaped: bool = False
+    param: bool = False
+    derefs: int | None = None
+
+    def copy(self) -> Var:
+        """An independent copy."""
+        return replace(self)
+
+    @property
+    def integer(self) -> bool:
+        """Whether the variable holds a plain integer."""
+        return not self.pointer and not self.array and self.type in INT_RANGES
+
+    def string_len(self) -> int | None:
+        """Known or assumed string length (elements), the buffer full when unknown."""
+        if self.slen is not None:
+            return self.slen
+        if self.cap is not None and self.elem and self.taint is None:
+            return max(self.cap // self.elem - 1, 0)
+        return None
+
+
+@lru_cache(maxsize=4096)
+def type_size(name: str) -> int:
+    """Bytes of a base type; pointers count 8; unknown types a nominal 16."""
+    name = re.sub(r"\b(?:const|volatile|struct|class|std::)\b", "", name).strip()
+    if name.endswith("*"):
+        return POINTER_SIZE
+    return TYPE_SIZES.get(re.sub(r"\s+", " ", name), NOMINAL_SIZE)
+
+
+def expand(text: str, macros: dict[str, str]) -> str:
+    """Replace object-like macros (and zero-argument function-like ones), three rounds."""
+    for _ in range(3):
+        if not any(w in macros or w + "()" in macros for w in idents(text)):
+            break
+
+        def sub(m: re.Match[str]) -> str:
+            word = m.group(1)
+            if m.group(2) and word + "()" in macros:
+                return f"({macros[word + '()']})"
+            if word in macros and not m.group(2) and macros[word] != word:
+                return macros[word]
+            return m.group(0)
+
+        new = _MACRO_REF.sub(sub, text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def unwrap(expr: str) -> str:
+    """The expression without redundant outer parentheses."""
+    e = expr.strip()
+    while e.startswith("(") and e.endswith(")"):
+        depth = 0
+        for i, c in enumerate(e):
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if depth == 0 and i < len(e) - 1:
+                return e
+        e = e[1:-1].strip()
+    return e
+
+
+@lru_cache(maxsize=16384)
+def strip_casts(expr: str) -> str:
+    """The expression without C-style casts such as ``(char *)`` or ``(size_t)``."""
+    expr = re.sub(r"\b(?:reinterpret|static|const)_cast\s*<[^>]*>", "", expr)
+    return _CAST.sub("", expr).strip()
+
+
+def const_eval(expr: str, env: dict[str, Var]) -> int | None:
+    """Evaluate an integer expression with sizeof, strlen and known variable values."""
+    e = strip_casts(expr)
+    for m in _CALL_NAME.finditer(e):
+        if m.group(1) not in ("sizeof", "strlen", "wcslen"):
+            return None  # a call's result is not a constant
+
+    def sizeof(m: re.Match[str]) -> str:
+        arg = m.group(1).strip()
+        if arg.startswith("*") and arg[1:].strip() in env:
+            return str(env[arg[1:].strip()].elem or NOMINAL_SIZE)
+        var = env.get(arg)
+        if var is not None:
+            return str(var.cap if var.array and var.cap is not None else POINTER_SIZE)
+        return str(type_size(arg))
+
+    e = re.sub(r"\bsizeof\s*\(([^()]*)\)", sizeof, e)
+    e = re.sub(r"\bsizeof\s+(\w+)", sizeof, e)
+
+    def strlen(m: re.Match[str]) -> str:
+        var = env.get(m.group(1))
+        n = var.string_len() if var else None
+        return str(n) if n is not None else m.group(0)
+
+    e = re.sub(r"\b(?:strlen|wcslen)\s*\(\s*(\w+)\s*\)", strlen, e)
+    e = _INT_LITERAL.sub(lambda m: str(int(m.group(1), 0)), e)
+
+    def ident(m: re.Match[str]) -> str:
+        word = m.group(0)
+        if word in LIMITS:
+            return str(LIMITS[word])
+        var = env.get(word)
+        return str(var.ival) if var is not None and var.ival is not None else "?"
+
+    e = re.sub(r"\b[A-Za-z_]\w*\b", ident, e)
+    if not _ARITH.match(e) or len(e) > 200:
+        return None
+    try:
+        value = eval(e.replace("/", "//"), {"__builtins__": {}}, {})  # noqa: S307
+    except (SyntaxError, ZeroDivisionError, TypeError, ValueError):
+        return None
+    return int(value) if isinstance(value, int) else None
+
+
+def split_args(text: str) -> list[str]:
+    """Arguments of a call's argument text, split at top-level commas."""
+    if "," not in text:
+        return [text.strip()] if text.strip() else []
+    args, depth, start = [], 0, 0
+    for m in _SPLIT.finditer(text):
+        c = m.group(0)
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0:
+            args.append(text[start : m.start()].strip())
+            start = m.end()
+    if text[start:].strip():
+        args.append(text[start:].strip())
+    return args
+
+
+@lru_cache(maxsize=8192)
+def idents(text: str) -> frozenset[str]:
+    """The identifiers of a piece of code."""
+    return frozenset(_IDENT.findall(text))
+
+
+@lru_cache(maxsize=8192)
+def calls(text: str) -> tuple[tuple[str, list[str], int], ...]:
+    """``(name, args, offset)`` of every call in a statement, outer calls first."""
+    if "(" not in text:
+        return ()
+    close: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _PAREN.finditer(text):
+        if m.group(0) == "(":
+            stack.append(m.start())
+        elif stack:
+            close[stack.pop()] = m.start()
+    out = []
+    for m in _CALL_NAME.finditer(text):
+        end = close.get(m.end() - 1, len(text))
+        out.append((m.group(1), split_args(text[m.end() : end]), m.start()))
+    return tuple(out)
+
+
+def base_var(expr: str, env: dict[str, Var]) -> str | None:
+    """The variable an argument expression points into (``(char *)(data + n)`` -> data)."""
+    name = _base_ident(expr)
+    return name if name is not None and name in env else None
+
+
+@lru_cache(maxsize=16384)
+def _base_ident(expr: str) -> str | None:
+    m = _LEAD_IDENT.match(strip_casts(expr).lstrip("&(* "))
+    return m.group(1) if m else None
+
+
+def alloc_of(rhs: str, env: dict[str, Var]) -> tuple[str, int | None, str | None] | None:
+    """``(kind, bytes, placement buffer)`` when ``rhs`` allocates memory."""
+    m = _ALLOC.match(unwrap(strip_casts(rhs)) if "new" not in rhs else rhs.strip())
+    if not m:
+        return None
+    if m.group("fn"):
+        fn = m.group("fn").lstrip("_")
+        args = [a.strip() for a in m.group("args").split(",")]
+        if fn in ("strdup", "wcsdup"):
+            return "strdup", None, None
+        if fn == "calloc" and len(args) == 2:
+            a, b = const_eval(args[0], env), const_eval(args[1], env)
+            return "calloc", (a * b if a is not None and b is not None else None), None
+        size = const_eval(args[-1], env)
+        return ("stack" if fn == "alloca" else fn), size, None
+    elem = type_size(m.group("ntype"))
+    if m.group("place"):
+        return "placement", None, m.group("place").strip()
+    if m.group("count") is not None:
+        count = const_eval(m.group("count"), env)
+        return "new[]", (count * elem if count is not None else None), None
+    return "new", elem, None

@@ -1,0 +1,326 @@
+"""Walk one C/C++ function's statements in order, keeping facts about its variables.
+
+The walk is linear (branches are read in source order, which is how the safe and unsafe
+versions of a function usually differ: an assignment or check before the use, or not). Calls
+to functions of the same file are followed with the caller's facts about the arguments, so a
+sink is judged by what its callers pass to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from jarvis_graph.security import c_calls, c_checks
+from jarvis_graph.security.c_facts import (
+    HEAP,
+    TYPE_SIZES,
+    Var,
+    base_var,
+    const_eval,
+    expand,
+    strip_casts,
+    type_size,
+)
+from jarvis_graph.security.c_source import CSource, Function, Statement
+from jarvis_graph.security.model import Issue
+from jarvis_graph.security.rules import make_issue
+
+Emit = Callable[[Issue], None]
+_KEYWORDS = {
+    "return", "delete", "goto", "case", "else", "new", "throw", "typedef", "using", "do",
+    "if", "while", "for", "switch", "break", "continue", "default", "sizeof", "namespace",
+}  # fmt: skip
+_DECL = re.compile(
+    r"^(?P<quals>(?:(?:static|const|volatile|register|auto|struct|class|unsigned|signed)\s+)*)"
+    r"(?P<type>[A-Za-z_][\w:]*(?:<[^<>]*>)?(?:\s+(?:int|long|char|short|double))*)"
+    r"(?P<ptr>\s*(?:[*&]\s*)+|\s+)(?P<name>[A-Za-z_]\w*)\s*(?P<arr>\[[^\]]*\])?\s*"
+    r"(?:=\s*(?P<init>.*))?$"
+)
+_CONTROL = re.compile(r"^(?:else\s+)?(if|while|for|switch)\s*\((.*)\)\s*(.*)$")
+
+
+class FunctionScan:
+    """Facts and findings for one function under one calling context."""
+
+    def __init__(
+        self,
+        src: CSource,
+        fn: Function,
+        macros: dict[str, str],
+        emit: Emit,
+        language: str,
+        callees: dict[str, Function],
+        context: dict[int, Var] | None = None,
+        depth: int = 0,
+        seen: set[Any] | None = None,
+    ) -> None:
+        self.src, self.fn, self.macros, self.emit = src, fn, macros, emit
+        self.language, self.callees, self.depth = language, callees, depth
+        self.env: dict[str, Var] = {}
+        self.loops: list[tuple[str, int | None, int]] = []
+        self.seen = seen if seen is not None else set()
+        self.context = context or {}
+        self.flagged: set[tuple[str, str]] = set()
+        self.param_names: set[str] = set()
+        self.returns: list[tuple[str, int]] = []
+        self.has_heap = False
+        # statement text -> text with macros expanded, shared by every walk of the file
+        self.expanded: dict[str, str] = src.expanded
+        # names the last control header found NULL (a return right under it frees nothing)
+        self.guard: tuple[frozenset[str], int] = (frozenset(), -1)
+
+    # -- reporting -----------------------------------------------------------------------
+    def report(
+        self, rule: str, line: int, detail: str, key: str = "", confidence: float | None = None
+    ) -> None:
+        """Emit one finding (once per rule and key within this walk)."""
+        if key and (rule, key) in self.flagged:
+            return
+        self.flagged.add((rule, key))
+        evidence = self.src.lines[line - 1] if 0 < line <= len(self.src.lines) else ""
+        self.emit(
+            make_issue(
+                rule,
+                language=self.language,
+                file=self.src.path,
+                line=line,
+                evidence=evidence,
+                detail=detail,
+                function=self.fn.name,
+                confidence=confidence,
+            )
+        )
+
+    # -- the walk ------------------------------------------------------------------------
+    def run(self) -> None:
+        """Walk the function body and report what the rules find."""
+        self._params()
+        for st in self.fn.statements:
+            self.loops = [lp for lp in self.loops if st.depth > lp[2]]
+            text = self.expanded.get(st.text)
+            if text is None:
+                text = self.expanded[st.text] = expand(st.text, self.macros)
+            head = _CONTROL.match(text)
+            if head:
+                cond = head.group(2)
+                if head.group(1) == "for" and cond.count(";") == 2:
+                    init, cond, step = cond.split(";")
+                    if init.strip():
+                        self.simple(init.strip(), st)
+                    cond = f"{cond};{step}"
+                c_checks.guards(self, cond, st)
+                c_checks.uses(self, cond, st, condition=True)
+                c_calls.call_checks(self, cond, st, condition=True)
+                if head.group(1) == "for":
+                    self._loop(head.group(2), st)
+                self.guard = (_null_branch(cond), st.depth)
+                if head.group(3):
+                    self.simple(head.group(3), st)
+                continue
+            elif text not in ("else", "do", "try") and not text.startswith(("case ", "default")):
+                self.simple(text, st)
+            self.guard = (frozenset(), -1)
+        c_calls.at_end(self)
+
+    def _params(self) -> None:
+        for i, param in enumerate(p.strip() for p in self.fn.params.split(",")):
+            m = _DECL.match(param)
+            if not m or param in ("void", "..."):
+                continue
+            var = self._new_var(m)
+            var.param = True
+            if i in self.context:
+                ctx = self.context[i].copy()
+                ctx.type, ctx.pointer, ctx.elem = var.type, var.pointer, var.elem
+                ctx.param, ctx.alloc_line = False, 0
+                var = ctx
+                self.has_heap = self.has_heap or ctx.alloc in HEAP
+            self.env[m.group("name")] = var
+            self.param_names.add(m.group("name"))
+
+    def _new_var(self, m: re.Match[str]) -> Var:
+        base = re.sub(r"\s+", " ", m.group("type")).strip()
+        if m.group("quals") and "unsigned" in m.group("quals"):
+            base = "unsigned " + base
+        pointer = "*" in (m.group("ptr") or "")
+        array = m.group("arr") is not None
+        stars = (m.group("ptr") or "").count("*")
+        elem = type_size(base + (" *" if stars > 1 or (array and stars) else ""))
+        return Var(type=base, pointer=pointer, array=array, elem=elem if pointer or array else None)
+
+    def _loop(self, header: str, st: Statement) -> None:
+        parts = header.split(";")
+        if len(parts) != 3:
+            return
+        m = re.match(r"\s*(?:[\w\s]+\s)?(\w+)\s*=\s*0\s*$", parts[0])
+        cond = re.match(r"\s*(\w+)\s*(<=?)\s*(.+)$", parts[1])
+        if not m or not cond or cond.group(1) != m.group(1):
+            return
+        bound = const_eval(cond.group(3), self.env)
+        if bound is not None and cond.group(2) == "<=":
+            bound += 1
+        self.loops.append((m.group(1), bound, st.depth))
+
+    def simple(self, text: str, st: Statement) -> None:
+        """One plain statement: declaration, assignment, delete, return or call."""
+        if text.startswith("return"):
+            c_checks.uses(self, text[6:], st)
+            c_calls.call_checks(self, text[6:], st, in_expression=True)
+            name = strip_casts(text[6:]).strip("() ")
+            if st.depth >= self.guard[1] >= 0:
+                c_calls.at_return(self, name, st, self.guard[0])
+            else:
+                c_calls.at_return(self, name, st, frozenset())
+            if name in self.env:
+                self.env[name].escaped = True
+            return
+        if text.startswith("delete"):
+            m = re.match(r"delete\s*(\[\s*\])?\s*(.+)$", text)
+            if m:
+                c_calls.release(self, m.group(2), "delete[]" if m.group(1) else "delete", st)
+            return
+        decl = _DECL.match(text)
+        if decl and decl.group("type").split()[0] not in _KEYWORDS and self._is_decl(decl):
+            self._declare(decl, st)
+            return
+        assign = re.match(r"^((?:->|[^=<>!])+?)\s*(<<|>>|[+\-*/%&|^])?=(?!=)\s*(.+)$", text)
+        c_checks.uses(self, assign.group(3) if assign else text, st)
+        if assign:
+            c_checks.uses(self, assign.group(1), st, lhs=True)
+            c_calls.call_checks(self, assign.group(3), st, in_expression=True)
+            c_calls.arith(self, text, st)
+            self.assign(assign.group(1).strip(), assign.group(3).strip(), st, assign.group(2) or "")
+        else:
+            c_calls.call_checks(self, text, st)
+            c_calls.arith(self, text, st)
+
+    def _is_decl(self, m: re.Match[str]) -> bool:
+        first = m.group("type").split()[0]
+        if first in self.env or first in self.callees:
+            return False
+        return bool(
+            m.group("quals")
+            or m.group("ptr")
+            or m.group("arr")
+            or first in TYPE_SIZES
+            or re.match(r"[A-Z]|\w+_t$|std::", first)
+            or m.group("init") is None
+        )
+
+    def _declare(self, m: re.Match[str], st: Statement) -> None:
+        var = self._new_var(m)
+        name, init = m.group("name"), m.group("init")
+        static = "static" in (m.group("quals") or "")
+        if var.array:
+            count = const_eval(m.group("arr")[1:-1], self.env) if m.group("arr") != "[]" else None
+            var.alloc, var.init = ("static" if static else "stack"), True
+            if count is not None and var.elem:
+                var.cap = count * var.elem
+            var.init_elems = None if init or static else 0
+            self.env[name] = var
+            if init:
+                lit = self.src.literal(init)
+                if lit is not None:
+                    var.slen = len(lit.text)
+                    if var.cap is None and var.elem:
+                        var.cap = (len(lit.text) + 1) * var.elem
+                elif init.strip() in ("{0}", "{ 0 }", "{}", "0"):
+                    var.slen = 0
+                else:
+                    c_calls.taint_from(self, var, init)
+            return
+        var.init = bool(init) or static or not (var.pointer or var.integer or var.type == "float")
+        if not var.init and m.group("type") in ("double", "float"):
+            var.init = False
+        self.env[name] = var
+        if init:
+            c_checks_uses(self, init, st)
+            c_calls.arith(self, init, st)
+            self.assign(name, init, st, "")
+
+    def assign(self, lhs: str, rhs: str, st: Statement, op: str) -> None:
+        """Apply ``lhs op= rhs`` to the facts."""
+        target = re.fullmatch(r"([A-Za-z_]\w*)", lhs)
+        if not target or target.group(1) not in self.env:
+            c_calls.store(self, lhs, rhs, st)
+            return
+        var = self.env[target.group(1)]
+        if op:
+            var.ival = None
+            return
+        c_calls.transfer(self, target.group(1), var, rhs, st)
+
+    def follow(self, name: str, args: list[str], st: Statement) -> None:
+        """Walk a same-file callee with the facts of the arguments passed to it."""
+        callee = self.callees.get(name)
+        if callee is None or self.depth >= 1 or callee is self.fn:
+            return
+        ctx: dict[int, Var] = {}
+        for i, arg in enumerate(args):
+            b = base_var(arg, self.env)
+            if b is not None and not arg.lstrip().startswith("&"):
+                ctx[i] = self.env[b].copy()
+        if not any(_interesting(v, _sizes_matter(callee)) for v in ctx.values()):
+            return  # nothing the caller knows adds to the callee's own walk
+        key = (name, tuple(sorted((i, _fact_key(v)) for i, v in ctx.items())))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        sub = FunctionScan(
+            self.src, callee, self.macros, self.emit, self.language, self.callees, ctx,
+            self.depth + 1, self.seen,
+        )  # fmt: skip
+        sub.run()
+        for i, arg in enumerate(args):
+            b = base_var(arg, self.env)
+            if b is not None:
+                self.env[b].init_elems = None
+            if b is not None and i in ctx and sub.param_freed(i):
+                self.env[b].freed = st.line
+
+    def param_freed(self, index: int) -> bool:
+        """Whether the walk freed the memory of parameter ``index``."""
+        params = [p.strip() for p in self.fn.params.split(",")]
+        if index >= len(params):
+            return False
+        m = _DECL.match(params[index])
+        var = self.env.get(m.group("name")) if m else None
+        return bool(var and var.freed)
+
+
+def _interesting(var: Var, sizes: bool) -> bool:
+    if var.taint or var.freed or var.null or var.alloc:
+        return True
+    return sizes and (var.cap is not None or var.ival is not None)
+
+
+_NULL_BRANCH = re.compile(r"\b(\w+)\s*==\s*(?:NULL|0|nullptr)\b|!\s*(\w+)\b")
+
+
+def _null_branch(cond: str) -> frozenset[str]:
+    """Names a condition is true for when they are NULL (``p == NULL``, ``!p``)."""
+    return frozenset(a or b for a, b in _NULL_BRANCH.findall(cond))
+
+
+def _fact_key(v: Var) -> tuple[Any, ...]:
+    return (v.taint, v.freed, v.null, v.alloc, v.cap, v.ival, v.slen, v.init_elems)
+
+
+def _sizes_matter(fn: Function) -> bool:
+    """Whether a function indexes, copies or loops (where buffer sizes decide)."""
+    cached = getattr(fn, "_sizes_matter", None)
+    if cached is None:
+        text = " ".join(st.text for st in fn.statements)
+        cached = bool(re.search(r"\[|\b(?:str|wcs|mem|wmem)\w*\s*\(|printf\s*\(", text))
+        fn._sizes_matter = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def c_checks_uses(scan: FunctionScan, text: str, st: Statement) -> None:
+    """Check the uses in a declaration's initializer."""
+    c_calls.call_checks(scan, text, st, in_expression=True)
+
+
+__all__ = ["HEAP", "FunctionScan"]

@@ -1,0 +1,286 @@
+"""A light C/C++ source model: comments and literals masked, macros, functions, statements.
+
+Not a compiler front end: it is enough to follow one function's statements in order with
+the literal strings, numbers and object-like macros of its file, which is what the rules
+need to tell a safe call from an unsafe one.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_LEX = re.compile(
+    r"""(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<string>"(?:\\.|[^"\\\n])*")|(?P<char>'(?:\\.|[^'\\\n])+')""",
+    re.S,
+)
+_ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7, "b": 8}
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\([^)]*\))?[ \t]*(.*)$")
+_INCLUDE = re.compile(r"^\s*#\s*include\s+__S(\d+)__")
+_FUNC_NAME = re.compile(r"((?:~?[A-Za-z_]\w*\s*::\s*)*~?[A-Za-z_]\w*|operator\s*\S+)\s*$")
+_CONTAINER = re.compile(r"^\s*(?:namespace\b[\w\s:]*|extern\s+__S\d+__\s*)$")
+_CLASS = re.compile(r"^\s*(?:template\s*<[^{]*>\s*)?(?:class|struct)\s+\w+[^(){};=]*$")
+_CONTROL = {"if", "for", "while", "switch", "catch", "sizeof", "return", "do", "else"}
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A string literal of the file."""
+
+    text: str
+    wide: bool
+
+
+@dataclass
+class Statement:
+    """One statement (or control header) of a function body, masked."""
+
+    text: str
+    line: int
+    depth: int = 0
+
+
+@dataclass
+class Function:
+    """One function definition with its statements in source order."""
+
+    name: str
+    params: str
+    start_line: int
+    end_line: int
+    statements: list[Statement] = field(default_factory=list)
+
+
+@dataclass
+class CSource:
+    """A masked C/C++ file: literals table, macros, functions and original lines."""
+
+    path: str
+    masked: str
+    lines: list[str]
+    literals: list[Literal]
+    macros: dict[str, str]
+    functions: list[Function]
+    includes: list[str]
+    expanded: dict[str, str] = field(default_factory=dict)
+
+    def literal(self, token: str) -> Literal | None:
+        """The literal behind a ``__S<n>__`` token, if it is one."""
+        m = re.fullmatch(r"\s*__S(\d+)__\s*", token)
+        return self.literals[int(m.group(1))] if m else None
+
+
+def _char_value(text: str) -> int:
+    body = text[1:-1]
+    if body.startswith("\\"):
+        if body[1:2] == "x":
+            return int(body[2:], 16)
+        if body[1:].isdigit():
+            return int(body[1:], 8)
+        return _ESCAPES.get(body[1:2], ord(body[1:2] or "\\"))
+    return ord(body[0])
+
+
+def _unescape_len(text: str) -> str:
+    """The literal's characters with escapes folded to one character each."""
+    return re.sub(r"\\(x[0-9a-fA-F]+|[0-7]{1,3}|.)", "?", text)
+
+
+def mask(text: str) -> tuple[str, list[Literal]]:
+    """Comments to spaces, strings to ``__S<n>__`` tokens, chars to their value (lines kept)."""
+    literals: list[Literal] = []
+    out: list[str] = []
+    pos = 0
+    for m in _LEX.finditer(text):
+        tok, start = m.group(0), m.start()
+        prefix = 0
+        if m.group("comment") is None:
+            prefix = 2 if text[start - 2 : start] == "u8" else int(text[start - 1 : start] in "LuU")
+        out.append(text[pos : start - prefix])
+        nl = "\n" * tok.count("\n")
+        if m.group("comment") is not None:
+            out.append(" " + nl)
+        elif m.group("string") is not None:
+            literals.append(Literal(_unescape_len(tok[1:-1]), prefix == 1))
+            out.append(f" __S{len(literals) - 1}__")
+        else:
+            out.append(f" {_char_value(tok)} ")
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out), literals
+
+
+def _preprocess(
+    masked: str, literals: list[Literal] | None = None
+) -> tuple[str, dict[str, str], list[str]]:
+    """Collect object-like macros and includes; blank the directive lines."""
+    macros: dict[str, str] = {}
+    includes: list[str] = []
+    lines = masked.split("\n")
+    i = 0
+    while i < len(lines):
+        if lines[i].lstrip().startswith("#"):
+            start = i
+            while lines[i].rstrip().endswith("\\") and i + 1 < len(lines):
+                i += 1
+            directive = " ".join(x.rstrip("\\") for x in lines[start : i + 1])
+            m = _DEFINE.match(directive)
+            if m and not m.group(2):
+                macros[m.group(1)] = m.group(3).strip()
+            elif m and re.fullmatch(r"\(\s*\)", m.group(2)):
+                macros[m.group(1) + "()"] = m.group(3).strip()
+            inc = _INCLUDE.match(directive)
+            if inc and literals is not None:
+                includes.append(literals[int(inc.group(1))].text)
+            for j in range(start, i + 1):
+                lines[j] = ""
+        i += 1
+    return "\n".join(lines), macros, includes
+
+
+_BRACE = re.compile(r"[{}]")
+
+
+def _match_close(text: str, open_pos: int) -> int:
+    depth = 0
+    for m in _BRACE.finditer(text, open_pos):
+        if m.group(0) == "{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return m.start()
+    return len(text) - 1
+
+
+def _function_header(header: str) -> tuple[str, str] | None:
+    """``(name, params)`` when a block header is a function definition header."""
+    h = re.sub(r"\s+", " ", header).strip()
+    if "(" not in h or "=" in h.split("(")[0]:
+        return None
+    h = re.sub(r"\)\s*:[^{]*$", ")", h)  # constructor initializer list
+    h = re.sub(r"\)\s*(?:const|override|final|noexcept|throw\s*\([^)]*\)|\s)*$", ")", h)
+    if not h.endswith(")"):
+        return None
+    first = h.index("(")
+    m = _FUNC_NAME.search(h[:first])
+    if not m or m.group(1).split("::")[-1].strip() in _CONTROL:
+        return None
+    depth, end = 0, len(h) - 1
+    for i in range(first, len(h)):
+        depth += {"(": 1, ")": -1}.get(h[i], 0)
+        if depth == 0:
+            end = i
+            break
+    return re.sub(r"\s+", "", m.group(1)), h[first + 1 : end]
+
+
+_SPECIAL = re.compile(r"[(){};\n]")
+
+
+def split_statements(body: str, first_line: int) -> list[Statement]:
+    """Statements and control headers of a body, split at ``;``, ``{`` and ``}``."""
+    stmts: list[Statement] = []
+    depth, braces, start, line, start_line = 0, 0, 0, first_line, first_line
+    pos = 0
+    while True:
+        m = _SPECIAL.search(body, pos)
+        if not m:
+            break
+        i, c = m.start(), m.group(0)
+        pos = i + 1
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth = max(0, depth - 1)
+        elif c == "\n":
+            line += 1
+            if not body[start:i].strip():
+                start_line = line
+        elif c == "{" and body[start:i].rstrip().endswith("="):
+            close = _match_close(body, i)  # an initializer list stays in its statement
+            line += body.count("\n", i, close)
+            pos = close + 1
+        elif depth == 0 and c in ";{}":
+            text = body[start:i].strip()
+            if text:
+                stmts.append(Statement(" ".join(text.split()), start_line, braces))
+            braces += {"{": 1, "}": -1}.get(c, 0)
+            start = i + 1
+            start_line = line
+    return stmts
+
+
+def _blocks(text: str, base: int, functions: list[Function], line_of: _LineIndex) -> None:
+    pos, boundary = 0, 0
+    while True:
+        nxt = re.compile(r"[{};]").search(text, pos)
+        if not nxt:
+            return
+        if nxt.group(0) != "{":
+            pos = boundary = nxt.end()
+            continue
+        close = _match_close(text, nxt.start())
+        header = text[boundary : nxt.start()]
+        head = _function_header(header)
+        if head:
+            body = text[nxt.start() + 1 : close]
+            hdr_off = boundary + len(header) - len(header.lstrip())
+            fn = Function(head[0], head[1], line_of[base + hdr_off], line_of[base + close])
+            fn.statements = split_statements(body, line_of[base + nxt.start()])
+            functions.append(fn)
+        elif _CONTAINER.match(header) or _CLASS.match(header):
+            _blocks(text[nxt.start() + 1 : close], base + nxt.start() + 1, functions, line_of)
+        pos = boundary = close + 1
+
+
+class _LineIndex:
+    """Offset -> 1-based line number, by bisection over the newline offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def __getitem__(self, offset: int) -> int:
+        return bisect.bisect_left(self.newlines, offset) + 1
+
+
+def parse_c(text: str, path: str = "") -> CSource:
+    """Model one C/C++ file."""
+    masked, literals = mask(text)
+    masked, macros, includes = _preprocess(masked, literals)
+    line_of = _LineIndex(masked)
+    functions: list[Function] = []
+    _blocks(masked, 0, functions, line_of)
+    return CSource(path, masked, text.splitlines(), literals, macros, functions, includes)
+
+
+def header_macros(path: Path, includes: list[str], headers: dict[str, str]) -> dict[str, str]:
+    """Object-like macros of the local headers a file includes (one level).
+
+    A header is looked up beside the file, then by name among the scanned tree's headers
+    (``headers``: file name -> path), which stands in for the build's include path.
+    """
+    macros: dict[str, str] = {}
+    for name in includes:
+        candidate = path.parent / name
+        found = str(candidate) if candidate.is_file() else headers.get(Path(name).name)
+        if found:
+            macros.update(_cached_header(found))
+    return macros
+
+
+_HEADER_CACHE: dict[str, dict[str, str]] = {}
+
+
+def _cached_header(path: str) -> dict[str, str]:
+    if path not in _HEADER_CACHE:
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        masked, _ = mask(text)
+        macros = _preprocess(masked)[1]
+        _HEADER_CACHE[path] = {k: v for k, v in macros.items() if "__S" not in v}
+    return _HEADER_CACHE[path]

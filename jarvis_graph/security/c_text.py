@@ -1,0 +1,117 @@
+"""What a piece of C code says about the names in it, computed once per distinct text.
+
+The rules ask "is ``p`` dereferenced here?", "is ``n`` bounded above here?" for many
+names; answering with one generic pattern per question (cached by text) instead of one
+compiled pattern per name keeps the scan linear in the size of the code.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_ID = r"[A-Za-z_]\w*"
+_PLAIN = re.compile(rf"(?<![\w.>])({_ID})")
+_DEREF = re.compile(rf"(?:^|[^\w)\]\s]|\breturn)\s*\*\s*({_ID})|\b({_ID})\s*(?:->|\[)")
+_MEMCALL = re.compile(r"\b(?:str|wcs|mem)\w*\s*\(([^;]*)")
+_PRINTCALL = re.compile(r"\bprint\w*\s*\(([^;]*)")
+_FREED = re.compile(rf"\b(?:free|delete)\b[\s(\[\]]*({_ID})")
+_NULL_CHECK = re.compile(
+    rf"\b({_ID})\s*[!=]=\s*(?:NULL|0|nullptr)\b|\b(?:NULL|nullptr)\s*[!=]=\s*({_ID})\b"
+    rf"|!\s*({_ID})\b|^\s*\(?\s*({_ID})\s*\)?\s*$|\b({_ID})\s*&&|&&\s*({_ID})\s*\)?\s*$"
+)
+_UPPER = re.compile(
+    rf"\b({_ID})\b[\s)]*<=?\s*(?!0\b)[\w(-]|[\w)]\s*>=?[\s(]*(?:abs\s*\()?\s*\b({_ID})\b"
+    rf"|abs\s*\(\s*({_ID})\s*\)\s*<"
+)
+_INDEX = re.compile(rf"(?<![\w.>])({_ID})\s*\[([^\[\]]+)\]")
+_ADDR_SIZEOF = re.compile(rf"&\s*{_ID}\b|\bsizeof\s*\(\s*{_ID}\s*\)")
+_TARGET = re.compile(rf"\s*({_ID})\s*(?:\.\w+\s*)?")
+_INC = re.compile(rf"\b({_ID})\s*\+\+|\+\+\s*({_ID})\b")
+_BINOP = re.compile(r"\b(\w+)\s*([+*])(?![+=])=?\s*(\w+)")
+_COMPOUND = re.compile(rf"\b({_ID})\s*([+*])=\s*(\w+)")
+
+
+def _names(pattern: re.Pattern[str], text: str) -> frozenset[str]:
+    out: set[str] = set()
+    for m in pattern.finditer(text):
+        out.update(g for g in m.groups() if g)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=8192)
+def plain_names(text: str) -> frozenset[str]:
+    """Identifiers used as variables (not after ``.`` or ``->``)."""
+    return frozenset(_PLAIN.findall(text))
+
+
+@lru_cache(maxsize=8192)
+def derefs(text: str) -> frozenset[str]:
+    """Names dereferenced (``*p``, ``p->``, ``p[``) or passed to str*/mem* functions."""
+    out = set(_names(_DEREF, text))
+    for m in _MEMCALL.finditer(text):
+        out.update(_PLAIN.findall(m.group(1)))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=8192)
+def printed(text: str) -> frozenset[str]:
+    """Names passed to a print* function."""
+    out: set[str] = set()
+    for m in _PRINTCALL.finditer(text):
+        out.update(_PLAIN.findall(m.group(1)))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=8192)
+def released(text: str) -> frozenset[str]:
+    """Names given to free or delete."""
+    return _names(_FREED, text)
+
+
+@lru_cache(maxsize=8192)
+def null_checked(cond: str) -> frozenset[str]:
+    """Names a condition compares with NULL (or tests for truth)."""
+    return _names(_NULL_CHECK, cond)
+
+
+@lru_cache(maxsize=8192)
+def upper_bounded(cond: str) -> frozenset[str]:
+    """Names a condition bounds from above (``n < 10``, ``10 > n``, ``abs(n) <= m``)."""
+    return _names(_UPPER, cond)
+
+
+@lru_cache(maxsize=8192)
+def indexed(text: str) -> tuple[tuple[str, str], ...]:
+    """``(array, index expression)`` of every ``a[i]`` in the text."""
+    return tuple((m.group(1), m.group(2).strip()) for m in _INDEX.finditer(text))
+
+
+@lru_cache(maxsize=8192)
+def read_names(text: str) -> frozenset[str]:
+    """Names read by the text (address-of and sizeof do not read)."""
+    return plain_names(_ADDR_SIZEOF.sub("", text))
+
+
+def write_target(text: str) -> str | None:
+    """The variable a left-hand side ``x`` or ``x.field`` writes to."""
+    m = _TARGET.fullmatch(text)
+    return m.group(1) if m else None
+
+
+@lru_cache(maxsize=8192)
+def arithmetic(text: str) -> tuple[tuple[str, str, str], ...]:
+    """``(variable, op, other operand)`` for ``x++``, ``++x``, ``x + y``, ``x * y``, ``y * x``."""
+    if "+" not in text and "*" not in text:
+        return ()
+    found: list[tuple[int, tuple[str, str, str]]] = []
+    for m in _INC.finditer(text):
+        found.append((m.start(), (m.group(1) or m.group(2), "+", "1")))
+    for m in _COMPOUND.finditer(text):
+        found.append((m.start(), (m.group(1), m.group(2), m.group(3))))
+    for m in _BINOP.finditer(text):
+        a, op, b = m.groups()
+        found.append((m.start(), (a, op, b)))
+        if op == "*":
+            found.append((m.start(), (b, op, a)))
+    return tuple(x for _, x in sorted(found, key=lambda f: f[0]))

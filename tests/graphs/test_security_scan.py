@@ -1,0 +1,127 @@
+"""The security verification graph: topology, verdicts merged, and resume after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from jarvis_graph.graphs.security_scan import build_security_scan_graph
+from jarvis_graph.security import scan_path
+from jarvis_graph.security.progress import load_progress
+from tests.support.cli import invoke, jarvis_cmd, write_script
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "security_scan.mmd"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "security" / "c"
+
+# A platform plugin with a tiny model that decides from its input: it reads the candidate
+# in the prompt, logs its id, and calls submit_verdict. Asked about the candidate named in
+# FAKE_SEC_DIE_ON it kills its own process (SIGKILL: no cleanup, like a crash).
+PLUGIN = """
+import json, os, signal
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+
+class FakeVerifier(BaseChatModel):
+    @property
+    def _llm_type(self):
+        return "fake-sec"
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        text = messages[1].content
+        candidate = json.loads(text[text.index("{"):])
+        if candidate["id"] == os.environ.get("FAKE_SEC_DIE_ON"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        with open(os.environ["FAKE_SEC_LOG"], "a") as log:
+            log.write(candidate["id"] + "\\n")
+        verdict = "confirmed" if candidate["confidence"] >= 0.7 else "uncertain"
+        call = {"name": "submit_verdict", "id": "v1", "type": "tool_call",
+                "args": {"verdict": verdict, "reasoning": "fake: " + candidate["pattern"]}}
+        return ChatResult(generations=[ChatGeneration(message=AIMessage("", tool_calls=[call]))])
+
+
+def register(register_platform):
+    register_platform("fake-sec", lambda spec: FakeVerifier(), "test verifier")
+"""
+
+
+def test_mermaid_matches_the_snapshot() -> None:
+    drawn = build_security_scan_graph().compile().get_graph().draw_mermaid(with_styles=False)
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.write_text(drawn, encoding="utf-8")
+    assert drawn == SNAPSHOT.read_text(encoding="utf-8")
+
+
+def test_scripted_verification_merges_verdicts_into_the_report(workspace: Path) -> None:
+    script = write_script(
+        workspace / "verify.yaml",
+        [
+            {"tool_calls": [{"name": "read_code", "args": {"path": "memory.c", "end_line": 5}}]},
+            {"tool_calls": [{"name": "search_code", "args": {"pattern": "free\\\\("}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "submit_verdict",
+                        "args": {
+                            "verdict": "false_positive",
+                            "reasoning": "looked",
+                            "suggested_fix": "",
+                        },
+                    }
+                ]
+            },
+        ],  # fmt: skip
+    )
+    out = workspace / "report.json"
+    args = ["sec", "scan", str(FIXTURES / "memory.c"), "--verify", "-w", str(workspace)]
+    result = invoke([*args, "--platform", "scripted", "--script", str(script), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["issues"]
+    assert {i["verification"]["verdict"] for i in data["issues"]} == {"false_positive"}
+    assert data["verification"]["false_positive"] == len(data["issues"])
+
+
+def _run(workspace: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    args = ["sec", "scan", str(FIXTURES), "--verify", "--platform", "fake-sec", "--concurrency"]
+    args += ["1", "--run-id", "resume-test", "-o", str(workspace / "r.json")]
+    return subprocess.run(
+        [*jarvis_cmd(), *args], cwd=workspace, env=env, capture_output=True, text=True,
+        timeout=240,
+    )  # fmt: skip
+
+
+def test_killed_run_resumes_with_exactly_the_remaining_candidates(
+    workspace: Path, isolated_home: Path
+) -> None:
+    plugins = isolated_home / ".jarvis" / "platforms"
+    plugins.mkdir(parents=True)
+    (plugins / "fake_sec.py").write_text(PLUGIN, encoding="utf-8")
+    ids = [i.id for i in scan_path(FIXTURES, workers=1).issues]
+    assert len(ids) >= 6
+    victim = ids[4]
+    first_log, second_log = workspace / "first.log", workspace / "second.log"
+
+    env = {**os.environ, "FAKE_SEC_LOG": str(first_log), "FAKE_SEC_DIE_ON": victim}
+    killed = _run(workspace, env)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    progress = workspace / ".jarvis" / "security" / "resume-test.jsonl"
+    done_before = set(load_progress(progress))
+    assert done_before == set(first_log.read_text().split())
+    assert 0 < len(done_before) < len(ids) and victim not in done_before
+
+    env = {**os.environ, "FAKE_SEC_LOG": str(second_log)}
+    resumed = _run(workspace, env)
+    assert resumed.returncode == 0, resumed.stderr
+    verified_now = second_log.read_text().split()
+    assert sorted(verified_now) == sorted(set(ids) - done_before)  # each remaining one, once
+    report = json.loads((workspace / "r.json").read_text())
+    assert {i["id"] for i in report["issues"] if "verification" in i} == set(ids)
+    assert set(load_progress(progress)) == set(ids)

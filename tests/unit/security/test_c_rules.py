@@ -1,0 +1,113 @@
+"""C/C++ rules on small fixtures: each unsafe function is flagged, its safe twin is not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jarvis_graph.security import scan_path
+from jarvis_graph.security.c_scan import scan_c_text
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "security" / "c"
+
+
+@pytest.fixture(scope="module")
+def by_function() -> dict[str, set[str]]:
+    result = scan_path(FIXTURES, ("c", "cpp"), workers=1)
+    found: dict[str, set[str]] = {}
+    for issue in result.issues:
+        found.setdefault(issue.function, set()).add(issue.pattern)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("function", "rule"),
+    [
+        ("copy_too_much", "c-copy-overflow"),
+        ("loop_past_end", "c-copy-overflow"),
+        ("index_from_input", "c-index-unchecked"),
+        ("twice", "c-double-free"),
+        ("use_after", "c-use-after-free"),
+        ("stack_free", "c-free-nonheap"),
+        ("null_deref", "c-null-deref"),
+        ("early_return_leak", "c-leak"),
+        ("uninit", "c-uninitialized"),
+        ("wrong_release", "c-mismatched-free"),
+        ("log_user", "c-format-nonliteral"),
+        ("run_user", "c-command-injection"),
+        ("grow", "c-int-overflow"),
+        ("ignore_read", "c-unchecked-return"),
+        ("read_line", "c-gets"),
+    ],
+)
+def test_unsafe_function_is_flagged(by_function: dict[str, set[str]], function: str, rule: str):
+    assert rule in by_function.get(function, set())
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        "copy_fits", "index_checked", "once", "null_checked", "init", "right_release",
+        "log_user_safely", "run_fixed", "check_read",
+    ],
+)  # fmt: skip
+def test_safe_twin_is_not_flagged(by_function: dict[str, set[str]], function: str):
+    assert function not in by_function
+
+
+def test_same_api_with_safe_sizes_is_not_flagged():
+    code = """
+void f(void)
+{
+    char dst[100];
+    char src[50] = "hello";
+    strcpy(dst, src);
+}
+void g(void)
+{
+    char dst[10];
+    char src[50] = "this text is longer than ten";
+    strcpy(dst, src);
+}
+"""
+    issues = scan_c_text(code, "x.c")
+    assert [(i.function, i.pattern) for i in issues] == [("g", "c-copy-overflow")]
+
+
+def test_callee_is_judged_with_what_the_caller_passes():
+    code = """
+static void sink(char *data)
+{
+    printf(data);
+}
+void from_input(void)
+{
+    char buf[64] = "";
+    if (fgets(buf, 64, stdin) == NULL) return;
+    sink(buf);
+}
+void from_literal(void)
+{
+    char buf[64] = "";
+    strcpy(buf, "fixed");
+    sink(buf);
+}
+"""
+    confident = [i for i in scan_c_text(code, "x.c") if i.confidence >= 0.5]
+    assert [(i.function, i.pattern) for i in confident] == [("sink", "c-format-nonliteral")]
+
+
+def test_comments_and_strings_do_not_confuse_the_model():
+    code = """
+/* free(p); } { */
+void f(void)
+{
+    const char *s = "free(p); }";
+    char *p = (char *)malloc(4);
+    if (p == NULL) return;
+    // free(p);
+    free(p);
+}
+"""
+    assert [i.pattern for i in scan_c_text(code, "x.c") if i.confidence >= 0.4] == []
