@@ -137,6 +137,8 @@ class MultiAgentState(TypedDict):
     active_agent: NotRequired[str]
     status: NotRequired[RunStatus]
     final_answer: NotRequired[str]
+
+
 def merge_verdicts(
     left: dict[str, dict[str, Any]] | None, right: dict[str, dict[str, Any]] | None
 ) -> dict[str, dict[str, Any]]:
