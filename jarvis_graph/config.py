@@ -120,6 +120,9 @@ class Settings(BaseModel):
     mcp: list[McpServerSpec] = Field(default_factory=list)
     mcp_timeout: float = Field(default=60.0, gt=0)
     mcp_start_timeout: float = Field(default=30.0, gt=0)
+    # jarvis code: every successful edit is committed as "<prefix> <summary> <suffix>".
+    code_commit_prefix: str = "jarvis:"
+    code_commit_suffix: str = ""
 
     def model_for(self, role: str = "normal") -> ModelSpec:
         """Return the model spec for ``role`` in the active group.

@@ -31,6 +31,8 @@ class JarvisContext:
     tool_group: str | None = None
     non_interactive: bool = False
     event_bus: str = "default"
+    toolset: str = "agent"
+    """``agent`` (the built-in tools) or ``code`` (adds edit_file, rewrite_file, search_code)."""
 
     def workspace_path(self) -> Path:
         """The workspace root, resolved (current directory when unset)."""

@@ -8,7 +8,7 @@ import os
 import secrets
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -42,15 +42,17 @@ def new_thread_id() -> str:
 
 
 @contextmanager
-def open_agent(ctx: dict[str, Any]) -> Iterator[Any]:
-    """The agent graph compiled with the project's session store.
+def open_agent(
+    ctx: dict[str, Any], build: Callable[[], Any] = build_agent_graph, name: str = "agent"
+) -> Iterator[Any]:
+    """The agent graph (or the one ``build`` makes) compiled with the project's session store.
 
     The run's tools (and MCP sessions) are closed when the block ends.
     """
     settings = resolve_settings(JarvisContext(**ctx))
     with open_checkpointer(Path(ctx["workspace"]), settings.checkpoint_url) as saver:
         try:
-            yield build_agent_graph().compile(checkpointer=saver, name="agent")
+            yield build().compile(checkpointer=saver, name=name)
         finally:
             from jarvis_graph.tools.registry import close_registries
 

@@ -43,8 +43,16 @@ def tool_registry_for(ctx: JarvisContext) -> ToolRegistry:
 
 
 def tools_for(ctx: JarvisContext) -> dict[str, BaseTool]:
-    """Tools of the run, by name."""
-    return {t.name: t for t in get_tools(resolve_settings(ctx), ctx.workspace_path())}
+    """Tools of the run, by name (the code tool set adds the editing tools)."""
+    settings = resolve_settings(ctx)
+    tools = {t.name: t for t in get_tools(settings, ctx.workspace_path())}
+    if ctx.toolset == "code":
+        from jarvis_graph.tools.code_tools import CODE_TOOLS
+        from jarvis_graph.tools.registry import group_patterns, in_group
+
+        patterns = group_patterns(settings)
+        tools.update({t.name: t for t in CODE_TOOLS if in_group(t.name, patterns)})
+    return tools
 
 
 def model_for(ctx: JarvisContext, role: str = "normal") -> Runnable[Any, Any]:
@@ -75,7 +83,8 @@ def system_prompt(ctx: JarvisContext) -> str:
         if ctx.non_interactive
         else "- Use ask_user when you need information only the user has."
     )
-    return load_prompt("system").format(
+    prompt = load_prompt("system") + (load_prompt("code") if ctx.toolset == "code" else "")
+    return prompt.format(
         workspace=ctx.workspace_path(),
         date=time.strftime("%Y-%m-%d"),
         os=platform.system(),
