@@ -39,6 +39,8 @@ class FileOutcome:
     before: str | None = None
     after: str | None = None
     strategies: list[str] = field(default_factory=list)
+    kind: str = ""
+    """The :class:`EditError` kind when the file failed."""
 
     @property
     def created(self) -> bool:
@@ -165,10 +167,10 @@ def not_found(content: str, search: str, what: str, label: str, first_line: int 
     return EditError("not_found", msg, tuple(range(start, start + len(lines))))
 
 
-def _window(content: str, raw: str | None, label: str) -> tuple[int, int, int]:
-    """Character offsets of the RANGE line window and its first line number."""
+def _window(content: str, raw: str | None, label: str) -> tuple[int, int, int, int]:
+    """Character offsets of the RANGE line window, and its first and last line numbers."""
     if raw is None or not str(raw).strip():
-        return 0, len(content), 1
+        return 0, len(content), 1, 0
     total = content.count("\n") + (0 if content.endswith("\n") else 1)
     match = _RANGE.fullmatch(str(raw))
     first, last = (int(match[1]), int(match[2])) if match else (0, 0)
@@ -180,14 +182,13 @@ def _window(content: str, raw: str | None, label: str) -> tuple[int, int, int]:
         raise EditError("invalid_range", msg)
     starts = [0, *(i + 1 for i, ch in enumerate(content) if ch == "\n")]
     end = starts[last] if last < len(starts) else len(content)
-    return starts[first - 1], end, first
+    return starts[first - 1], end, first, last
 
 
 def _apply_range(content: str, edit: Edit, label: str) -> tuple[str, str]:
-    lo, hi, first_line = _window(content, edit.range, label)
+    lo, hi, first_line, last_line = _window(content, edit.range, label)
     region = content[lo:hi]
-    where = f"lines {first_line}-{first_line + region.count(chr(10))} of {label}"
-    where = where if edit.range else label
+    where = f"lines {first_line}-{last_line} of {label}" if last_line else label
     strategy, spans = locate(region, edit.search_start or "")
     try:
         start = _unique(region, spans, "SEARCH_START text", where, edit.search_start or "")
@@ -238,7 +239,8 @@ def plan_patch(
         try:
             path = resolve(patch.path)
         except ValueError as exc:
-            results.append((FileOutcome(patch.path, False, str(exc)), Path(patch.path), None))
+            failed = FileOutcome(patch.path, False, str(exc), kind="file")
+            results.append((failed, Path(patch.path), None))
             continue
         if path in planned:
             outcome, _, original = planned[path]
@@ -256,7 +258,7 @@ def _start(label: str, path: Path) -> tuple[FileOutcome, TextFile | None, str | 
     try:
         original = read_text_file(path, label)
     except EditError as exc:
-        return FileOutcome(label, False, str(exc)), None, None
+        return FileOutcome(label, False, str(exc), kind=exc.kind), None, None
     text = original.text if original else ""
     return (
         FileOutcome(label, True, before=original.text if original else None, after=text),
@@ -269,10 +271,12 @@ def _plan_edits(
     outcome: FileOutcome, text: str, patch: FilePatch, original: TextFile | None
 ) -> None:
     if not patch.edits:
-        outcome.ok, outcome.message = False, "no edits were given for this file"
+        outcome.ok, outcome.kind = False, "invalid_edit"
+        outcome.message = "no edits were given for this file"
         return
-    if original is None and any(e.is_range or e.search for e in patch.edits):
-        outcome.ok = False
+    first = patch.edits[0]
+    if original is None and (first.is_range or first.search):
+        outcome.ok, outcome.kind = False, "file"
         outcome.message = (
             f"{patch.path} does not exist. To create it, use one edit with an empty SEARCH and "
             "the whole content as REPLACE (or rewrite_file); check the path with list_files"
@@ -283,7 +287,7 @@ def _plan_edits(
     try:
         outcome.after, used = apply_edits(text, edits, patch.path)
     except EditError as exc:
-        outcome.ok, outcome.message = False, str(exc)
+        outcome.ok, outcome.message, outcome.kind = False, str(exc), exc.kind
         return
     outcome.strategies += used
 
