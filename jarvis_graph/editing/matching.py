@@ -68,12 +68,19 @@ def match_without_blank_edges(content: str, search: str, replace: str) -> list[S
 
 
 def match_reindented(content: str, search: str, replace: str) -> list[Span]:
-    """The trimmed search text indented by 1..16 more spaces; the replacement follows."""
+    """The trimmed search text indented by 1..16 more spaces, at line starts.
+
+    The replacement is indented the same way.
+    """
     core, new = strip_blank_lines(search), strip_blank_lines(replace)
     if not core:
         return []
     for spaces in range(1, MAX_REINDENT + 1):
-        spans = match_exact(content, indent(core, spaces), indent(new, spaces))
+        spans = [  # whole lines only: "x" indented by 1 is not the tail of 4 spaces
+            s
+            for s in match_exact(content, indent(core, spaces), indent(new, spaces))
+            if s.start == 0 or content[s.start - 1] == "\n"
+        ]
         if spans:
             return spans
     return []
