@@ -32,9 +32,10 @@ class CodeContext(JarvisContext):
     event_bus: str = "code"
 
 
-def build_code_agent_graph() -> StateGraph[AgentState, CodeContext, AgentInput, AgentOutput]:
+def build_code_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, AgentOutput]:
     """The uncompiled code-agent graph (callers choose the checkpointer)."""
-    builder = StateGraph(
+    # Typed with the base context: the nodes are shared with the agent graph.
+    builder: StateGraph[AgentState, JarvisContext, AgentInput, AgentOutput] = StateGraph(
         AgentState,
         context_schema=CodeContext,
         input_schema=AgentInput,
