@@ -100,7 +100,7 @@ class GitWorkflow:
                 self.show(f"git: {exc}")
 
     def _paths(self, name: str, args: dict[str, Any]) -> list[str]:
-        dirty = set(changed_paths(self.root))
+        dirty = {p for p in changed_paths(self.root) if not p.startswith(".jarvis/")}
         if name == "execute_script":
             return sorted(p for p in dirty if p not in self.baseline)
         raw = [f.get("path", "") for f in args.get("files") or [] if isinstance(f, dict)]
