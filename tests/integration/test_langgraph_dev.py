@@ -139,7 +139,10 @@ def _agent_id(client: SyncLangGraphClient) -> str:
 
 def test_langgraph_json_declares_the_agent_graph() -> None:
     config = json.loads((REPO / "langgraph.json").read_text())
-    assert config["graphs"] == {"agent": "jarvis_graph.graphs.agent:graph"}
+    assert config["graphs"] == {
+        "agent": "jarvis_graph.graphs.agent:graph",
+        "code_agent": "jarvis_graph.graphs.code_agent:graph",
+    }
     assert config["dependencies"] == ["."]
     assert config["python_version"] == "3.11"
     # An env *file* would have to exist for `langgraph up`; the server inherits the shell's env.
