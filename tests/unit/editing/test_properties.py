@@ -133,9 +133,22 @@ def test_a_failed_write_puts_back_every_file(tmp_path: Path, contents: list[byte
     assert not (folder / "created").exists()
 
 
-def test_no_partial_file_is_ever_visible(tmp_path: Path) -> None:
-    path = tmp_path / "big.txt"
-    versions = [(f"version {i}\n" * 20_000) for i in range(12)]
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    pieces=st.lists(
+        st.text(alphabet="ab\n", min_size=1, max_size=8), min_size=2, max_size=6, unique=True
+    ),
+    size=st.integers(2_000, 30_000),
+)
+def test_no_partial_file_is_ever_visible(tmp_path: Path, pieces: list[str], size: int) -> None:
+    folder = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
+    folder.mkdir()
+    path = folder / "big.txt"
+    versions = [
+        f"<{i}>" + piece * (size // len(piece)) + f"</{i}>" for i, piece in enumerate(pieces)
+    ]
     path.write_text(versions[0])
     seen: set[str] = set()
     done = threading.Event()
@@ -148,9 +161,9 @@ def test_no_partial_file_is_ever_visible(tmp_path: Path) -> None:
     reader.start()
     try:
         for i, text in enumerate(versions[1:], 1):
-            if i % 2:
+            if i % 2:  # REWRITE
                 assert rewrite_file(path, "big.txt", text).ok
-            else:
+            else:  # PATCH replacing the whole text
                 edit = Edit(search=versions[i - 1], replace=text)
                 assert apply_patch([FilePatch("big.txt", (edit,))], lambda _: path).ok
     finally:
