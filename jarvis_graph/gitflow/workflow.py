@@ -5,7 +5,8 @@ files), :class:`GitWorkflow` stages the changed paths, shows a diff preview (a d
 file as a note, more than :data:`FULL_DIFF_LIMIT` changed lines as statistics only),
 commits them with the configured prefix and suffix (after asking, when a ``confirm``
 function is given) and updates the repository's statistics. Paths that were already
-dirty when the run started and were not committed then are never swept into a commit.
+dirty when the run started, and were not committed then, are left out of the commits made
+after ``execute_script``; a file the agent edits itself is committed as it then is.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class GitWorkflow:
     show: Callable[[str], None] = print
     confirm: Callable[[str], bool] | None = None
     baseline: set[str] = field(default_factory=set)
-    """Paths dirty before the run that the user chose not to commit: never committed."""
+    """Paths dirty before the run that the user chose not to commit (see the module doc)."""
     commits: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -11,16 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 
 from jarvis_graph.context import JarvisContext
-from jarvis_graph.nodes.ask_user import ask_user
-from jarvis_graph.nodes.call_model import call_model, route_after_model
-from jarvis_graph.nodes.complete_task import complete_task
-from jarvis_graph.nodes.confirm_tools import confirm_tools, route_after_confirm_tools
+from jarvis_graph.graphs.agent import build_agent_graph
 from jarvis_graph.nodes.prepare_repo import prepare_repo
-from jarvis_graph.nodes.run_tools import run_tools
-from jarvis_graph.nodes.start_task import start_task
 from jarvis_graph.state import AgentInput, AgentOutput, AgentState
 
 
@@ -33,28 +28,22 @@ class CodeContext(JarvisContext):
 
 
 def build_code_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, AgentOutput]:
-    """The uncompiled code-agent graph (callers choose the checkpointer)."""
-    # Typed with the base context: the nodes are shared with the agent graph.
-    builder: StateGraph[AgentState, JarvisContext, AgentInput, AgentOutput] = StateGraph(
-        AgentState,
-        context_schema=CodeContext,
-        input_schema=AgentInput,
-        output_schema=AgentOutput,
-    )
+    """The agent graph with ``prepare_repo`` before ``start_task`` (callers choose the saver).
+
+    Built on :func:`build_agent_graph`, so the code agent keeps every node the run loop has.
+
+    Raises:
+        RuntimeError: The agent graph no longer starts at ``start_task``.
+    """
+    builder = build_agent_graph()
+    if (START, "start_task") not in builder.edges:
+        msg = "the agent graph no longer starts at start_task; update build_code_agent_graph"
+        raise RuntimeError(msg)
+    builder.edges.discard((START, "start_task"))
+    builder.context_schema = CodeContext
     builder.add_node("prepare_repo", prepare_repo)
-    builder.add_node("start_task", start_task)
-    builder.add_node("call_model", call_model)
-    builder.add_node("confirm_tools", confirm_tools)
-    builder.add_node("run_tools", run_tools)
-    builder.add_node("ask_user", ask_user, destinations=("call_model", "complete_task"))
-    builder.add_node("complete_task", complete_task)
     builder.add_edge(START, "prepare_repo")
     builder.add_edge("prepare_repo", "start_task")
-    builder.add_edge("start_task", "call_model")
-    builder.add_conditional_edges("call_model", route_after_model)
-    builder.add_conditional_edges("confirm_tools", route_after_confirm_tools)
-    builder.add_edge("run_tools", "call_model")
-    builder.add_edge("complete_task", END)
     return builder
 
 
