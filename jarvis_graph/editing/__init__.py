@@ -7,11 +7,11 @@ tools in :mod:`jarvis_graph.tools.code_tools` are thin wrappers around it.
 from jarvis_graph.editing.apply import (
     FileOutcome,
     PatchOutcome,
-    apply_edits,
     apply_patch,
     plan_patch,
     rewrite_file,
 )
+from jarvis_graph.editing.edits import apply_edits
 from jarvis_graph.editing.errors import EditError
 from jarvis_graph.editing.model import Edit, FilePatch, edits_from_dicts
 from jarvis_graph.editing.patch_text import parse_patch_blocks
