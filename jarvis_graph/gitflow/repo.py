@@ -21,7 +21,8 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
     Raises:
         GitError: The command exited non-zero (with ``check``), or git is not installed.
     """
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    # Paths are file names, never globs ("a*.py" is one file).
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_LITERAL_PATHSPECS": "1"}
     try:
         proc = subprocess.run(
             ["git", *args], cwd=repo, capture_output=True, text=True, env=env, timeout=120

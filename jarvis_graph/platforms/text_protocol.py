@@ -107,20 +107,25 @@ def parse_tool_calls(text: str, single_tool_per_turn: bool = False) -> ParseResu
     becomes an error telling the model to send it again on its own: the first call runs,
     so no work is lost, and the model learns the rule from the errors.
     """
-    first = OPEN_TAG.search(text) or PATCH_OPEN.search(text)
-    invented = RESULT_TAG.search(text, first.end()) if first else None
+    starts = [m.end() for m in (OPEN_TAG.search(text), PATCH_OPEN.search(text)) if m]
+    invented = RESULT_TAG.search(text, min(starts)) if starts else None
     text = text[: invented.start()] if invented else text
     text, result = _take_patches(text)
     blocks = _find_blocks(text)
     result.text = _prose(text, blocks)
-    first_ran = "error" not in _parse_block(blocks[0].body) if blocks else False
+    total = len(result.calls) + len(blocks)
+    if single_tool_per_turn and result.calls:  # a PATCH block counts as the one call
+        _only_first_patch(result, total)
+    first_ran = bool(result.calls) or (
+        "error" not in _parse_block(blocks[0].body) if blocks else False
+    )
     for index, block in enumerate(blocks):
         raw = text[block.start : block.end].strip()
         parsed = _parse_block(block.body)
-        if index and single_tool_per_turn:
+        if (index or result.calls) and single_tool_per_turn:
             done = "the first one ran" if first_ran else "only the first one was looked at"
             error = (
-                f"only one tool call per turn is allowed and this reply had {len(blocks)}: "
+                f"only one tool call per turn is allowed and this reply had {total}: "
                 f"{done}, this one was not run. Send this call again on its own, in a later "
                 "reply (one <TOOL_CALL> block per reply)"
             )
@@ -130,6 +135,18 @@ def parse_tool_calls(text: str, single_tool_per_turn: bool = False) -> ParseResu
         else:
             result.calls.append(ParsedCall(name=parsed["name"], args=parsed["args"]))
     return result
+
+
+def _only_first_patch(result: ParseResult, total: int) -> None:
+    """Single tool per turn: the first PATCH runs, later ones become errors."""
+    for call in result.calls[1:]:
+        error = (
+            f"only one tool call per turn is allowed and this reply had {total}: the first "
+            "one ran, this one was not run. Send it again on its own, in a later reply"
+        )
+        raw = render_call(call["name"], call["args"])
+        result.errors.append(CallError(name=call["name"], raw=raw, error=error))
+    del result.calls[1:]
 
 
 def _take_patches(text: str) -> tuple[str, ParseResult]:

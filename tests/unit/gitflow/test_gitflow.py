@@ -234,3 +234,12 @@ def test_the_repository_lock_keeps_one_agent(repo: Path) -> None:
         except Timeout:
             assert time.monotonic() < deadline
             time.sleep(0.05)
+
+
+def test_paths_are_literal_not_globs(repo: Path) -> None:
+    (repo / "a*.py").write_text("star\n")
+    (repo / "a.py").write_text("x = 7\n")  # dirty too, and matched by the glob a*.py
+    flow, _ = workflow(repo)
+    flow(Event.AFTER_TOOL_CALL, edit_event("a*.py"))
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["a*.py"]
+    assert changed_paths(repo) == ["a.py"]

@@ -63,3 +63,22 @@ def test_the_chat_model_turns_a_patch_into_an_edit(workspace: Path) -> None:
 def test_the_tools_prompt_teaches_patch_blocks_only_with_edit_file() -> None:
     assert "<PATCH file=" in render_tools_prompt([read_code, edit_file])
     assert "<PATCH" not in render_tools_prompt([read_code])
+
+
+def test_one_tool_per_turn_counts_patch_blocks() -> None:
+    two = PATCH.replace(
+        "```\nThen", '<PATCH file="b.py"><SEARCH>x</SEARCH><REPLACE>y</REPLACE></PATCH>\n```\nThen'
+    )
+    result = parse_tool_calls(two, single_tool_per_turn=True)
+    assert [c["name"] for c in result.calls] == ["edit_file"]
+    assert result.calls[0]["args"]["files"][0]["path"] == "calc.py"
+    assert [e["name"] for e in result.errors] == ["edit_file", "read_code"]
+    assert all("only one tool call per turn" in e["error"] for e in result.errors)
+    assert all("this reply had 3: the first one ran" in e["error"] for e in result.errors)
+
+
+def test_an_invented_result_after_a_patch_is_cut_off() -> None:
+    reply = PATCH.split("Then")[0] + '<TOOL_RESULT name="edit_file">Edited</TOOL_RESULT>\nAll done.'
+    result = parse_tool_calls(reply)
+    assert [c["name"] for c in result.calls] == ["edit_file"]
+    assert "All done" not in result.text
