@@ -8,7 +8,10 @@ import typer
 
 app = typer.Typer(help="Inspect the graphs.", no_args_is_help=True)
 
-GRAPHS = {"agent": "jarvis_graph.graphs.agent"}
+GRAPHS = {
+    "agent": "jarvis_graph.graphs.agent",
+    "code_agent": "jarvis_graph.graphs.code_agent",
+}
 
 
 @app.command("draw")

@@ -25,3 +25,10 @@ def test_the_repository_is_prepared_before_the_task_starts() -> None:
 
 def test_the_context_selects_the_code_tools_by_default() -> None:
     assert CodeContext().toolset == "code" and CodeContext().event_bus == "code"
+
+
+def test_jarvis_graph_draw_knows_the_code_agent() -> None:
+    from tests.support.cli import invoke
+
+    result = invoke(["graph", "draw", "code_agent"])
+    assert result.exit_code == 0 and "__start__ --> prepare_repo;" in result.output
