@@ -56,6 +56,8 @@ def edit_from_dict(raw: Mapping[str, Any], index: int) -> Edit:
     """
     values: dict[str, Any] = {}
     for key, value in raw.items():
+        if str(key).lower() == "reason":  # Jarvis' edits carry one; it changes nothing
+            continue
         name = _KEYS.get(str(key).lower())
         if name is None:
             msg = (

@@ -34,8 +34,10 @@ class Diff(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _lower_keys(cls, data: Any) -> Any:
-        """Models often write Jarvis' upper-case keys (SEARCH, REPLACE)."""
-        return {str(k).lower(): v for k, v in data.items()} if isinstance(data, dict) else data
+        """Models often write Jarvis' upper-case keys (SEARCH, REPLACE) and a ``reason``."""
+        if not isinstance(data, dict):
+            return data
+        return {str(k).lower(): v for k, v in data.items() if str(k).lower() != "reason"}
 
 
 class FileEdits(BaseModel):
