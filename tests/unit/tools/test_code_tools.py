@@ -110,9 +110,8 @@ def test_schemas_and_risk() -> None:
     schema = convert_to_openai_tool(edit_file)["function"]["parameters"]
     diff = schema["properties"]["files"]["items"]["properties"]["diffs"]["items"]["properties"]
     assert set(diff) >= {"search", "replace", "search_start", "search_end", "range"}
-    assert (
-        FileEdits.model_validate({"path": "a", "diffs": [{"SEARCH": "x"}]}).diffs[0].search == "x"
-    )
+    raw = {"path": "a", "diffs": [{"SEARCH": "x", "Reason": "why"}]}
+    assert FileEdits.model_validate(raw).diffs[0].search == "x"
     assert is_risky(edit_file) and is_risky(rewrite_file) and not is_risky(search_code)
 
 
