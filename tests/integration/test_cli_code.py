@@ -68,3 +68,44 @@ def test_declining_git_init_stops(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "jarvis code commits every edit and needs a git repository" in result.output
     assert not (ws / ".git").exists()
+
+
+def test_edits_are_confirmed_as_risky_tools_then_committed(repo: Path, tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path / "s.yaml", [edit("a.txt", "one", "1"), {"text": f"done {MARKER}"}]
+    )
+    args = [
+        "code",
+        "-r",
+        "number a",
+        "-w",
+        str(repo),
+        "--platform",
+        "scripted",
+        "--script",
+        str(script),
+    ]
+    result = invoke(args, input="a\ny\n")  # approve the edit_file call, then the commit
+    assert result.exit_code == 0, result.output
+    assert "confirm edit_file" in result.output
+    assert log(repo) == ["jarvis: edit_file: a.txt (+1 -1)", "init"]
+
+
+def test_a_rejected_edit_changes_nothing(repo: Path, tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path / "s.yaml", [edit("a.txt", "one", "1"), {"text": f"ok {MARKER}"}]
+    )
+    args = [
+        "code",
+        "-r",
+        "number a",
+        "-w",
+        str(repo),
+        "--platform",
+        "scripted",
+        "--script",
+        str(script),
+    ]
+    result = invoke(args, input="r\nnot now\n")
+    assert result.exit_code == 0, result.output
+    assert (repo / "a.txt").read_text() == "one\n" and log(repo) == ["init"]
