@@ -20,6 +20,22 @@ def edit(path: str, search: str, replace: str) -> dict[str, Any]:
     }
 
 
+def code_args(repo: Path, script: Path, requirement: str, *more: str) -> list[str]:
+    """``jarvis code`` in ``repo`` driven by ``script``."""
+    return [
+        "code",
+        *more,
+        "-r",
+        requirement,
+        "-w",
+        str(repo),
+        "--platform",
+        "scripted",
+        "--script",
+        str(script),
+    ]
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     set_identity(monkeypatch)
@@ -36,18 +52,7 @@ def test_each_commit_is_confirmed_and_a_declined_one_stays_in_the_tree(
         tmp_path / "s.yaml",
         [edit("a.txt", "one", "1"), edit("b.txt", "two", "2"), {"text": f"done {MARKER}"}],
     )
-    args = [
-        "code",
-        "-y",
-        "-r",
-        "number the files",
-        "-w",
-        str(repo),
-        "--platform",
-        "scripted",
-        "--script",
-        str(script),
-    ]
+    args = code_args(repo, script, "number the files", "-y")
     # keep notes.txt out; commit a.txt; decline b.txt
     result = invoke(args, input="n\ny\nn\n")
     assert result.exit_code == 0, result.output
@@ -74,17 +79,7 @@ def test_edits_are_confirmed_as_risky_tools_then_committed(repo: Path, tmp_path:
     script = write_script(
         tmp_path / "s.yaml", [edit("a.txt", "one", "1"), {"text": f"done {MARKER}"}]
     )
-    args = [
-        "code",
-        "-r",
-        "number a",
-        "-w",
-        str(repo),
-        "--platform",
-        "scripted",
-        "--script",
-        str(script),
-    ]
+    args = code_args(repo, script, "number a")
     result = invoke(args, input="a\ny\n")  # approve the edit_file call, then the commit
     assert result.exit_code == 0, result.output
     assert "confirm edit_file" in result.output
@@ -95,17 +90,7 @@ def test_a_rejected_edit_changes_nothing(repo: Path, tmp_path: Path) -> None:
     script = write_script(
         tmp_path / "s.yaml", [edit("a.txt", "one", "1"), {"text": f"ok {MARKER}"}]
     )
-    args = [
-        "code",
-        "-r",
-        "number a",
-        "-w",
-        str(repo),
-        "--platform",
-        "scripted",
-        "--script",
-        str(script),
-    ]
+    args = code_args(repo, script, "number a")
     result = invoke(args, input="r\nnot now\n")
     assert result.exit_code == 0, result.output
     assert (repo / "a.txt").read_text() == "one\n" and log(repo) == ["init"]
