@@ -132,6 +132,9 @@ class Settings(BaseModel):
     plan_adjust: bool = True
     task_graph_tool: bool = False
     """Offer ``run_task_graph``: several tool calls with dependencies as one parallel plan."""
+    # jarvis code: every successful edit is committed as "<prefix> <summary> <suffix>".
+    code_commit_prefix: str = "jarvis:"
+    code_commit_suffix: str = ""
 
     def model_for(self, role: str = "normal") -> ModelSpec:
         """Return the model spec for ``role`` in the active group.

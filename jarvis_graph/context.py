@@ -37,6 +37,8 @@ class JarvisContext:
     agents_file: str | None = None
     """Multi-agent runs: the agents YAML file and the agent this run acts as."""
     agent: str | None = None
+    toolset: str = "agent"
+    """``agent`` (the built-in tools) or ``code`` (adds edit_file, rewrite_file, search_code)."""
 
     def workspace_path(self) -> Path:
         """The workspace root, resolved (current directory when unset)."""

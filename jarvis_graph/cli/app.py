@@ -9,6 +9,7 @@ import typer
 
 from jarvis_graph import __version__
 from jarvis_graph.cli import (
+    code_cmd,
     config_cmd,
     graph_cmd,
     mcp_cmd,
@@ -31,6 +32,7 @@ app = typer.Typer(
 app.command("run")(run_cmd.run)
 app.command("chat")(run_cmd.chat)
 app.command("multi")(multi_cmd.multi)
+app.command("code")(code_cmd.code)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(models_cmd.app, name="models")

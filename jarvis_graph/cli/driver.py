@@ -44,8 +44,8 @@ def new_thread_id() -> str:
 def build_graph(ctx: dict[str, Any], kind: str = "agent") -> tuple[Any, str]:
     """The uncompiled graph a session runs, and its name.
 
-    ``kind``: ``agent``, ``planner``, ``multi_agent`` or ``expert_router`` (the last two
-    read their agents from ``ctx["agents_file"]``).
+    ``kind``: ``agent``, ``planner``, ``code_agent``, ``multi_agent`` or ``expert_router``
+    (the last two read their agents from ``ctx["agents_file"]``).
 
     Raises:
         ConfigError: The agents file is invalid.
@@ -54,6 +54,10 @@ def build_graph(ctx: dict[str, Any], kind: str = "agent") -> tuple[Any, str]:
         from jarvis_graph.graphs.planner import build_planner_graph
 
         return build_planner_graph(), kind
+    if kind == "code_agent":
+        from jarvis_graph.graphs.code_agent import build_code_agent_graph
+
+        return build_code_agent_graph(), kind
     if kind in ("multi_agent", "expert_router"):
         from jarvis_graph.graphs.multi_agent import build_multi_agent_graph
         from jarvis_graph.multi.config import load_agents

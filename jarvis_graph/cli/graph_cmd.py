@@ -12,6 +12,7 @@ GRAPHS = {
     "agent": "jarvis_graph.graphs.agent",
     "planner": "jarvis_graph.graphs.planner",
     "multi_agent": "jarvis_graph.graphs.multi_agent",
+    "code_agent": "jarvis_graph.graphs.code_agent",
 }
 
 

@@ -55,8 +55,19 @@ def tool_registry_for(ctx: JarvisContext) -> ToolRegistry:
 
 
 def tools_for(ctx: JarvisContext) -> dict[str, BaseTool]:
-    """Tools of the run, by name (a multi-agent run: the agent's tools and ``send_message``)."""
-    tools = {t.name: t for t in get_tools(resolve_settings(ctx), ctx.workspace_path())}
+    """Tools of the run, by name.
+
+    The code tool set adds the editing tools; a multi-agent run gets the agent's tools and
+    ``send_message``.
+    """
+    settings = resolve_settings(ctx)
+    tools = {t.name: t for t in get_tools(settings, ctx.workspace_path())}
+    if ctx.toolset == "code":
+        from jarvis_graph.tools.code_tools import CODE_TOOLS
+        from jarvis_graph.tools.registry import group_patterns, in_group
+
+        patterns = group_patterns(settings)
+        tools.update({t.name: t for t in CODE_TOOLS if in_group(t.name, patterns)})
     if ctx.agent and ctx.agents_file:
         from jarvis_graph.multi.handoff import agent_tools
 
@@ -94,7 +105,8 @@ def system_prompt(ctx: JarvisContext) -> str:
         if ctx.non_interactive
         else "- Use ask_user when you need information only the user has."
     )
-    prompt = load_prompt("system").format(
+    prompt = load_prompt("system") + (load_prompt("code") if ctx.toolset == "code" else "")
+    prompt = prompt.format(
         workspace=ctx.workspace_path(),
         date=time.strftime("%Y-%m-%d"),
         os=platform.system(),

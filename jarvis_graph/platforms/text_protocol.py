@@ -22,10 +22,14 @@ from typing import Any, TypedDict
 
 import yaml
 
+from jarvis_graph.editing.patch_text import PATCH_OPEN, parse_patch_blocks
+
 OPEN_TAG = re.compile(r"<tool_call>", re.IGNORECASE)
 CLOSE_TAG = re.compile(r"</tool_call>", re.IGNORECASE)
 RESULT_TAG = re.compile(r"<tool_result\b", re.IGNORECASE)
 _TAG = "<tool_call>"
+_PATCH_TAG = "<patch "
+_PATCH_START = re.compile(r"<patch\s", re.IGNORECASE)
 _FENCE = re.compile(r"[ \t]*```[\w+.-]*[ \t]*")
 _ARG_KEYS = ("arguments", "args", "parameters")
 YAML_HINT = (
@@ -103,19 +107,25 @@ def parse_tool_calls(text: str, single_tool_per_turn: bool = False) -> ParseResu
     becomes an error telling the model to send it again on its own: the first call runs,
     so no work is lost, and the model learns the rule from the errors.
     """
-    first = OPEN_TAG.search(text)
-    invented = RESULT_TAG.search(text, first.end()) if first else None
+    starts = [m.end() for m in (OPEN_TAG.search(text), PATCH_OPEN.search(text)) if m]
+    invented = RESULT_TAG.search(text, min(starts)) if starts else None
     text = text[: invented.start()] if invented else text
+    text, result = _take_patches(text)
     blocks = _find_blocks(text)
-    result = ParseResult(text=_prose(text, blocks))
-    first_ran = "error" not in _parse_block(blocks[0].body) if blocks else False
+    result.text = _prose(text, blocks)
+    total = len(result.calls) + len(blocks)
+    if single_tool_per_turn and result.calls:  # a PATCH block counts as the one call
+        _only_first_patch(result, total)
+    first_ran = bool(result.calls) or (
+        "error" not in _parse_block(blocks[0].body) if blocks else False
+    )
     for index, block in enumerate(blocks):
         raw = text[block.start : block.end].strip()
         parsed = _parse_block(block.body)
-        if index and single_tool_per_turn:
+        if (index or result.calls) and single_tool_per_turn:
             done = "the first one ran" if first_ran else "only the first one was looked at"
             error = (
-                f"only one tool call per turn is allowed and this reply had {len(blocks)}: "
+                f"only one tool call per turn is allowed and this reply had {total}: "
                 f"{done}, this one was not run. Send this call again on its own, in a later "
                 "reply (one <TOOL_CALL> block per reply)"
             )
@@ -125,6 +135,38 @@ def parse_tool_calls(text: str, single_tool_per_turn: bool = False) -> ParseResu
         else:
             result.calls.append(ParsedCall(name=parsed["name"], args=parsed["args"]))
     return result
+
+
+def _only_first_patch(result: ParseResult, total: int) -> None:
+    """Single tool per turn: the first PATCH runs, later ones become errors."""
+    for call in result.calls[1:]:
+        error = (
+            f"only one tool call per turn is allowed and this reply had {total}: the first "
+            "one ran, this one was not run. Send it again on its own, in a later reply"
+        )
+        raw = render_call(call["name"], call["args"])
+        result.errors.append(CallError(name=call["name"], raw=raw, error=error))
+    del result.calls[1:]
+
+
+def _take_patches(text: str) -> tuple[str, ParseResult]:
+    """Jarvis' ``<PATCH file=...>`` blocks become ``edit_file`` calls; the rest is returned."""
+    result = ParseResult()
+    pieces, pos, fenced = [], 0, False
+    for block in parse_patch_blocks(text):
+        piece = (
+            _drop_fence_closer(text[pos : block.start])[0] if fenced else text[pos : block.start]
+        )
+        piece, fenced = drop_fence_opener(piece)
+        pieces.append(piece.rstrip())
+        pos = block.end
+        if block.error:
+            raw = text[block.start : block.end].strip()
+            result.errors.append(CallError(name="edit_file", raw=raw, error=block.error))
+        else:
+            result.calls.append(ParsedCall(name="edit_file", args=block.args))
+    tail = _drop_fence_closer(text[pos:])[0] if fenced else text[pos:]
+    return "\n\n".join(p for p in [*pieces, tail.lstrip()] if p.strip()), result
 
 
 def _find_blocks(text: str) -> list[_Block]:
@@ -348,7 +390,7 @@ class ProseStream:
         self.raw += piece
         if self.stopped:
             return ""
-        opening = OPEN_TAG.search(self.raw, scan_from)
+        opening = OPEN_TAG.search(self.raw, scan_from) or _PATCH_START.search(self.raw, scan_from)
         if opening:
             self.stopped = True
             settled = drop_fence_opener(self.raw[: opening.start()])[0].strip()
@@ -363,7 +405,7 @@ def _settled(raw: str) -> str:
     text = raw
     tail = text[-len(_TAG) :].lower()
     for size in range(len(tail), 0, -1):
-        if _TAG.startswith(tail[-size:]):
+        if _TAG.startswith(tail[-size:]) or _PATCH_TAG.startswith(tail[-size:]):
             text = text[:-size]
             break
     text = text.rstrip()

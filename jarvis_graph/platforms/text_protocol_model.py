@@ -213,6 +213,12 @@ class TextProtocolChatModel(BaseChatModel):
         return tool_calls, invalid
 
 
+PATCH_HINT = (
+    'To edit a file you may also write a block <PATCH file="path"> holding '
+    "<SEARCH>old text</SEARCH><REPLACE>new text</REPLACE> pairs (or <SEARCH_START>, "
+    "<SEARCH_END>, <REPLACE> and an optional <RANGE>10-40</RANGE>), closed by </PATCH>; "
+    "it runs as an edit_file call."
+)
 EXAMPLE_CALL = ("read_code", {"path": "calc.py", "start_line": 1})
 _SAMPLES = {"string": "text", "integer": 1, "number": 1.5, "boolean": True, "array": []}
 
@@ -250,9 +256,10 @@ def render_tools_prompt(tools: Sequence[Any], single_tool_per_turn: bool = False
         '- The results come back in the next user message as <TOOL_RESULT name="...">'
         "...</TOOL_RESULT>. After your block, stop: never write a result yourself.",
         "- When you have the final answer, write it as plain text, with no <TOOL_CALL> block.",
-        "",
-        "Available tools:",
     ]
+    if any(spec["name"] == "edit_file" for spec in specs):
+        lines += ["- " + PATCH_HINT]
+    lines += ["", "Available tools:"]
     for spec in specs:
         lines += ["", f"## {spec['name']}", spec.get("description", "").strip()]
         lines += _describe_parameters(spec.get("parameters") or {})

@@ -145,6 +145,7 @@ def test_langgraph_json_declares_the_agent_graph() -> None:
         "multi_agent": "jarvis_graph.graphs.multi_agent:graph",
         "expert_router": "jarvis_graph.graphs.multi_agent:router_graph",
         "security_scan": "jarvis_graph.graphs.security_scan:graph",
+        "code_agent": "jarvis_graph.graphs.code_agent:graph",
     }
     assert config["dependencies"] == ["."]
     assert config["python_version"] == "3.11"

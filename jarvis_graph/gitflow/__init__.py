@@ -1,0 +1,1 @@
+"""The code agent's git workflow: repository set-up, diff previews, commits, statistics."""

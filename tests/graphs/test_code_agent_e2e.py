@@ -1,0 +1,179 @@
+"""End to end: the code agent edits two files through a scripted model, with real git."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from jarvis_graph.gitflow.stats import CodeStats
+from jarvis_graph.graphs.code_agent import build_code_agent_graph
+from tests.support.cli import run_process, write_script
+from tests.support.git import git, log, make_repo, set_identity
+
+MARKER = "!!!COMPLETE!!!"
+CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+README = "# calc\n\nTODO: usage\n"
+
+
+def edit(path: str, search: str, replace: str) -> dict[str, Any]:
+    diffs = [{"SEARCH": search, "REPLACE": replace}]
+    return {
+        "tool_calls": [{"name": "edit_file", "args": {"files": [{"path": path, "diffs": diffs}]}}]
+    }
+
+
+TURNS = [
+    # ambiguous: "return a - b" is in both functions; the model is told where
+    edit("calc.py", "return a - b", "return a + b"),
+    edit("calc.py", "def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b"),
+    # not found, with the most similar line shown
+    edit("README.md", "TODO: usige", "x"),
+    edit("README.md", "TODO: usage", "`add(1, 2)` returns 3."),
+    {"text": f"add is fixed and documented. {MARKER}"},
+]
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    set_identity(monkeypatch)
+    root = make_repo(tmp_path / "calc", {"calc.py": CALC, "README.md": README})
+    (root / ".jarvis").mkdir()
+    (root / ".jarvis" / "config.yaml").write_text(
+        yaml.safe_dump({"code_commit_prefix": "[code]", "code_commit_suffix": "#42"})
+    )
+    return root
+
+
+def tool_answers(out: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(m.status, str(m.content)) for m in out["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_graph_run_commits_each_edit_and_explains_failures(
+    repo: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = write_script(tmp_path / "script.yaml", TURNS)
+    context = {
+        "platform": "scripted",
+        "script": str(script),
+        "workspace": str(repo),
+        "non_interactive": True,
+        "confirm": "never",
+    }  # no toolset: the graph's context schema selects the code tools
+    graph = build_code_agent_graph().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 100}
+    with caplog.at_level(logging.INFO, logger="jarvis_graph.gitflow"):
+        with caplog.at_level(logging.INFO, logger="jarvis_graph.nodes.prepare_repo"):
+            out = graph.invoke({"task": "fix add, document it"}, config, context=context)
+    assert out["status"] == "completed"
+    answers = tool_answers(out)
+    assert [status for status, _ in answers] == ["error", "success", "error", "success"]
+    assert "matches 2 places in calc.py (starting at lines 2, 6)" in answers[0][1]
+    assert "Did you mean these lines (line 3)?\n3 | TODO: usage" in answers[2][1]
+    assert log(repo) == [
+        "[code] edit_file: README.md (+1 -1) #42",
+        "[code] edit_file: calc.py (+1 -1) #42",
+        "[code] checkpoint before the code agent's edits",
+        "init",
+    ]
+    assert (repo / "calc.py").read_text() == CALC.replace("return a - b", "return a + b", 1)
+    assert git(repo, "status", "--porcelain") == ""
+    assert CodeStats.load(repo).commits == 2
+    assert "+    return a + b" in caplog.text  # the diff preview
+
+
+def test_jarvis_code_cli_prints_previews_and_commits_each_edit(repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.yaml", TURNS)
+    proc = run_process(
+        [
+            "code",
+            "-n",
+            "--yes",
+            "-r",
+            "fix add, document it",
+            "--prefix",
+            "[jc]",
+            "--suffix",
+            "(bot)",
+            "--platform",
+            "scripted",
+            "--script",
+            str(script),
+        ],
+        cwd=repo,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "added .jarvis/ to .gitignore" in out
+    assert "diff --git a/calc.py b/calc.py" in out and "+    return a + b" in out
+    assert "diff --git a/README.md b/README.md" in out
+    assert "matches 2 places" in out  # the failed edit, as the model saw it
+    assert log(repo) == [
+        "[jc] edit_file: README.md (+1 -1) (bot)",
+        "[jc] edit_file: calc.py (+1 -1) (bot)",
+        "[jc] checkpoint before the code agent's edits",
+        "init",
+    ]
+    assert git(repo, "status", "--porcelain") == ""
+    assert "2 commit(s) this run · repository totals: 2 edits, 2 commits, +2 -2 lines" in out
+
+
+def test_jarvis_code_without_a_repository_initialises_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    set_identity(monkeypatch)
+    ws = tmp_path / "plain"
+    ws.mkdir()
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "rewrite_file",
+                        "args": {"path": "hello.py", "content": "print('hi')\n"},
+                    }
+                ]
+            },
+            {"text": f"done {MARKER}"},
+        ],
+    )
+    proc = run_process(
+        ["code", "-n", "-y", "-r", "say hi", "--platform", "scripted", "--script", str(script)],
+        cwd=ws,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "initialised a git repository" in proc.stdout
+    assert log(ws) == [
+        "jarvis: rewrite_file: hello.py (+1 -0)",
+        "jarvis: checkpoint before the code agent's edits",
+    ]
+
+
+def test_jarvis_code_refuses_a_second_agent_in_the_same_repository(
+    repo: Path, tmp_path: Path
+) -> None:
+    from jarvis_graph.gitflow.repo import repo_lock
+
+    script = write_script(tmp_path / "s.yaml", [{"text": f"nothing {MARKER}"}])
+    lock = repo_lock(repo)
+    lock.acquire()
+    try:
+        proc = run_process(
+            ["code", "-n", "-r", "x", "--platform", "scripted", "--script", str(script)], cwd=repo
+        )
+    finally:
+        lock.release()
+    assert proc.returncode == 1
+    assert "another jarvis code run is working in" in proc.stdout
+
+
+def test_jarvis_code_needs_a_requirement_when_non_interactive(repo: Path) -> None:
+    proc = run_process(["code", "-n", "--platform", "scripted", "--script", "x.yaml"], cwd=repo)
+    assert proc.returncode == 1
+    assert "no requirement given: pass it with -r/--requirement" in proc.stdout
