@@ -78,11 +78,17 @@ class ToolCall(TypedDict, total=False):
 
 
 class Summary(TypedDict, total=False):
-    """Payload of the summary and history-clear events."""
+    """Payload of the summary and history-clear events.
+
+    BEFORE_HISTORY_CLEAR carries ``messages``: the messages about to be removed, as
+    ``langchain_core.messages.messages_to_dict`` gives them (``messages_from_dict`` reads
+    them back), so subscribers can save what matters before it leaves the state.
+    """
 
     message_count: int
     removed: int
     summary: str
+    messages: list[dict[str, Any]]
 
 
 class AddonPrompt(TypedDict, total=False):

@@ -33,7 +33,9 @@ def test_every_route_is_drawn() -> None:
     assert ("confirm_tools", "call_model", True) in edges
     assert ("ask_user", "call_model", True) in edges
     assert ("ask_user", "complete_task", True) in edges
-    assert ("run_tools", "call_model", False) in edges
+    assert ("run_tools", "call_model", True) in edges
+    assert ("run_tools", "summarize_history", True) in edges
+    assert ("summarize_history", "call_model", False) in edges
     assert ("complete_task", "__end__", False) in edges
 
 
@@ -56,6 +58,7 @@ def test_exported_graph_has_a_name_and_no_checkpointer() -> None:
         "call_model",
         "confirm_tools",
         "run_tools",
+        "summarize_history",
         "ask_user",
         "complete_task",
         "__end__",
