@@ -13,6 +13,9 @@ RunStatus = Literal["running", "completed", "max_iterations", "stopped"]
 CONTEXT_NAME = "jarvis_context"
 """``name`` of the human message with workspace context attached to a task (not a task)."""
 
+SUMMARIZED_TURNS = "summarized_ai_turns"
+"""``response_metadata`` key of a summary message: how many model turns it replaced."""
+
 
 class AgentInput(TypedDict):
     """What a caller passes to start or continue a run."""

@@ -21,6 +21,8 @@ from langchain_core.messages import (
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from jarvis_graph.state import SUMMARIZED_TURNS
+
 SUMMARY_NAME = "jarvis_summary"
 """``name`` of the human message that holds the summary of removed messages."""
 
@@ -42,6 +44,15 @@ def message_chars(message: AnyMessage) -> int:
 def approx_tokens(messages: Sequence[AnyMessage]) -> int:
     """A provider-independent token estimate: characters divided by four."""
     return sum(message_chars(m) for m in messages) // CHARS_PER_TOKEN
+
+
+def model_turns(messages: Sequence[AnyMessage]) -> int:
+    """Model turns in ``messages``, counting those earlier summaries replaced."""
+    return sum(
+        int(m.response_metadata.get(SUMMARIZED_TURNS, 0)) if is_summary(m) else 1
+        for m in messages
+        if isinstance(m, AIMessage) or is_summary(m)
+    )
 
 
 def is_summary(message: AnyMessage) -> bool:

@@ -22,6 +22,7 @@ from jarvis_graph.nodes.history import (
     KEEP_FRACTION,
     SUMMARY_NAME,
     choose_cut,
+    model_turns,
     over_budget,
     render_transcript,
     replacement,
@@ -29,7 +30,7 @@ from jarvis_graph.nodes.history import (
 from jarvis_graph.nodes.messages import text_of
 from jarvis_graph.nodes.services import bus_for, context_of, model_for
 from jarvis_graph.prompts import load_prompt
-from jarvis_graph.state import AgentState
+from jarvis_graph.state import SUMMARIZED_TURNS, AgentState
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +74,7 @@ def summarize_history(state: AgentState, runtime: Runtime[JarvisContext]) -> dic
         content=f"Summary of the earlier conversation (task: {task}):\n\n{summary}",
         name=SUMMARY_NAME,
         id=f"{SUMMARY_ID_PREFIX}{uuid.uuid4()}",
+        response_metadata={SUMMARIZED_TURNS: model_turns(cut.removed)},
     )
     kept = len(cut.head) + 1 + len(cut.kept)
     bus.emit(Event.AFTER_HISTORY_CLEAR, {"message_count": kept, "removed": len(cut.removed)})

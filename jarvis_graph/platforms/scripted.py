@@ -30,6 +30,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jarvis_graph.platforms.registry import PlatformError
+from jarvis_graph.state import SUMMARIZED_TURNS
 
 
 class ScriptExhaustedError(PlatformError):
@@ -116,7 +117,10 @@ class ScriptedChatModel(BaseChatModel):
         return self
 
     def _turn_for(self, messages: list[BaseMessage]) -> tuple[int, ScriptedTurn]:
-        index = sum(1 for m in messages if isinstance(m, AIMessage))
+        # Turns replaced by a history summary still count: the script goes on after it.
+        index = sum(1 for m in messages if isinstance(m, AIMessage)) + sum(
+            int(m.response_metadata.get(SUMMARIZED_TURNS, 0)) for m in messages
+        )
         if index >= len(self.script.turns):
             msg = (
                 f"scripted platform: script {self.source} has {len(self.script.turns)} turns and "
