@@ -34,6 +34,7 @@ class AgentState(TypedDict):
         max_iterations: Cap on model calls for this run.
         status: Why the run stopped, or ``running``.
         final_answer: The answer, with the auto-complete marker stripped.
+        selected_tools: Tools offered to the model (``None``: all), set by ``filter_tools``.
     """
 
     messages: Annotated[list[AnyMessage], add_messages]
@@ -42,6 +43,7 @@ class AgentState(TypedDict):
     max_iterations: NotRequired[int]
     status: NotRequired[RunStatus]
     final_answer: NotRequired[str]
+    selected_tools: NotRequired[list[str] | None]
 
 
 class AgentOutput(TypedDict):

@@ -1,6 +1,7 @@
 """The Jarvis run loop as a StateGraph.
 
-START -> start_task -> [filter_tools] -> call_model -> route_after_model
+START -> start_task -> filter_tools (passes through when tools are few) -> call_model
+call_model -> route_after_model
   tool calls         -> confirm_tools (when the user must confirm or answer) -> run_tools
   no tool call       -> complete_task (marker, or non-interactive) | ask_user (interactive)
   iteration cap hit  -> complete_task
@@ -17,6 +18,7 @@ from jarvis_graph.nodes.ask_user import ask_user
 from jarvis_graph.nodes.call_model import call_model, route_after_model
 from jarvis_graph.nodes.complete_task import complete_task
 from jarvis_graph.nodes.confirm_tools import confirm_tools, route_after_confirm_tools
+from jarvis_graph.nodes.filter_tools import filter_tools
 from jarvis_graph.nodes.run_tools import run_tools
 from jarvis_graph.nodes.start_task import start_task
 from jarvis_graph.nodes.summarize_history import route_after_tools, summarize_history
@@ -35,6 +37,7 @@ def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, Age
         output_schema=AgentOutput,
     )
     builder.add_node("start_task", start_task)
+    builder.add_node("filter_tools", filter_tools)
     builder.add_node("call_model", call_model)
     builder.add_node("confirm_tools", confirm_tools)
     builder.add_node("run_tools", run_tools)
@@ -42,7 +45,8 @@ def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, Age
     builder.add_node("ask_user", ask_user, destinations=("call_model", "complete_task"))
     builder.add_node("complete_task", complete_task)
     builder.add_edge(START, "start_task")
-    builder.add_edge("start_task", "call_model")
+    builder.add_edge("start_task", "filter_tools")
+    builder.add_edge("filter_tools", "call_model")
     builder.add_conditional_edges("call_model", route_after_model)
     builder.add_conditional_edges("confirm_tools", route_after_confirm_tools)
     builder.add_conditional_edges("run_tools", route_after_tools)

@@ -33,6 +33,8 @@ def test_every_route_is_drawn() -> None:
     assert ("confirm_tools", "call_model", True) in edges
     assert ("ask_user", "call_model", True) in edges
     assert ("ask_user", "complete_task", True) in edges
+    assert ("start_task", "filter_tools", False) in edges
+    assert ("filter_tools", "call_model", False) in edges
     assert ("run_tools", "call_model", True) in edges
     assert ("run_tools", "summarize_history", True) in edges
     assert ("summarize_history", "call_model", False) in edges
@@ -55,6 +57,7 @@ def test_exported_graph_has_a_name_and_no_checkpointer() -> None:
     assert set(graph.get_graph().nodes) == {
         "__start__",
         "start_task",
+        "filter_tools",
         "call_model",
         "confirm_tools",
         "run_tools",
