@@ -13,6 +13,7 @@ from jarvis_graph.cli import (
     graph_cmd,
     mcp_cmd,
     memory_cmd,
+    methodology_cmd,
     models_cmd,
     run_cmd,
     sessions_cmd,
@@ -35,6 +36,7 @@ app.add_typer(graph_cmd.app, name="graph")
 app.add_typer(tools_cmd.app, name="tools")
 app.add_typer(mcp_cmd.app, name="mcp")
 app.add_typer(memory_cmd.app, name="memory")
+app.add_typer(methodology_cmd.app, name="methodology")
 
 
 def _version(value: bool) -> None:

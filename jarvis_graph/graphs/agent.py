@@ -6,7 +6,8 @@ call_model -> route_after_model
   no tool call       -> complete_task (marker, or non-interactive) | ask_user (interactive)
   iteration cap hit  -> complete_task
 run_tools -> route_after_tools -> summarize_history (over budget) | call_model
-summarize_history -> call_model;  complete_task -> END
+summarize_history -> call_model
+complete_task -> analyze_task (use_analysis, completed) | END;  analyze_task -> END
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from jarvis_graph.nodes.call_model import call_model, route_after_model
 from jarvis_graph.nodes.complete_task import complete_task
 from jarvis_graph.nodes.confirm_tools import confirm_tools, route_after_confirm_tools
 from jarvis_graph.nodes.filter_tools import filter_tools
+from jarvis_graph.nodes.methodology_steps import analyze_task, route_after_complete_task
 from jarvis_graph.nodes.run_tools import run_tools
 from jarvis_graph.nodes.start_task import start_task
 from jarvis_graph.nodes.summarize_history import route_after_tools, summarize_history
@@ -44,6 +46,7 @@ def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, Age
     builder.add_node("summarize_history", summarize_history)
     builder.add_node("ask_user", ask_user, destinations=("call_model", "complete_task"))
     builder.add_node("complete_task", complete_task)
+    builder.add_node("analyze_task", analyze_task)
     builder.add_edge(START, "start_task")
     builder.add_edge("start_task", "filter_tools")
     builder.add_edge("filter_tools", "call_model")
@@ -51,7 +54,8 @@ def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, Age
     builder.add_conditional_edges("confirm_tools", route_after_confirm_tools)
     builder.add_conditional_edges("run_tools", route_after_tools)
     builder.add_edge("summarize_history", "call_model")
-    builder.add_edge("complete_task", END)
+    builder.add_conditional_edges("complete_task", route_after_complete_task)
+    builder.add_edge("analyze_task", END)
     return builder
 
 

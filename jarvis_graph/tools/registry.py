@@ -70,8 +70,10 @@ def build_registry(settings: Settings, workspace: Path) -> ToolRegistry:
 
     patterns = group_patterns(settings)
     from jarvis_graph.memory.tools import MEMORY_TOOLS
+    from jarvis_graph.methodology.tools import METHODOLOGY_TOOLS
 
-    registry = ToolRegistry(tools={t.name: t for t in [*BUILTIN_TOOLS, *MEMORY_TOOLS]})
+    builtin = [*BUILTIN_TOOLS, *MEMORY_TOOLS, *METHODOLOGY_TOOLS]
+    registry = ToolRegistry(tools={t.name: t for t in builtin})
     if settings.central_tool_repo:
         from jarvis_graph.tools.tool_repo import sync_central_repo
 

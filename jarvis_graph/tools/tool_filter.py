@@ -130,13 +130,30 @@ def pick_with_model(
     room = f" (at most {limit})" if limit else ""
     prompt = PICK_PROMPT.format(task=task[:2000], tools=numbered_list(candidates), limit=room)
     messages = [("system", PICK_SYSTEM), ("human", prompt)]
+    picks = pick_numbers(messages, len(candidates), ask, retries)
+    return None if picks is None else [candidates[i].name for i in picks][:limit]
+
+
+def pick_numbers(
+    messages: list[tuple[str, str]],
+    count: int,
+    ask: Callable[[list[tuple[str, str]]], Any],
+    retries: int = 1,
+    zero_means_none: bool = False,
+) -> list[int] | None:
+    """0-based picks from a model asked to answer with numbers between 1 and ``count``.
+
+    A malformed answer is sent back with what was expected, ``retries`` times; ``None``
+    when no usable answer came. With ``zero_means_none``, the answer ``0`` picks nothing.
+    """
+    messages = list(messages)
     for _ in range(retries + 1):
         reply = ask(messages)
         answer = str(getattr(reply, "text", reply))
+        if zero_means_none and re.fullmatch(r"\s*0\s*\.?\s*", answer):
+            return []
         try:
-            picks = parse_picks(answer, len(candidates))
+            return parse_picks(answer, count)
         except PickError as exc:
             messages += [("ai", answer), ("human", f"Your answer could not be used: {exc}.")]
-            continue
-        return [candidates[i].name for i in picks][:limit]
     return None

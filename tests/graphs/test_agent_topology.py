@@ -38,7 +38,9 @@ def test_every_route_is_drawn() -> None:
     assert ("run_tools", "call_model", True) in edges
     assert ("run_tools", "summarize_history", True) in edges
     assert ("summarize_history", "call_model", False) in edges
-    assert ("complete_task", "__end__", False) in edges
+    assert ("complete_task", "analyze_task", True) in edges
+    assert ("complete_task", "__end__", True) in edges
+    assert ("analyze_task", "__end__", False) in edges
 
 
 def test_xray_drawing_works() -> None:
@@ -64,5 +66,6 @@ def test_exported_graph_has_a_name_and_no_checkpointer() -> None:
         "summarize_history",
         "ask_user",
         "complete_task",
+        "analyze_task",
         "__end__",
     }
