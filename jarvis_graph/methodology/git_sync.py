@@ -7,15 +7,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from jarvis_graph.methodology.store import Methodology, MethodologyError, central_dir, save
+from jarvis_graph.tools.tool_repo import run_git
 
-GIT_TIMEOUT = 60.0
 PULL_EVERY_S = 24 * 3600
 STAMP = "last_pull"
 """File under ``.git/`` holding the time of the last successful pull."""
@@ -98,16 +96,11 @@ def share(url: str, records: Sequence[Methodology], target: Path | None = None) 
 
 
 def _has_commits(target: Path) -> bool:
-    return (
-        subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=target, capture_output=True
-        ).returncode
-        == 0
-    )
+    return run_git(["rev-parse", "--verify", "--quiet", "HEAD"], target).returncode == 0
 
 
 def _configured(target: Path, key: str) -> bool:
-    result = subprocess.run(["git", "config", key], cwd=target, capture_output=True, text=True)
+    result = run_git(["config", key], target)
     return result.returncode == 0 and bool(result.stdout.strip())
 
 
@@ -116,18 +109,7 @@ def _stamp(target: Path) -> None:
 
 
 def _git(args: list[str], cwd: Path, what: str) -> str:
-    try:
-        result = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},  # never wait for a password
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        msg = f"git could not {what}: {exc}"
-        raise MethodologyError(msg) from exc
+    result = run_git(args, cwd)
     if result.returncode != 0:
         why = (result.stderr or result.stdout).strip().splitlines()
         msg = f"git could not {what}: {why[-1] if why else f'exit code {result.returncode}'}"
