@@ -20,7 +20,7 @@ from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.methodology import select as chooser
 from jarvis_graph.methodology.store import find, home_dir, load_all, methodology_dirs, save
 from jarvis_graph.nodes.history import render_transcript
-from jarvis_graph.nodes.services import context_of, model_for
+from jarvis_graph.nodes.services import context_of, current_context, model_for
 from jarvis_graph.state import AgentState
 
 logger = logging.getLogger(__name__)
@@ -58,11 +58,12 @@ def _sync_quietly(url: str) -> None:
         logger.warning("central methodology repository: %s", exc)
 
 
-def route_after_complete_task(
-    state: AgentState, runtime: Runtime[JarvisContext]
-) -> Literal["analyze_task", "__end__"]:
-    """Analyze completed tasks when ``use_analysis`` is on."""
-    settings = resolve_settings(context_of(runtime))
+def route_after_complete_task(state: AgentState) -> Literal["analyze_task", "__end__"]:
+    """Analyze completed tasks when ``use_analysis`` is on.
+
+    The context is looked up, not injected (see ``route_after_tools``).
+    """
+    settings = resolve_settings(current_context())
     if settings.use_analysis and state.get("status") == "completed":
         return "analyze_task"
     return "__end__"

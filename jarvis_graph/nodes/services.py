@@ -33,6 +33,21 @@ def context_of(runtime: Runtime[JarvisContext] | None) -> JarvisContext:
     return ctx if isinstance(ctx, JarvisContext) else JarvisContext()
 
 
+def current_context() -> JarvisContext:
+    """The context of the graph run in progress.
+
+    Defaults outside a run, and in ``update_state``, where routers get no runtime.
+    """
+    from langgraph.runtime import get_runtime
+
+    runtime: Any
+    try:
+        runtime = get_runtime()
+    except RuntimeError:  # not inside a runnable context
+        runtime = None
+    return context_of(runtime)
+
+
 def bus_for(ctx: JarvisContext) -> EventBus:
     """The event bus named in the context, with the configured after-tool-call callbacks."""
     return get_event_bus(ctx.event_bus, resolve_settings(ctx).after_tool_call_cb_dirs)

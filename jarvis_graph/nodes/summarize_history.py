@@ -28,7 +28,7 @@ from jarvis_graph.nodes.history import (
     replacement,
 )
 from jarvis_graph.nodes.messages import text_of
-from jarvis_graph.nodes.services import bus_for, context_of, model_for
+from jarvis_graph.nodes.services import bus_for, context_of, current_context, model_for
 from jarvis_graph.prompts import load_prompt
 from jarvis_graph.state import SUMMARIZED_TURNS, AgentState
 
@@ -37,11 +37,13 @@ logger = logging.getLogger(__name__)
 SUMMARY_ID_PREFIX = "jarvis-summary-"
 
 
-def route_after_tools(
-    state: AgentState, runtime: Runtime[JarvisContext]
-) -> Literal["summarize_history", "call_model"]:
-    """Summarize first when the next request would exceed the budget."""
-    settings = resolve_settings(context_of(runtime))
+def route_after_tools(state: AgentState) -> Literal["summarize_history", "call_model"]:
+    """Summarize first when the next request would exceed the budget.
+
+    The run context is looked up rather than injected: ``update_state(...,
+    as_node="run_tools")`` (how the CLI records interrupted calls) routes without one.
+    """
+    settings = resolve_settings(current_context())
     budget, rounds = settings.max_input_tokens, settings.auto_summary_rounds
     return "summarize_history" if over_budget(state["messages"], budget, rounds) else "call_model"
 

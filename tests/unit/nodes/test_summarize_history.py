@@ -19,7 +19,7 @@ from langchain_core.messages import (
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.runtime import Runtime
 
-from jarvis_graph.context import JarvisContext
+from jarvis_graph.context import JarvisContext, clear_settings_cache
 from jarvis_graph.events import Event, get_event_bus
 from jarvis_graph.nodes.summarize_history import route_after_tools, summarize_history
 
@@ -56,13 +56,17 @@ def events() -> list[tuple[Event, dict[str, Any]]]:
     return seen
 
 
-def test_route_after_tools_summarizes_only_over_budget(workspace: Path) -> None:
-    rt = runtime(workspace, "s", max_input_tokens=1000)
-    assert route_after_tools({"messages": history(3)}, rt) == "summarize_history"
-    assert route_after_tools({"messages": history(1)}, rt) == "call_model"
-    rt = runtime(workspace, "s", max_input_tokens=0, auto_summary_rounds=2)
-    assert route_after_tools({"messages": history(2)}, rt) == "summarize_history"
-    assert route_after_tools({"messages": history(1)}, rt) == "call_model"
+def test_route_after_tools_summarizes_only_over_budget(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace)  # outside a run, the context is the default one (cwd)
+    runtime(workspace, "s", max_input_tokens=1000)
+    assert route_after_tools({"messages": history(3)}) == "summarize_history"
+    assert route_after_tools({"messages": history(1)}) == "call_model"
+    clear_settings_cache()
+    runtime(workspace, "s", max_input_tokens=0, auto_summary_rounds=2)
+    assert route_after_tools({"messages": history(2)}) == "summarize_history"
+    assert route_after_tools({"messages": history(1)}) == "call_model"
 
 
 def test_old_messages_are_replaced_by_the_cheap_models_summary(
@@ -107,3 +111,8 @@ def test_nothing_happens_when_no_safe_cut_exists(workspace: Path) -> None:
     rt = runtime(workspace, "s", max_input_tokens=100)
     only = [SystemMessage("s"), *history(1)[2:]]
     assert summarize_history({"messages": only}, rt) == {}
+
+
+def test_route_after_tools_works_without_a_runtime() -> None:
+    """``update_state(..., as_node="run_tools")`` routes without a run context."""
+    assert route_after_tools({"messages": history(1)}) == "call_model"
