@@ -54,6 +54,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/mcp_calls.py
 	$(BIN)/python bench/memory.py
 	$(BIN)/python bench/planner.py
+	$(BIN)/python bench/checkpoints.py
+	$(BIN)/python bench/tool_filter.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .cache

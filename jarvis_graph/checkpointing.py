@@ -3,6 +3,8 @@
 Sessions live in ``<project>/.jarvis/sessions.sqlite`` unless ``checkpoint_url``
 (``JARVIS_CHECKPOINT_URL``) names another store: ``sqlite:///path`` or a path, or a
 ``postgresql://`` URL (needs the ``langgraph-checkpoint-postgres`` package).
+Beside a SQLite store, large message texts are kept once in ``blobs/`` (compact
+checkpoints, see :mod:`jarvis_graph.checkpoint_blobs`).
 """
 
 from __future__ import annotations
@@ -50,10 +52,13 @@ def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseC
     if path is not None:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
+        from jarvis_graph.checkpoint_blobs import BlobSerializer, blob_folder
+
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), check_same_thread=False)
         try:
-            saver = SqliteSaver(conn)
+            # Large message texts are stored once beside the database (compact checkpoints).
+            saver = SqliteSaver(conn, serde=BlobSerializer(blob_folder(path)))
             saver.setup()
             yield saver
         finally:

@@ -135,6 +135,27 @@ class Settings(BaseModel):
     # jarvis code: every successful edit is committed as "<prefix> <summary> <suffix>".
     code_commit_prefix: str = "jarvis:"
     code_commit_suffix: str = ""
+    # Context management: summaries, tool filtering, methodologies.
+    max_input_tokens: int = Field(default=32_000, ge=0)
+    """Approximate tokens of a request above which older messages are summarized (0: off)."""
+    auto_summary_rounds: int = Field(default=0, ge=0)
+    """Summarize after this many model turns since the last summary (0: off)."""
+    tool_filter_threshold: int = Field(default=30, ge=0)
+    """Filter the tools offered to the model when there are more than this many (0: off)."""
+    tool_filter_candidates: int = Field(default=20, ge=1)
+    """Best-ranked tools the ``cheap`` model chooses from."""
+    tool_filter_fallback: int = Field(default=10, ge=1)
+    """Best-ranked tools kept when the ``cheap`` model gives no usable answer."""
+    tool_filter_always_include: list[str] = Field(default_factory=list)
+    """Tools (names or globs) offered whatever the filter selects."""
+    use_methodology: bool = True
+    """Select relevant methodologies at task start and add them to the prompt."""
+    use_analysis: bool = False
+    """After a completed task, ask whether a reusable methodology emerged and save it."""
+    methodology_dirs: list[str] = Field(default_factory=list)
+    """Folders of methodologies besides ``~/.jarvis/methodologies``."""
+    central_methodology_repo: str | None = None
+    """Git URL of the shared methodology repository (cloned under ``~/.jarvis``)."""
 
     def model_for(self, role: str = "normal") -> ModelSpec:
         """Return the model spec for ``role`` in the active group.
@@ -276,10 +297,14 @@ _SCALAR_ENV = {
     "JARVIS_EPISODIC_ARCHIVE": "episodic_archive",
     "JARVIS_PLAN_MAX_DEPTH": "plan_max_depth",
     "JARVIS_PLAN_CONCURRENCY": "plan_concurrency",
+    "JARVIS_MAX_INPUT_TOKENS": "max_input_tokens",
+    "JARVIS_AUTO_SUMMARY_ROUNDS": "auto_summary_rounds",
+    "JARVIS_CENTRAL_METHODOLOGY_REPO": "central_methodology_repo",
 }
 _LIST_ENV = {
     "JARVIS_AFTER_TOOL_CALL_CB_DIRS": "after_tool_call_cb_dirs",
     "JARVIS_TOOL_LOAD_DIRS": "tool_load_dirs",
+    "JARVIS_METHODOLOGY_DIRS": "methodology_dirs",
 }
 _MODEL_ENV = {
     "JARVIS_PLATFORM": "platform",

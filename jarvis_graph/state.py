@@ -13,6 +13,11 @@ RunStatus = Literal["running", "completed", "max_iterations", "stopped"]
 CONTEXT_NAME = "jarvis_context"
 """``name`` of the human message with workspace context attached to a task (not a task)."""
 
+SUMMARIZED_TURNS = "summarized_ai_turns"
+SUMMARY_NAME = "jarvis_summary"
+"""Name of the human message holding a history summary."""
+"""``response_metadata`` key of a summary message: how many model turns it replaced."""
+
 
 class AgentInput(TypedDict):
     """What a caller passes to start or continue a run."""
@@ -31,6 +36,7 @@ class AgentState(TypedDict):
         max_iterations: Cap on model calls for this run.
         status: Why the run stopped, or ``running``.
         final_answer: The answer, with the auto-complete marker stripped.
+        selected_tools: Tools offered to the model (``None``: all), set by ``filter_tools``.
     """
 
     messages: Annotated[list[AnyMessage], add_messages]
@@ -39,6 +45,7 @@ class AgentState(TypedDict):
     max_iterations: NotRequired[int]
     status: NotRequired[RunStatus]
     final_answer: NotRequired[str]
+    selected_tools: NotRequired[list[str] | None]
 
 
 class AgentOutput(TypedDict):

@@ -14,6 +14,7 @@ from jarvis_graph.cli import (
     graph_cmd,
     mcp_cmd,
     memory_cmd,
+    methodology_cmd,
     models_cmd,
     multi_cmd,
     run_cmd,
@@ -41,6 +42,7 @@ app.add_typer(tools_cmd.app, name="tools")
 app.add_typer(mcp_cmd.app, name="mcp")
 app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(sec_cmd.app, name="sec")
+app.add_typer(methodology_cmd.app, name="methodology")
 
 
 def _version(value: bool) -> None:

@@ -275,6 +275,8 @@ def answer_interrupt(value: Any) -> Any:
     kind = value.get("type") if isinstance(value, dict) else None
     if kind == "ask_user":
         return console.input("[bold]next instruction[/] (Enter to finish): ").strip()
+    if kind == "feedback":  # after a completed task, with use_analysis
+        return console.input(f"[bold]{value.get('question', 'feedback')}[/] ").strip()
     if kind != "confirm_tools":
         console.print(f"[yellow]the graph is waiting for input:[/] {short(value)}")
         return console.input("reply: ")

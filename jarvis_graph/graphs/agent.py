@@ -1,10 +1,13 @@
 """The Jarvis run loop as a StateGraph.
 
-START -> start_task -> call_model -> route_after_model
+START -> start_task -> filter_tools (passes through when tools are few) -> call_model
+call_model -> route_after_model
   tool calls         -> confirm_tools (when the user must confirm or answer) -> run_tools
   no tool call       -> complete_task (marker, or non-interactive) | ask_user (interactive)
   iteration cap hit  -> complete_task
-run_tools -> call_model;  complete_task -> END
+run_tools -> route_after_tools -> summarize_history (over budget) | call_model
+summarize_history -> call_model
+complete_task -> analyze_task (use_analysis, completed) | END;  analyze_task -> END
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ from jarvis_graph.nodes.ask_user import ask_user
 from jarvis_graph.nodes.call_model import call_model, route_after_model
 from jarvis_graph.nodes.complete_task import complete_task
 from jarvis_graph.nodes.confirm_tools import confirm_tools, route_after_confirm_tools
+from jarvis_graph.nodes.filter_tools import filter_tools
+from jarvis_graph.nodes.methodology_steps import analyze_task, route_after_complete_task
 from jarvis_graph.nodes.run_tools import run_tools
 from jarvis_graph.nodes.start_task import start_task
+from jarvis_graph.nodes.summarize_history import route_after_tools, summarize_history
 from jarvis_graph.state import AgentInput, AgentOutput, AgentState
 
 RECURSION_LIMIT = 1000
@@ -33,17 +39,23 @@ def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, Age
         output_schema=AgentOutput,
     )
     builder.add_node("start_task", start_task)
+    builder.add_node("filter_tools", filter_tools)
     builder.add_node("call_model", call_model)
     builder.add_node("confirm_tools", confirm_tools)
     builder.add_node("run_tools", run_tools)
+    builder.add_node("summarize_history", summarize_history)
     builder.add_node("ask_user", ask_user, destinations=("call_model", "complete_task"))
     builder.add_node("complete_task", complete_task)
+    builder.add_node("analyze_task", analyze_task)
     builder.add_edge(START, "start_task")
-    builder.add_edge("start_task", "call_model")
+    builder.add_edge("start_task", "filter_tools")
+    builder.add_edge("filter_tools", "call_model")
     builder.add_conditional_edges("call_model", route_after_model)
     builder.add_conditional_edges("confirm_tools", route_after_confirm_tools)
-    builder.add_edge("run_tools", "call_model")
-    builder.add_edge("complete_task", END)
+    builder.add_conditional_edges("run_tools", route_after_tools)
+    builder.add_edge("summarize_history", "call_model")
+    builder.add_conditional_edges("complete_task", route_after_complete_task)
+    builder.add_edge("analyze_task", END)
     return builder
 
 

@@ -30,7 +30,7 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     messages = state["messages"]
     iteration = state.get("iteration", 0) + 1
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
-    model = model_for(ctx, "normal")
+    model = model_for(ctx, "normal", state.get("selected_tools"))
     try:
         response = model.invoke(messages)
     except (GraphBubbleUp, PlatformError):

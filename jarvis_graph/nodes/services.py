@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import platform
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,21 @@ def context_of(runtime: Runtime[JarvisContext] | None) -> JarvisContext:
     if isinstance(ctx, dict):
         return JarvisContext(**ctx)
     return ctx if isinstance(ctx, JarvisContext) else JarvisContext()
+
+
+def current_context() -> JarvisContext:
+    """The context of the graph run in progress.
+
+    Defaults outside a run, and in ``update_state``, where routers get no runtime.
+    """
+    from langgraph.runtime import get_runtime
+
+    runtime: Any
+    try:
+        runtime = get_runtime()
+    except RuntimeError:  # not inside a runnable context
+        runtime = None
+    return context_of(runtime)
 
 
 def bus_for(ctx: JarvisContext) -> EventBus:
@@ -75,14 +91,24 @@ def tools_for(ctx: JarvisContext) -> dict[str, BaseTool]:
     return tools
 
 
-def model_for(ctx: JarvisContext, role: str = "normal") -> Runnable[Any, Any]:
-    """The chat model for ``role``, bound to the run's tools; cached per process."""
+def model_for(
+    ctx: JarvisContext, role: str = "normal", tool_names: Sequence[str] | None = None
+) -> Runnable[Any, Any]:
+    """The chat model for ``role``, bound to the run's tools; cached per process.
+
+    Args:
+        ctx: The run context.
+        role: Model role in the active group (``normal``, ``cheap``).
+        tool_names: Bind only these tools (unknown names are skipped; ``()``: no tools);
+            ``None`` binds every tool of the run.
+    """
     spec = resolve_settings(ctx).model_for(role)
     stamp = 0
     if resolve_platform(spec) == "scripted" and spec.script and Path(spec.script).is_file():
         stamp = Path(spec.script).stat().st_mtime_ns  # a rewritten script is reloaded
-    tools = tuple(sorted(tools_for(ctx)))
-    return _bound_model(spec.model_dump_json(), stamp, tools, ctx)
+    available = tools_for(ctx)
+    wanted = available if tool_names is None else [n for n in tool_names if n in available]
+    return _bound_model(spec.model_dump_json(), stamp, tuple(sorted(wanted)), ctx)
 
 
 @functools.lru_cache(maxsize=16)

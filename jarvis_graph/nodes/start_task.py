@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event
 from jarvis_graph.nodes.messages import text_of
+from jarvis_graph.nodes.methodology_steps import methodology_section
 from jarvis_graph.nodes.services import bus_for, context_of, system_prompt
 from jarvis_graph.state import CONTEXT_NAME, AgentState
 from jarvis_graph.tools.attachments import AttachLimits, attachment_text
@@ -47,6 +48,9 @@ def start_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
         raise ValueError(msg)
     if fresh and not (messages and is_context_message(messages[-1])):  # not on a retry
         new.extend(_context_message(task, ctx))
+    section = methodology_section(task, ctx)  # the ones the cheap model picks for this task
+    if section:
+        new[0] = SystemMessage(content=f"{new[0].content}{section}", id=SYSTEM_ID)
     max_iterations = settings.max_iterations
     bus_for(ctx).emit(Event.TASK_STARTED, {"task": task, "max_iterations": max_iterations})
     return {

@@ -49,7 +49,9 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jarvis_graph.platforms.registry import PlatformError
-from jarvis_graph.state import CONTEXT_NAME
+from jarvis_graph.state import CONTEXT_NAME, SUMMARIZED_TURNS, SUMMARY_NAME
+
+_NOT_TASKS = (CONTEXT_NAME, SUMMARY_NAME)  # attached context, history summaries
 
 
 class ScriptExhaustedError(PlatformError):
@@ -146,17 +148,20 @@ class ScriptedChatModel(BaseChatModel):
 
     def _turn_for(self, messages: list[BaseMessage]) -> tuple[int, ScriptedTurn]:
         turns, scene = self._scene(messages)
-        if scene:  # a scene plays from the latest message given to the model
+        if scene:  # a scene plays from the latest task message given to the model
             start = max(
                 (
                     i
                     for i, m in enumerate(messages)
-                    if isinstance(m, HumanMessage) and m.name != CONTEXT_NAME
+                    if isinstance(m, HumanMessage) and m.name not in _NOT_TASKS
                 ),
                 default=-1,
             )
             messages = messages[start + 1 :]
-        index = sum(1 for m in messages if isinstance(m, AIMessage))
+        # Turns replaced by a history summary still count: the script goes on after it.
+        index = sum(1 for m in messages if isinstance(m, AIMessage)) + sum(
+            int(m.response_metadata.get(SUMMARIZED_TURNS, 0)) for m in messages
+        )
         if index >= len(turns):
             msg = (
                 f"scripted platform: script {self.source}{scene} has {len(turns)} turns and "

@@ -70,8 +70,10 @@ def build_registry(settings: Settings, workspace: Path) -> ToolRegistry:
 
     patterns = group_patterns(settings)
     from jarvis_graph.memory.tools import MEMORY_TOOLS
+    from jarvis_graph.methodology.tools import METHODOLOGY_TOOLS
 
-    registry = ToolRegistry(tools={t.name: t for t in [*BUILTIN_TOOLS, *MEMORY_TOOLS]})
+    builtin = [*BUILTIN_TOOLS, *MEMORY_TOOLS, *METHODOLOGY_TOOLS]
+    registry = ToolRegistry(tools={t.name: t for t in builtin})
     if settings.task_graph_tool:
         from jarvis_graph.planning.task_graph_tool import task_graph_tools
 

@@ -32,17 +32,17 @@ def sync_central_repo(url: str) -> str | None:
     """
     target = central_repo_dir()
     if (target / ".git").is_dir():
-        current = _git(["config", "--get", "remote.origin.url"], target)
+        current = run_git(["config", "--get", "remote.origin.url"], target)
         if current.returncode == 0 and current.stdout.strip() != url:
             return (
                 f"central tool repository: {target} is a clone of {current.stdout.strip()!r}, "
                 f"not {url!r}; move it away to clone the configured one"
             )
-        result = _git(["pull", "--ff-only", "--quiet"], target)
+        result = run_git(["pull", "--ff-only", "--quiet"], target)
         action = "pull"
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
-        result = _git(["clone", "--quiet", "--depth", "1", url, str(target)], target.parent)
+        result = run_git(["clone", "--quiet", "--depth", "1", url, str(target)], target.parent)
         action = "clone"
     if result.returncode != 0:
         why = (result.stderr or result.stdout).strip().splitlines()
@@ -52,7 +52,8 @@ def sync_central_repo(url: str) -> str | None:
     return None
 
 
-def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run git without ever prompting; a failure to start or a timeout is exit code 1."""
     try:
         return subprocess.run(
             ["git", *args],

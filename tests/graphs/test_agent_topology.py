@@ -33,8 +33,14 @@ def test_every_route_is_drawn() -> None:
     assert ("confirm_tools", "call_model", True) in edges
     assert ("ask_user", "call_model", True) in edges
     assert ("ask_user", "complete_task", True) in edges
-    assert ("run_tools", "call_model", False) in edges
-    assert ("complete_task", "__end__", False) in edges
+    assert ("start_task", "filter_tools", False) in edges
+    assert ("filter_tools", "call_model", False) in edges
+    assert ("run_tools", "call_model", True) in edges
+    assert ("run_tools", "summarize_history", True) in edges
+    assert ("summarize_history", "call_model", False) in edges
+    assert ("complete_task", "analyze_task", True) in edges
+    assert ("complete_task", "__end__", True) in edges
+    assert ("analyze_task", "__end__", False) in edges
 
 
 def test_xray_drawing_works() -> None:
@@ -53,10 +59,13 @@ def test_exported_graph_has_a_name_and_no_checkpointer() -> None:
     assert set(graph.get_graph().nodes) == {
         "__start__",
         "start_task",
+        "filter_tools",
         "call_model",
         "confirm_tools",
         "run_tools",
+        "summarize_history",
         "ask_user",
         "complete_task",
+        "analyze_task",
         "__end__",
     }

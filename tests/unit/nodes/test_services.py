@@ -33,8 +33,9 @@ def test_system_prompt_is_filled_in(workspace: Path) -> None:
     prompt = system_prompt(JarvisContext(workspace=str(workspace)))
     assert f"`{workspace.resolve()}`" in prompt
     assert (
-        "Tools available: ask_user, clear_memory, execute_script, list_files, read_code, "
-        "retrieve_memory, save_memory, search_episodic_memory, search_files.\nMemory: " in prompt
+        "Tools available: ask_user, clear_memory, execute_script, list_files, methodology, "
+        "read_code, retrieve_memory, save_memory, search_episodic_memory, search_files.\nMemory: "
+        in prompt
     )
     assert prompt.rstrip().endswith("No memories are saved yet.")
     assert f"end it with {COMPLETE_MARKER}" in prompt

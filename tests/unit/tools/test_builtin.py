@@ -418,6 +418,7 @@ def test_registry_lists_builtins_with_their_flags() -> None:
     assert set(tools) == {
         *("read_code", "list_files", "search_files", "execute_script", "ask_user"),
         *("save_memory", "retrieve_memory", "clear_memory", "search_episodic_memory"),
+        "methodology",
     }
     assert [name for name, t in tools.items() if is_risky(t)] == ["execute_script", "clear_memory"]
     assert [name for name, t in tools.items() if asks_user(t)] == ["ask_user"]

@@ -1,0 +1,274 @@
+"""Checkpoint size and speed: 100 tool calls returning 40 KB each.
+
+Run with ``.venv/bin/python bench/checkpoints.py`` (``--calls N`` / ``--kb K`` to vary).
+
+1. **baseline**: a minimal LangGraph loop, ``MessagesState`` (the plain ``add_messages``
+   channel) with a plain ``SqliteSaver``: a model node that calls a tool until it has called
+   it N times, and a tool node answering with the contents of a 40 KB file.
+2. **agent**: ``build_agent_graph()`` with the CLI's session store (``open_checkpointer``:
+   ``SqliteSaver`` with the compact ``BlobSerializer``), the scripted platform calling
+   ``read_code`` N times on the same 40 KB files, summaries off (``max_input_tokens: 0``) so
+   that every output stays in the state, as in the baseline.
+3. **agent+summaries** (informational): the same with the default 32000-token budget, the
+   ``cheap`` model (scripted) writing the summaries.
+
+For each: run time, database size, size of the stored texts (``blobs/``), and the time of
+``get_state`` (first call on a fresh connection, then the median of warm calls). The agent
+runs also check that ``get_state`` returns every tool output in full.
+Figures are printed and written to ``bench/results/checkpoints.json``; PASS/FAIL lines
+report the targets (agent <= 25 MB in all, and no slower than the baseline). Exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "checkpoints.json"
+SIZE_TARGET_MB = 25.0
+WARM_REPS = 5
+
+if str(ROOT) not in sys.path:  # run from a checkout without installing the package
+    sys.path.insert(0, str(ROOT))
+
+
+def isolate_home(home: Path) -> None:
+    """No user config or plugin is loaded."""
+    for var in [v for v in os.environ if v.startswith("JARVIS_")]:
+        del os.environ[var]
+    os.environ.update(
+        {"HOME": str(home), "JARVIS_HOME": str(home / ".jarvis"), "LANGSMITH_TRACING": "false"}
+    )
+
+
+def make_files(ws: Path, calls: int, kb: int) -> None:
+    """``calls`` distinct text files of ``kb`` KB: 100-ish lines of words."""
+    rng = random.Random(7)
+    words = [f"w{n:04d}" for n in range(5000)]
+    line_chars = 400
+    for i in range(calls):
+        lines = []
+        while sum(len(x) + 1 for x in lines) < kb * 1024:
+            line = " ".join(rng.choice(words) for _ in range(line_chars // 6))
+            lines.append(line[:line_chars])
+        (ws / f"f{i:03d}.txt").write_text("\n".join(lines) + "\n")
+
+
+def dir_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+
+def time_get_state(open_graph: Callable[[], Any], config: dict[str, Any]) -> dict[str, float]:
+    """First get_state on a fresh connection, then warm calls on the same one."""
+    with open_graph() as graph:
+        start = time.perf_counter()
+        graph.get_state(config)
+        cold = time.perf_counter() - start
+        warm = []
+        for _ in range(WARM_REPS):
+            start = time.perf_counter()
+            graph.get_state(config)
+            warm.append(time.perf_counter() - start)
+    return {"get_state_cold_ms": cold * 1000, "get_state_warm_ms": statistics.median(warm) * 1000}
+
+
+def run_baseline(ws: Path, work: Path, calls: int) -> dict[str, Any]:
+    from contextlib import contextmanager
+
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    def model(state: Any) -> dict[str, Any]:
+        done = sum(isinstance(m, ToolMessage) for m in state["messages"])
+        if done >= calls:
+            return {"messages": [AIMessage(content="done")]}
+        call = {"name": "read", "args": {"path": f"f{done:03d}.txt"}, "id": f"c{done}"}
+        return {"messages": [AIMessage(content="", tool_calls=[call])]}
+
+    def tools(state: Any) -> dict[str, Any]:
+        call = state["messages"][-1].tool_calls[0]  # type: ignore[union-attr]
+        text = (ws / call["args"]["path"]).read_text()
+        return {"messages": [ToolMessage(content=text, tool_call_id=call["id"])]}
+
+    def route(state: Any) -> str:
+        return "tools" if state["messages"][-1].tool_calls else END  # type: ignore[union-attr]
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", model)
+    builder.add_node("tools", tools)
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", route, ["tools", END])
+    builder.add_edge("tools", "model")
+    db = work / f"baseline-{calls}.sqlite"
+    db.unlink(missing_ok=True)
+
+    @contextmanager
+    def open_graph() -> Any:
+        conn = sqlite3.connect(str(db), check_same_thread=False)
+        try:
+            yield builder.compile(checkpointer=SqliteSaver(conn))
+        finally:
+            conn.close()
+
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 4 * calls + 20}
+    with open_graph() as graph:
+        start = time.perf_counter()
+        out = graph.invoke({"messages": [("user", "read them all")]}, config)
+        elapsed = time.perf_counter() - start
+    assert sum(isinstance(m, ToolMessage) for m in out["messages"]) == calls
+    return {
+        "run_s": elapsed,
+        "db_bytes": db.stat().st_size,
+        "blob_bytes": 0,
+        **time_get_state(open_graph, config),
+    }
+
+
+def run_agent(ws: Path, work: Path, calls: int, budget: int) -> dict[str, Any]:
+    import yaml
+    from langchain_core.messages import ToolMessage
+
+    from jarvis_graph.checkpointing import default_sessions_path, open_checkpointer
+    from jarvis_graph.context import clear_settings_cache
+    from jarvis_graph.graphs.agent import build_agent_graph
+
+    for old in (ws / ".jarvis").glob("sessions.sqlite*"):
+        old.unlink()
+    shutil.rmtree(ws / ".jarvis" / "blobs", ignore_errors=True)
+    normal, cheap = work / "normal.yaml", work / "cheap.yaml"
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "read_code", "args": {"path": f"f{i:03d}.txt"}}]}
+        for i in range(calls)
+    ]
+    normal.write_text(yaml.safe_dump({"turns": [*turns, {"text": "done !!!COMPLETE!!!"}]}))
+    cheap.write_text(yaml.safe_dump({"turns": [{"text": "Read files; they hold words."}]}))
+    config_file = {
+        "confirm": "never",
+        "max_iterations": calls + 5,
+        "tool_output_limit": 1_000_000,  # every output stays inline, as in the baseline
+        "max_input_tokens": budget,
+        "attach_listing": 0,
+        "model_groups": {
+            "default": {
+                "normal": {"platform": "scripted", "script": str(normal)},
+                "cheap": {"platform": "scripted", "script": str(cheap)},
+            }
+        },
+    }
+    (ws / ".jarvis").mkdir(exist_ok=True)
+    (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config_file))
+    clear_settings_cache()
+    builder = build_agent_graph()
+
+    def open_graph() -> Any:
+        from contextlib import contextmanager
+
+        @contextmanager
+        def opened() -> Any:
+            with open_checkpointer(ws) as saver:
+                yield builder.compile(checkpointer=saver)
+
+        return opened()
+
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 4 * calls + 50}
+    context = {"workspace": str(ws), "non_interactive": True}
+    with open_graph() as graph:
+        start = time.perf_counter()
+        out = graph.invoke({"task": "Read every file."}, config, context=context)
+        elapsed = time.perf_counter() - start
+    assert out["status"] == "completed", out
+    timings = time_get_state(open_graph, config)
+    with open_graph() as graph:
+        kept = [m for m in graph.get_state(config).values["messages"] if isinstance(m, ToolMessage)]
+    full = None
+    if not budget:  # every output must come back in full: it ends with its file's last line
+        last_lines = [(ws / f"f{i:03d}.txt").read_text().splitlines()[-1] for i in range(calls)]
+        full = len(kept) == calls and all(
+            isinstance(m.content, str) and m.content.endswith(line)
+            for m, line in zip(kept, last_lines, strict=True)
+        )
+    db = default_sessions_path(ws)
+    return {
+        "run_s": elapsed,
+        "db_bytes": db.stat().st_size,
+        "blob_bytes": dir_bytes(db.parent / "blobs"),
+        "tool_messages_in_state": len(kept),
+        "outputs_in_full": full,
+        **timings,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--kb", type=int, default=40)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="jarvis-bench-ckpt-") as tmp:
+        root = Path(tmp)
+        isolate_home(root / "home")
+        ws = root / "ws"
+        ws.mkdir()
+        make_files(ws, args.calls, args.kb)
+        # Warm-up (imports, tool registry, model set-up) so the timed runs compare the loops.
+        run_baseline(ws, root, 3)
+        run_agent(ws, root, 3, budget=0)
+        results = {
+            "baseline": run_baseline(ws, root, args.calls),
+            "agent": run_agent(ws, root, args.calls, budget=0),
+            "agent+summaries": run_agent(ws, root, args.calls, budget=32_000),
+        }
+    report(results, args)
+
+
+def report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> None:
+    print(f"{args.calls} tool calls x {args.kb} KB")
+    print(
+        f"{'run':<17}{'run s':>8}{'db MB':>9}{'blobs MB':>10}{'total MB':>10}{'get_state ms':>24}"
+    )
+    for name, r in results.items():
+        r["total_mb"] = (r["db_bytes"] + r["blob_bytes"]) / 1e6
+        cold, warm = r["get_state_cold_ms"], r["get_state_warm_ms"]
+        print(
+            f"{name:<17}{r['run_s']:>8.2f}{r['db_bytes'] / 1e6:>9.1f}{r['blob_bytes'] / 1e6:>10.2f}"
+            f"{r['total_mb']:>10.2f}{f'{cold:.1f} cold / {warm:.1f} warm':>24}"
+        )
+    agent, base = results["agent"], results["baseline"]
+    checks = {
+        "size": agent["total_mb"] <= SIZE_TARGET_MB,
+        "speed": agent["run_s"] <= base["run_s"],
+        "outputs_in_full": bool(agent["outputs_in_full"]),
+    }
+    print(f"{'PASS' if checks['size'] else 'FAIL'} agent total {agent['total_mb']:.2f} MB <= 25 MB")
+    print(
+        f"{'PASS' if checks['speed'] else 'FAIL'} agent run {agent['run_s']:.2f} s <= "
+        f"baseline {base['run_s']:.2f} s"
+    )
+    print(f"{'PASS' if checks['outputs_in_full'] else 'FAIL'} get_state returns every output")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "calls": args.calls,
+        "kb": args.kb,
+        "results": results,
+        "checks": checks,
+    }
+    RESULTS.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"written to {RESULTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

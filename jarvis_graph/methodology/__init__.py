@@ -1,0 +1,1 @@
+"""Methodologies: reusable ways of solving a kind of problem, shared through git."""

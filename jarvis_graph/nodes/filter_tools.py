@@ -1,0 +1,74 @@
+"""filter_tools: offer the model only the tools a task needs when there are many.
+
+Above ``tool_filter_threshold`` tools, the tools are ranked by MiniLM similarity to the
+task, the ``cheap`` model picks among the best-ranked by number (a malformed answer is
+retried once), and the best-ranked are kept when it gives no usable answer. Tools matching
+``tool_filter_always_include`` are always offered. The names go to ``selected_tools`` in
+state and ``call_model`` binds only those.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langgraph.errors import GraphBubbleUp
+from langgraph.runtime import Runtime
+
+from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.events import Event
+from jarvis_graph.nodes.services import bus_for, context_of, model_for, tools_for
+from jarvis_graph.state import AgentState
+from jarvis_graph.tools.tool_filter import (
+    ToolCard,
+    VectorCache,
+    always_included,
+    card_of,
+    pick_with_model,
+    rank,
+)
+
+logger = logging.getLogger(__name__)
+
+_vectors = VectorCache()
+
+
+def filter_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Select the tools for this task (or offer all of them when they are few)."""
+    ctx = context_of(runtime)
+    settings = resolve_settings(ctx)
+    tools = tools_for(ctx)
+    threshold = settings.tool_filter_threshold
+    if not threshold or len(tools) <= threshold:
+        return {"selected_tools": None} if state.get("selected_tools") else {}
+    bus = bus_for(ctx)
+    bus.emit(Event.BEFORE_TOOL_FILTER, {"available": len(tools)})
+    task = state.get("task", "")
+    ranked = _ranked(task, [card_of(t) for t in tools.values()])
+    candidates = ranked[: settings.tool_filter_candidates]
+    picks = _ask_cheap_model(ctx, task, candidates)
+    chosen = picks or [c.name for c in ranked[: settings.tool_filter_fallback]]
+    extra = always_included(tools, settings.tool_filter_always_include)
+    selected = list(dict.fromkeys([*chosen, *extra]))
+    bus.emit(Event.TOOL_FILTERED, {"available": len(tools), "selected": selected})
+    return {"selected_tools": selected}
+
+
+def _ranked(task: str, cards: list[ToolCard]) -> list[ToolCard]:
+    from jarvis_graph.memory.embedder import default_embedder
+
+    embedder = default_embedder()
+    vectors = _vectors.vectors([c.text() for c in cards], embedder.embed_documents)
+    return [cards[i] for i in rank(embedder.embed_query(task), vectors)]
+
+
+def _ask_cheap_model(ctx: JarvisContext, task: str, candidates: list[ToolCard]) -> list[str]:
+    """The ``cheap`` model's picks; empty when it fails or answers badly twice."""
+    try:
+        model = model_for(ctx, "cheap", tool_names=())
+        return pick_with_model(task, candidates, model.invoke) or []
+    except GraphBubbleUp:
+        raise
+    except Exception:
+        logger.warning("the cheap model could not filter the tools", exc_info=True)
+        return []

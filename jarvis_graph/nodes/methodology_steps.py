@@ -1,0 +1,99 @@
+"""Methodologies in the run loop: chosen at task start, found after a completed task.
+
+``start_task`` adds the methodologies the ``cheap`` model picks to the system prompt.
+With ``use_analysis``, ``analyze_task`` runs after ``complete_task``: interactive runs
+first ask the user whether the result was satisfactory, then the ``cheap`` model says
+whether a reusable methodology emerged, and it is saved.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.errors import GraphBubbleUp
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.methodology import select as chooser
+from jarvis_graph.methodology.store import find, home_dir, load_all, methodology_dirs, save
+from jarvis_graph.nodes.history import render_transcript
+from jarvis_graph.nodes.services import context_of, current_context, model_for
+from jarvis_graph.state import AgentState
+
+logger = logging.getLogger(__name__)
+
+TRANSCRIPT_CHARS = 12_000
+
+
+def methodology_section(task: str, ctx: JarvisContext) -> str:
+    """The system-prompt section of the methodologies picked for ``task`` ("" if none)."""
+    settings = resolve_settings(ctx)
+    if not settings.use_methodology or not task:
+        return ""
+    if settings.central_methodology_repo:
+        _sync_quietly(settings.central_methodology_repo)
+    records = load_all(methodology_dirs(settings))
+    if not records:
+        return ""
+    try:
+        model = model_for(ctx, "cheap", tool_names=())
+        return chooser.prompt_section(chooser.select(task, records, model.invoke))
+    except GraphBubbleUp:
+        raise
+    except Exception:
+        logger.warning("the cheap model could not select methodologies", exc_info=True)
+        return ""
+
+
+def _sync_quietly(url: str) -> None:
+    from jarvis_graph.methodology.git_sync import sync
+    from jarvis_graph.methodology.store import MethodologyError
+
+    try:
+        sync(url)
+    except MethodologyError as exc:  # the run goes on with the clone it has
+        logger.warning("central methodology repository: %s", exc)
+
+
+def route_after_complete_task(state: AgentState) -> Literal["analyze_task", "__end__"]:
+    """Analyze completed tasks when ``use_analysis`` is on.
+
+    The context is looked up, not injected (see ``route_after_tools``).
+    """
+    settings = resolve_settings(current_context())
+    if settings.use_analysis and state.get("status") == "completed":
+        return "analyze_task"
+    return "__end__"
+
+
+def analyze_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Ask for feedback (interactive runs), then save a methodology if one emerged."""
+    ctx = context_of(runtime)
+    feedback = ""
+    if not ctx.non_interactive:
+        question = "Was the result satisfactory? (yes / no, and what to do differently)"
+        reply = interrupt({"type": "feedback", "question": question})
+        feedback = str(reply.get("answer", "") if isinstance(reply, dict) else reply or "")
+    note = f"\nThe user's feedback on the result: {feedback.strip()}\n" if feedback.strip() else ""
+    prompt = chooser.ANALYSIS_PROMPT.format(
+        feedback=note, transcript=render_transcript(state["messages"], TRANSCRIPT_CHARS)
+    )
+    try:
+        model = model_for(ctx, "cheap", tool_names=())
+        reply_text = model.invoke(
+            [SystemMessage("You review finished tasks."), HumanMessage(prompt)]
+        ).text
+    except GraphBubbleUp:
+        raise
+    except Exception:
+        logger.warning("the cheap model could not analyze the task", exc_info=True)
+        return {}
+    found = chooser.parse_analysis(str(reply_text))
+    if found is not None:
+        existing = find(home_dir(), found.problem_type)
+        path = save(home_dir(), found)
+        logger.info("%s methodology %r in %s", "updated" if existing else "saved", found, path)
+    return {}

@@ -1,0 +1,100 @@
+"""summarize_history: replace older messages by a summary when the history is over budget.
+
+The system prompt and the latest messages stay; the messages in between leave the state
+through ``RemoveMessage`` and a summary from the ``cheap`` model takes their place. The cut
+never separates an AI message with tool calls from its tool messages.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.errors import GraphBubbleUp
+from langgraph.runtime import Runtime
+
+from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.events import Event
+from jarvis_graph.nodes.history import (
+    CHARS_PER_TOKEN,
+    KEEP_FRACTION,
+    SUMMARY_NAME,
+    choose_cut,
+    model_turns,
+    over_budget,
+    render_transcript,
+    replacement,
+)
+from jarvis_graph.nodes.messages import text_of
+from jarvis_graph.nodes.services import bus_for, context_of, current_context, model_for
+from jarvis_graph.prompts import load_prompt
+from jarvis_graph.state import SUMMARIZED_TURNS, AgentState
+
+logger = logging.getLogger(__name__)
+
+SUMMARY_ID_PREFIX = "jarvis-summary-"
+
+
+def route_after_tools(state: AgentState) -> Literal["summarize_history", "call_model"]:
+    """Summarize first when the next request would exceed the budget.
+
+    The run context is looked up rather than injected: ``update_state(...,
+    as_node="run_tools")`` (how the CLI records interrupted calls) routes without one.
+    """
+    settings = resolve_settings(current_context())
+    budget, rounds = settings.max_input_tokens, settings.auto_summary_rounds
+    return "summarize_history" if over_budget(state["messages"], budget, rounds) else "call_model"
+
+
+def summarize_history(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Summarize the older messages and remove them from the state.
+
+    Emits BEFORE_SUMMARY / AFTER_SUMMARY around the model call and BEFORE_HISTORY_CLEAR
+    (with the messages about to go, for memory subscribers) / AFTER_HISTORY_CLEAR.
+    """
+    ctx = context_of(runtime)
+    bus = bus_for(ctx)
+    budget = resolve_settings(ctx).max_input_tokens or 32_000
+    messages = state["messages"]
+    cut = choose_cut(messages, budget // KEEP_FRACTION)
+    if cut is None:  # nothing can go without splitting a tool call from its answer
+        return {}
+    count = len(messages)
+    bus.emit(Event.BEFORE_SUMMARY, {"message_count": count, "removed": len(cut.removed)})
+    transcript = render_transcript(cut.removed, budget * CHARS_PER_TOKEN // 2)
+    summary = _summarize(ctx, transcript) or (
+        f"(No summary could be written for {len(cut.removed)} earlier messages; "
+        "ask the user or look again if you need something from them.)"
+    )
+    bus.emit(Event.AFTER_SUMMARY, {"message_count": count, "summary": summary})
+    removed = {"message_count": count, "removed": len(cut.removed)}
+    clearing = {"messages": list(cut.removed), "first_index": len(cut.head)}
+    bus.emit(Event.BEFORE_HISTORY_CLEAR, {**removed, **clearing})
+    task = state.get("task", "")
+    note = HumanMessage(
+        content=f"Summary of the earlier conversation (task: {task}):\n\n{summary}",
+        name=SUMMARY_NAME,
+        id=f"{SUMMARY_ID_PREFIX}{uuid.uuid4()}",
+        response_metadata={SUMMARIZED_TURNS: model_turns(cut.removed)},
+    )
+    kept = len(cut.head) + 1 + len(cut.kept)
+    bus.emit(Event.AFTER_HISTORY_CLEAR, {"message_count": kept, "removed": len(cut.removed)})
+    return {"messages": replacement(cut, note)}
+
+
+def _summarize(ctx: JarvisContext, transcript: str) -> str:
+    """The ``cheap`` model's summary, or ``""`` when it fails (the run goes on)."""
+    prompt = [
+        SystemMessage(content="You write faithful, compact summaries."),
+        HumanMessage(content=load_prompt("summary").format(transcript=transcript)),
+    ]
+    try:
+        reply = model_for(ctx, "cheap", tool_names=()).invoke(prompt)
+    except GraphBubbleUp:
+        raise
+    except Exception:
+        logger.warning("the cheap model could not summarize the history", exc_info=True)
+        return ""
+    return text_of(reply).strip()

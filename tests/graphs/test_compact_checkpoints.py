@@ -1,0 +1,124 @@
+"""Compact checkpoints: sessions store large texts once, and give back exactly the run's messages.
+
+The agent runs on the CLI's session store (``open_checkpointer``: SqliteSaver with the
+``BlobSerializer``), each step opening a fresh connection as a new process would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from langchain_core.messages import ToolMessage, messages_to_dict
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from jarvis_graph.checkpointing import default_sessions_path, fork_thread, open_checkpointer
+from jarvis_graph.graphs.agent import build_agent_graph
+
+FILES = 4
+
+
+@pytest.fixture
+def ws(workspace: Path) -> Path:
+    for i in range(FILES):
+        lines = [f"file {i} line {n}: " + "abcdefgh" * 12 for n in range(80)]
+        (workspace / f"f{i}.txt").write_text("\n".join(lines) + "\n")
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "read_code", "args": {"path": f"f{i}.txt"}}]} for i in range(FILES)
+    ]
+    turns.append({"text": "Read all four. !!!COMPLETE!!!"})
+    (workspace / "script.yaml").write_text(yaml.safe_dump({"turns": turns}))
+    config = {"attach_listing": 0, "tool_output_limit": 100_000, "max_input_tokens": 0}
+    (workspace / ".jarvis").mkdir()
+    (workspace / ".jarvis" / "config.yaml").write_text(json.dumps(config))
+    return workspace
+
+
+@contextmanager
+def agent(ws: Path) -> Iterator[CompiledStateGraph]:
+    with open_checkpointer(ws) as saver:
+        yield build_agent_graph().compile(checkpointer=saver)
+
+
+def context(ws: Path, **extra: Any) -> dict[str, Any]:
+    return {"workspace": str(ws), "platform": "scripted", "script": "script.yaml", **extra}
+
+
+def config(thread: str = "t1") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}, "recursion_limit": 100}
+
+
+def dicts(messages: list[Any]) -> list[dict[str, Any]]:
+    return messages_to_dict(messages)
+
+
+def outputs(messages: list[Any]) -> list[str]:
+    return [str(m.content) for m in messages if isinstance(m, ToolMessage)]
+
+
+def test_history_and_state_are_exactly_what_the_run_streamed(ws: Path) -> None:
+    with agent(ws) as graph:
+        seen = [
+            dicts(values["messages"])
+            for values in graph.stream(
+                {"task": "read the files"},
+                config(),
+                context=context(ws, confirm="never"),
+                stream_mode="values",
+            )
+        ]
+    with agent(ws) as graph:  # a new connection and serializer: nothing cached
+        state = graph.get_state(config())
+        history = [dicts(s.values.get("messages", [])) for s in graph.get_state_history(config())]
+    assert dicts(state.values["messages"]) == seen[-1]
+    assert all(snapshot in seen for snapshot in history if snapshot)
+    assert len([h for h in history if h]) >= len(seen) - 1
+    texts = outputs(state.values["messages"])
+    assert len(texts) == FILES and all(len(t) > 8000 for t in texts)
+    assert all(f"file {i} line 79:" in t for i, t in enumerate(texts))
+    # the database holds references, the texts live once in blobs/
+    db = default_sessions_path(ws)
+    raw = db.read_bytes()
+    assert b"file 0 line 40:" not in raw
+    assert len(list((db.parent / "blobs").rglob("*.z"))) == FILES
+
+
+def test_resume_after_an_interrupt_in_a_new_process(ws: Path) -> None:
+    with agent(ws) as graph:
+        graph.invoke({"task": "read the files"}, config(), context=context(ws, confirm="always"))
+    for _ in range(FILES):
+        with agent(ws) as graph:  # each resume opens the store afresh
+            state = graph.get_state(config())
+            assert state.interrupts, state.next
+            graph.invoke(Command(resume="approve"), config(), context=context(ws, confirm="always"))
+    with agent(ws) as graph:
+        values = graph.get_state(config()).values
+    assert values["status"] == "completed"
+    assert [f"file {i} line 79:" in t for i, t in enumerate(outputs(values["messages"]))] == [
+        True
+    ] * FILES
+
+
+def test_fork_from_a_middle_checkpoint_has_the_same_messages_and_runs_on(ws: Path) -> None:
+    with agent(ws) as graph:
+        graph.invoke({"task": "read the files"}, config(), context=context(ws, confirm="never"))
+        middle = next(
+            s
+            for s in graph.get_state_history(config())
+            if len(outputs(s.values.get("messages", []))) == 2 and s.next == ("call_model",)
+        )
+        at = middle.config["configurable"]["checkpoint_id"]
+        fork_thread(graph.checkpointer, "t1", "fork", at)
+    with agent(ws) as graph:
+        forked = graph.get_state(config("fork"))
+        assert dicts(forked.values["messages"]) == dicts(middle.values["messages"])
+        out = graph.invoke(None, config("fork"), context=context(ws, confirm="never"))
+    assert out["status"] == "completed"
+    assert len(outputs(out["messages"])) == FILES
+    assert all(f"file {i} line 79:" in t for i, t in enumerate(outputs(out["messages"])))
