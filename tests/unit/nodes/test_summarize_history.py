@@ -14,7 +14,6 @@ from langchain_core.messages import (
     RemoveMessage,
     SystemMessage,
     ToolMessage,
-    messages_from_dict,
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.runtime import Runtime
@@ -92,8 +91,9 @@ def test_old_messages_are_replaced_by_the_cheap_models_summary(
         Event.AFTER_HISTORY_CLEAR,
     ]
     cleared = events[2][1]
-    gone = messages_from_dict(cleared["messages"])
+    gone = cleared["messages"]
     assert [m.id for m in gone] == ["task", *(f"{k}{n}" for n in range(5) for k in "at")]
+    assert cleared["first_index"] == 1  # right after the system prompt
     assert cleared["removed"] == 11 and cleared["message_count"] == 14
     assert events[1][1]["summary"] == "Read six files; all hold x."
     assert events[3][1] == {"message_count": 4, "removed": 11}
