@@ -49,7 +49,11 @@ COMPUTE_TRIES = 2  # a failed calculation is shown to the model once for a fix
 MAX_FAILED_STREAK = 2  # failed tool turns in a row after which the model may answer again
 THOUGHT_KEY = "reasoning_content"  # where a reply's "thought" is kept on the AIMessage
 SCRIPT_TOOLS = frozenset({"execute_script"})  # tools whose output answers a "run X" task
-_MEMORY_WORDS = re.compile(r"\b(remember|memor|recall|forget|note that)", re.IGNORECASE)
+# Tools offered only when the task speaks of them (name part -> words of the task).
+_ON_MENTION = {
+    "memory": re.compile(r"\b(remember|memor|recall|forget|note that)", re.IGNORECASE),
+    "methodolog": re.compile(r"\b(methodolog|playbook|procedure)", re.IGNORECASE),
+}
 
 Repeat = Literal["failed", "answer"]
 _REPEAT_WARNINGS: dict[str, str] = {
@@ -82,8 +86,7 @@ class LocalChatModel(BaseChatModel):
     """Before answering a question asking for a count, a sum or an extreme, let the model
     write a Python expression over the facts and give its value (see ``calculator``)."""
     memory_tools_on_mention: bool = True
-    """Offer the memory tools only when the task speaks of remembering: offered on every
-    task, a small model calls them to look for what is in the files."""
+    """Offer the memory (and methodology) tools only when the task speaks of them."""
     workspace: str | None = None
     """The folder a computed answer may read (read-only); None: literals only."""
     tools: list[dict[str, Any]] = Field(default_factory=list)
@@ -97,10 +100,16 @@ class LocalChatModel(BaseChatModel):
         return self.model_copy(update={"tools": [convert_to_openai_tool(t) for t in tools]})
 
     def offered_tools(self, messages: list[BaseMessage]) -> list[dict[str, Any]]:
-        """The bound tools the next reply may call."""
-        if not self.memory_tools_on_mention or _MEMORY_WORDS.search(_task_of(messages)):
+        """The bound tools the next reply may call.
+
+        Memory and methodology tools only when the task speaks of them: offered on every
+        task, a small model calls them to look for what is in the files.
+        """
+        if not self.memory_tools_on_mention:
             return self.tools
-        return [t for t in self.tools if "memory" not in t["function"]["name"]]
+        task = _task_of(messages)
+        hidden = [part for part, words in _ON_MENTION.items() if not words.search(task)]
+        return [t for t in self.tools if not any(p in t["function"]["name"] for p in hidden)]
 
     def build_prompt(
         self,

@@ -423,6 +423,20 @@ def test_failed_calls_are_not_facts_of_the_answer(fake_llama: FakeLlama) -> None
     assert "does not exist" not in focused
 
 
+def test_methodology_tools_are_offered_only_to_tasks_that_speak_of_them() -> None:
+    def tool(name: str) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": name, "parameters": {}}}
+
+    model = _model().model_copy(update={"tools": [tool("read_code"), tool("methodology")]})
+    names = [t["function"]["name"] for t in model.offered_tools([HumanMessage("Sum a.csv")])]
+    assert names == ["read_code"]
+    task = [HumanMessage("Add a methodology for release builds")]
+    assert [t["function"]["name"] for t in model.offered_tools(task)] == [
+        "read_code",
+        "methodology",
+    ]
+
+
 def test_memory_tools_are_offered_only_to_tasks_that_speak_of_remembering() -> None:
     def tool(name: str) -> dict[str, Any]:
         return {"type": "function", "function": {"name": name, "parameters": {}}}
