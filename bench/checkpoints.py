@@ -138,7 +138,9 @@ def run_baseline(ws: Path, work: Path, calls: int) -> dict[str, Any]:
     }
 
 
-def run_agent(ws: Path, work: Path, calls: int, budget: int) -> dict[str, Any]:
+def run_agent(
+    ws: Path, work: Path, calls: int, budget: int, archive: bool = False
+) -> dict[str, Any]:
     import yaml
     from langchain_core.messages import ToolMessage
 
@@ -162,6 +164,9 @@ def run_agent(ws: Path, work: Path, calls: int, budget: int) -> dict[str, Any]:
         "tool_output_limit": 1_000_000,  # every output stays inline, as in the baseline
         "max_input_tokens": budget,
         "attach_listing": 0,
+        # The episodic archive embeds every message when the task completes: work the
+        # baseline loop does not do. The comparison runs without it; a row shows its cost.
+        "episodic_archive": archive,
         "model_groups": {
             "default": {
                 "normal": {"platform": "scripted", "script": str(normal)},
@@ -230,6 +235,7 @@ def main() -> None:
             "baseline": run_baseline(ws, root, args.calls),
             "agent": run_agent(ws, root, args.calls, budget=0),
             "agent+summaries": run_agent(ws, root, args.calls, budget=32_000),
+            "agent+archive": run_agent(ws, root, args.calls, budget=0, archive=True),
         }
     report(results, args)
 
