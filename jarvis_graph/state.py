@@ -14,9 +14,20 @@ CONTEXT_NAME = "jarvis_context"
 """``name`` of the human message with workspace context attached to a task (not a task)."""
 
 SUMMARIZED_TURNS = "summarized_ai_turns"
-SUMMARY_NAME = "jarvis_summary"
-"""Name of the human message holding a history summary."""
 """``response_metadata`` key of a summary message: how many model turns it replaced."""
+SUMMARY_NAME = "jarvis_summary"
+"""``name`` of the human message holding a history summary (not a task)."""
+NOT_TASK_NAMES = frozenset({CONTEXT_NAME, SUMMARY_NAME})
+
+
+def is_task_message(message: object) -> bool:
+    """Whether ``message`` is a task the user gave.
+
+    That is a human message that is neither attached context nor a history summary.
+    """
+    return getattr(message, "type", None) == "human" and (
+        getattr(message, "name", None) not in NOT_TASK_NAMES
+    )
 
 
 class AgentInput(TypedDict):

@@ -18,7 +18,7 @@ from typing import Any, Literal, get_args
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from jarvis_graph.config import mask_secrets
-from jarvis_graph.state import CONTEXT_NAME
+from jarvis_graph.state import is_task_message
 
 Kind = Literal["user", "reasoning", "tool_call", "tool_result", "response"]
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -103,7 +103,7 @@ def segment_messages(messages: list[AnyMessage], first_index: int = 0) -> list[S
     for index, message in enumerate(messages, first_index):
         mid = str(message.id or f"index-{index}")
         if isinstance(message, HumanMessage):
-            if message.name != CONTEXT_NAME and message.text.strip():
+            if is_task_message(message) and message.text.strip():
                 out.append(_segment("user", index, 0, mid, message.text))
         elif isinstance(message, AIMessage):
             out.extend(_ai_segments(message, index, mid))

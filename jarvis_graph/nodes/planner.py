@@ -42,6 +42,7 @@ from jarvis_graph.state import (
     StepInput,
     StepResult,
     StepStatus,
+    is_task_message,
 )
 
 MAX_STEPS = 8
@@ -73,7 +74,7 @@ def _task_of(state: PlannerState) -> str:
     if state.get("task"):
         return str(state["task"])
     for message in reversed(state.get("messages", [])):
-        if isinstance(message, HumanMessage) and message.name != CONTEXT_NAME:
+        if is_task_message(message):
             return text_of(message)
     msg = "no task given: pass {'task': '...'} or a human message"
     raise ValueError(msg)

@@ -41,7 +41,7 @@ from jarvis_graph.config import ModelSpec
 from jarvis_graph.platforms import calculator
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.registry import PlatformError
-from jarvis_graph.state import CONTEXT_NAME
+from jarvis_graph.state import is_task_message
 from jarvis_graph.tools.attachments import SECRET_GLOBS
 
 MIN_REPLY_TOKENS = 256
@@ -128,7 +128,7 @@ class LocalChatModel(BaseChatModel):
         turns = [proto.Turn("system", system)] if system else []
         task = ""
         for message in messages:
-            if isinstance(message, HumanMessage) and message.name != CONTEXT_NAME:
+            if is_task_message(message):
                 task = str(message.text)
             _append_turn(turns, message, task)
         if repeat and repeated is None:
@@ -253,7 +253,7 @@ def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> No
 def _task_of(messages: list[BaseMessage]) -> str:
     """The latest task text (context messages are not tasks)."""
     for message in reversed(messages):
-        if isinstance(message, HumanMessage) and message.name != CONTEXT_NAME:
+        if is_task_message(message):
             return str(message.text)
     return ""
 
@@ -271,7 +271,7 @@ def _facts(messages: list[BaseMessage]) -> tuple[list[str], bool]:
     ran_script = False
     for message in messages:
         if isinstance(message, HumanMessage):
-            if message.name != CONTEXT_NAME:
+            if is_task_message(message):
                 context, results, ran_script = [], [], False  # a new task
             else:
                 context.append(str(message.text))
@@ -309,7 +309,7 @@ def _calls_in_task(messages: list[BaseMessage]) -> Counter[tuple[str, str]]:
     """How often each ``(name, arguments JSON)`` call was made since the latest task."""
     made: Counter[tuple[str, str]] = Counter()
     for message in messages:
-        if isinstance(message, HumanMessage) and message.name != CONTEXT_NAME:
+        if is_task_message(message):
             made.clear()
         elif isinstance(message, AIMessage):
             made.update(

@@ -49,9 +49,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jarvis_graph.platforms.registry import PlatformError
-from jarvis_graph.state import CONTEXT_NAME, SUMMARIZED_TURNS, SUMMARY_NAME
-
-_NOT_TASKS = (CONTEXT_NAME, SUMMARY_NAME)  # attached context, history summaries
+from jarvis_graph.state import SUMMARIZED_TURNS, is_task_message
 
 
 class ScriptExhaustedError(PlatformError):
@@ -150,11 +148,7 @@ class ScriptedChatModel(BaseChatModel):
         turns, scene = self._scene(messages)
         if scene:  # a scene plays from the latest task message given to the model
             start = max(
-                (
-                    i
-                    for i, m in enumerate(messages)
-                    if isinstance(m, HumanMessage) and m.name not in _NOT_TASKS
-                ),
+                (i for i, m in enumerate(messages) if is_task_message(m)),
                 default=-1,
             )
             messages = messages[start + 1 :]

@@ -694,3 +694,22 @@ def test_a_question_asking_for_several_things_is_told_to_give_each() -> None:
     both = proto.answer_prompt("Run r.py; tell me the total and how many rows it read.", ["x"])
     one = proto.answer_prompt("Run greet.py NAME and report the code it prints.", ["x"])
     assert "give each of them" in both and "give each of them" not in one
+
+
+def test_a_history_summary_is_not_taken_for_the_task(fake_llama: FakeLlama) -> None:
+    """After summarize_history the summary is a human message; the task stays the task."""
+    from jarvis_graph.state import SUMMARY_NAME
+
+    call = {"name": "read_code", "args": {"path": "a.py"}, "id": "c1"}
+    messages = [
+        HumanMessage("Run report.py with python3 and tell me the total."),
+        HumanMessage("Summary of the earlier conversation: read a.py.", name=SUMMARY_NAME),
+        AIMessage("", tool_calls=[call]),
+        ToolMessage("x = 1", tool_call_id="c1", name="read_code"),
+    ]
+    model = _model()
+    prompt = model.build_prompt(messages)
+    assert "The task was: Run report.py with python3" in prompt
+    model.invoke(messages)  # still a run task: after one look, only the script tools
+    assert "read_code" not in fake_llama.grammars[-1]
+    assert "execute_script" in fake_llama.grammars[-1]
