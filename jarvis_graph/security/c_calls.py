@@ -34,6 +34,15 @@ _SIZED = {"snprintf", "_snprintf", "vsnprintf", "_vsnprintf", "swprintf", "_snwp
 
 
 _EXEC = re.compile(r"_?w?(?:exec|spawn)[lv]p?e?")
+_MEMBER = re.compile(r"->|\.\s*[A-Za-z_]|\[")
+_STRING_CONV = re.compile(r"%(?:s|\[)")
+_ALLOC_WORD = re.compile(r"\b(?:new|\w*alloc\w*|\w*dup)\b")
+_NAME_OR_ADDR = re.compile(r"&?\s*[A-Za-z_]\w*")
+_RAND_CALL = re.compile(r"\b(?:rand|random|RAND\d*)\s*\(")
+_ARGV = re.compile(r"\bargv\b")
+_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+_INDEXED_LHS = re.compile(r"^\s*([A-Za-z_]\w*)\s*\[\s*(.+?)\s*\]\s*(?:\.\w+|->\w+)?\s*$")
+_ZERO_OR_LITERAL = re.compile(r"0|__S\d+__")
 
 
 def _var(scan: FunctionScan, expr: str) -> tuple[str | None, Var | None]:
@@ -234,12 +243,18 @@ def _scanf_width(scan: FunctionScan, name: str, args: list[str], st: Statement) 
     if name not in pos or len(args) <= pos[name]:
         return
     lit = scan.src.literal(args[pos[name]])
-    if lit is not None and re.search(r"%(?:s|\[)", lit.text):
+    if lit is not None and _STRING_CONV.search(lit.text):
         scan.report("c-scanf-width", st.line, f"format {lit.text!r}", "scanf")
 
 
 def release(scan: FunctionScan, expr: str, kind: str, st: Statement) -> None:
-    """``free``/``delete``/``delete[]`` of an expression."""
+    """``free``/``delete``/``delete[]`` of an expression.
+
+    Freeing a member or an element (``p->buf``, ``s.data``, ``a[i]``) releases that
+    member's memory, not the variable's: the facts of ``p`` stay as they are.
+    """
+    if _MEMBER.search(strip_casts(expr)):
+        return
     name, var = _var(scan, expr)
     if var is None or var.null:
         return
@@ -261,7 +276,7 @@ def transfer(scan: FunctionScan, name: str, var: Var, rhs: str, st: Statement) -
     fresh = Var(type=var.type, pointer=var.pointer, array=var.array, elem=var.elem)
     plain = strip_casts(rhs).strip()
     fresh.upper_checked = False
-    alloc = alloc_of(rhs, scan.env) if re.search(r"\b(?:new|\w*alloc\w*|\w*dup)\b", rhs) else None
+    alloc = alloc_of(rhs, scan.env) if _ALLOC_WORD.search(rhs) else None
     lit = scan.src.literal(plain)
     if plain in ("NULL", "0", "nullptr") and var.pointer:
         fresh.null = True
@@ -277,7 +292,7 @@ def transfer(scan: FunctionScan, name: str, var: Var, rhs: str, st: Statement) -
     elif lit is not None:
         fresh.alloc, fresh.slen = "literal", len(lit.text)
         fresh.cap = (len(lit.text) + 1) * (var.elem or 1)
-    elif re.fullmatch(r"&?\s*[A-Za-z_]\w*", plain) and plain.lstrip("& ") in scan.env:
+    elif _NAME_OR_ADDR.fullmatch(plain) and plain.lstrip("& ") in scan.env:
         other = scan.env[plain.lstrip("& ")]
         if plain.startswith("&"):
             fresh.alloc, fresh.cap = (other.alloc or "stack"), other.cap
@@ -287,7 +302,7 @@ def transfer(scan: FunctionScan, name: str, var: Var, rhs: str, st: Statement) -
     else:
         fresh.ival = const_eval(rhs, scan.env) if var.integer or not var.pointer else None
     taint_from(scan, fresh, rhs)
-    if re.search(r"\b(?:rand|random|RAND\d*)\s*\(", rhs) and k._RANDOM_NAME.search(name):
+    if _RAND_CALL.search(rhs) and k._RANDOM_NAME.search(name):
         scan.report("c-weak-prng", st.line, f"'{name}' gets a rand() value", name)
     if lit is not None and k._SECRET_NAME.search(name) and lit.text:
         scan.report("c-hardcoded-credential", st.line, f"'{name}' is a literal", name)
@@ -313,11 +328,11 @@ def taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
     names = {c[0] for c in found}
     if found and found[0][2] == len(rhs) - len(rhs.lstrip()) and found[0][0] in _BOUNDED_RESULT:
         return
-    if names & k.INPUT_RETURN or re.search(r"\bargv\b", rhs):
+    if names & k.INPUT_RETURN or _ARGV.search(rhs):
         var.taint = "outside input"
     elif names & k.RANDOM_RETURN:
         var.taint = "a random value"
-    for word in re.findall(r"\b[A-Za-z_]\w*\b", rhs):
+    for word in _WORD.findall(rhs):
         other = scan.env.get(word)
         if other is not None and other.taint and other is not var:
             var.taint = var.taint or other.taint
@@ -327,12 +342,12 @@ def taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
 
 def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
     """An assignment through a pointer, index or member (``p[i] = x``, ``s->f = p``)."""
-    m = re.match(r"^\s*([A-Za-z_]\w*)\s*\[\s*(.+?)\s*\]\s*(?:\.\w+|->\w+)?\s*$", lhs)
+    m = _INDEXED_LHS.match(lhs)
     if m and m.group(1) in scan.env:
         var, idx = scan.env[m.group(1)], const_eval(m.group(2), scan.env)
         if var.init_elems is not None and idx is not None and idx == var.init_elems:
             var.init_elems += 1
-    if m and m.group(1) in scan.env and re.fullmatch(r"0|__S\d+__", rhs.strip()) is None:
+    if m and m.group(1) in scan.env and _ZERO_OR_LITERAL.fullmatch(rhs.strip()) is None:
         var = scan.env[m.group(1)]
         idx = const_eval(m.group(2), scan.env)
         if idx is not None and rhs.strip() == "0":
@@ -350,14 +365,14 @@ def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
 
 def arith(scan: FunctionScan, text: str, st: Statement) -> None:
     """Integer overflow: ``x++``, ``x + c``, ``x * y`` on a value that can reach the limit."""
+    ops = t.arithmetic(text)
+    if not ops:
+        return
     candidates = [
         (name, var)
         for name, var in c_checks.touched(scan, text)
         if var.integer and (var.ival is not None or (var.taint and not var.upper_checked))
     ]
-    ops = t.arithmetic(text) if candidates else ()
-    if not ops:
-        return
     for name, var in candidates:
         found = next((o for o in ops if o[0] == name), None)
         if found is None:

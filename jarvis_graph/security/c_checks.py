@@ -24,6 +24,8 @@ from jarvis_graph.security.c_source import Statement
 if TYPE_CHECKING:
     from jarvis_graph.security.c_flow import FunctionScan
 
+_BITWISE_NULL = re.compile(r"NULL\s*\)\s*&(?!&)|&\s*\(\s*\w+\s*!=\s*NULL")
+
 
 def _mentions(text: str, name: str) -> bool:
     return name in t.plain_names(text)
@@ -31,16 +33,18 @@ def _mentions(text: str, name: str) -> bool:
 
 def touched(scan: FunctionScan, text: str) -> list[tuple[str, Var]]:
     """The variables of the walk a piece of code mentions."""
-    words = t.plain_names(text)
-    if len(words) < len(scan.env):
-        return [(n, scan.env[n]) for n in sorted(words) if n in scan.env]
-    return [(n, v) for n, v in scan.env.items() if n in words]
+    env = scan.env
+    words = t.sorted_names(text)
+    if len(words) < len(env):
+        return [(n, env[n]) for n in words if n in env]
+    found = t.plain_names(text)
+    return [(n, v) for n, v in env.items() if n in found]
 
 
 def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
     """NULL checks, upper-bound checks and the '&' in place of '&&' in a condition."""
     cond = strip_casts(cond)
-    if re.search(r"NULL\s*\)\s*&(?!&)|&\s*\(\s*\w+\s*!=\s*NULL", cond):
+    if _BITWISE_NULL.search(cond):
         scan.report("c-bitwise-null-check", st.line, "both sides always run", "bitwise")
     checked, bounded = t.null_checked(cond), t.upper_bounded(cond)
     for name, var in touched(scan, cond):

@@ -7,7 +7,7 @@ nominal 16 bytes, so that like-for-like comparisons (50 vs 100 elements of it) s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 TYPE_SIZES = {
@@ -47,6 +47,14 @@ _ALLOC = re.compile(
     r"(?P<args>.*)\)|new\s*(?:\((?P<place>[^)]*)\)\s*)?(?P<ntype>[\w:]+(?:\s*\*)?)"
     r"\s*(?:\[(?P<count>.*)\]|\(.*\))?)$"
 )
+_QUALIFIER = re.compile(r"\b(?:const|volatile|struct|class|std::)\b")
+_SPACES = re.compile(r"\s+")
+_CXX_CAST = re.compile(r"\b(?:reinterpret|static|const)_cast\s*<[^>]*>")
+_SIZEOF_PAREN = re.compile(r"\bsizeof\s*\(([^()]*)\)")
+_SIZEOF_WORD = re.compile(r"\bsizeof\s+(\w+)")
+_STRLEN_CALL = re.compile(r"\b(?:strlen|wcslen)\s*\(\s*(\w+)\s*\)")
+_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+
 _ARITH = re.compile(r"^[\d\s+\-*/%()]+$")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*")
 _LEAD_IDENT = re.compile(r"([A-Za-z_]\w*)")
@@ -83,7 +91,9 @@ class Var:
 
     def copy(self) -> Var:
         """An independent copy."""
-        return replace(self)
+        new = Var.__new__(Var)
+        new.__dict__.update(self.__dict__)
+        return new
 
     @property
     def integer(self) -> bool:
@@ -102,16 +112,26 @@ class Var:
 @lru_cache(maxsize=4096)
 def type_size(name: str) -> int:
     """Bytes of a base type; pointers count 8; unknown types a nominal 16."""
-    name = re.sub(r"\b(?:const|volatile|struct|class|std::)\b", "", name).strip()
+    name = _QUALIFIER.sub("", name).strip()
     if name.endswith("*"):
         return POINTER_SIZE
-    return TYPE_SIZES.get(re.sub(r"\s+", " ", name), NOMINAL_SIZE)
+    return TYPE_SIZES.get(_SPACES.sub(" ", name), NOMINAL_SIZE)
 
 
-def expand(text: str, macros: dict[str, str]) -> str:
-    """Replace object-like macros (and zero-argument function-like ones), three rounds."""
+def macro_names(macros: dict[str, str]) -> frozenset[str]:
+    """The names ``expand`` replaces (``F`` for a zero-argument ``F()``)."""
+    return frozenset(name.removesuffix("()") for name in macros)
+
+
+def expand(text: str, macros: dict[str, str], names: frozenset[str] | None = None) -> str:
+    """Replace object-like macros (and zero-argument function-like ones), three rounds.
+
+    ``names`` is ``macro_names(macros)``, passed in when many texts share the macros.
+    """
+    if names is None:
+        names = macro_names(macros)
     for _ in range(3):
-        if not any(w in macros or w + "()" in macros for w in idents(text)):
+        if idents(text).isdisjoint(names):
             break
 
         def sub(m: re.Match[str]) -> str:
@@ -145,7 +165,7 @@ def unwrap(expr: str) -> str:
 @lru_cache(maxsize=16384)
 def strip_casts(expr: str) -> str:
     """The expression without C-style casts such as ``(char *)`` or ``(size_t)``."""
-    expr = re.sub(r"\b(?:reinterpret|static|const)_cast\s*<[^>]*>", "", expr)
+    expr = _CXX_CAST.sub("", expr)
     return _CAST.sub("", expr).strip()
 
 
@@ -165,15 +185,15 @@ def const_eval(expr: str, env: dict[str, Var]) -> int | None:
             return str(var.cap if var.array and var.cap is not None else POINTER_SIZE)
         return str(type_size(arg))
 
-    e = re.sub(r"\bsizeof\s*\(([^()]*)\)", sizeof, e)
-    e = re.sub(r"\bsizeof\s+(\w+)", sizeof, e)
+    e = _SIZEOF_PAREN.sub(sizeof, e)
+    e = _SIZEOF_WORD.sub(sizeof, e)
 
     def strlen(m: re.Match[str]) -> str:
         var = env.get(m.group(1))
         n = var.string_len() if var else None
         return str(n) if n is not None else m.group(0)
 
-    e = re.sub(r"\b(?:strlen|wcslen)\s*\(\s*(\w+)\s*\)", strlen, e)
+    e = _STRLEN_CALL.sub(strlen, e)
     e = _INT_LITERAL.sub(lambda m: str(int(m.group(1), 0)), e)
 
     def ident(m: re.Match[str]) -> str:
@@ -183,7 +203,7 @@ def const_eval(expr: str, env: dict[str, Var]) -> int | None:
         var = env.get(word)
         return str(var.ival) if var is not None and var.ival is not None else "?"
 
-    e = re.sub(r"\b[A-Za-z_]\w*\b", ident, e)
+    e = _WORD.sub(ident, e)
     if not _ARITH.match(e) or len(e) > 200:
         return None
     try:

@@ -20,6 +20,7 @@ from jarvis_graph.security.c_facts import (
     base_var,
     const_eval,
     expand,
+    macro_names,
     strip_casts,
     type_size,
 )
@@ -38,6 +39,15 @@ _DECL = re.compile(
     r"(?P<ptr>\s*(?:[*&]\s*)+|\s+)(?P<name>[A-Za-z_]\w*)\s*(?P<arr>\[[^\]]*\])?\s*"
     r"(?:=\s*(?P<init>.*))?$"
 )
+_SPACES = re.compile(r"\s+")
+_LOOP_INIT = re.compile(r"\s*(?:[\w\s]+\s)?(\w+)\s*=\s*0\s*$")
+_LOOP_COND = re.compile(r"\s*(\w+)\s*(<=?)\s*(.+)$")
+_DELETE = re.compile(r"delete\s*(\[\s*\])?\s*(.+)$")
+_ASSIGN = re.compile(r"^((?:->|[^=<>!])+?)\s*(<<|>>|[+\-*/%&|^])?=(?!=)\s*(.+)$")
+_TYPE_LIKE = re.compile(r"[A-Z]|\w+_t$|std::")
+_NAME = re.compile(r"([A-Za-z_]\w*)")
+_SIZES_MATTER = re.compile(r"\[|\b(?:str|wcs|mem|wmem)\w*\s*\(|printf\s*\(")
+
 _CONTROL = re.compile(r"^(?:else\s+)?(if|while|for|switch)\s*\((.*)\)\s*(.*)$")
 
 
@@ -54,13 +64,11 @@ class FunctionScan:
         callees: dict[str, Function],
         context: dict[int, Var] | None = None,
         depth: int = 0,
-        seen: set[Any] | None = None,
     ) -> None:
         self.src, self.fn, self.macros, self.emit = src, fn, macros, emit
         self.language, self.callees, self.depth = language, callees, depth
         self.env: dict[str, Var] = {}
         self.loops: list[tuple[str, int | None, int]] = []
-        self.seen = seen if seen is not None else set()
         self.context = context or {}
         self.flagged: set[tuple[str, str]] = set()
         self.param_names: set[str] = set()
@@ -68,6 +76,9 @@ class FunctionScan:
         self.has_heap = False
         # statement text -> text with macros expanded, shared by every walk of the file
         self.expanded: dict[str, str] = src.expanded
+        if src.macro_names is None:
+            src.macro_names = macro_names(macros)
+        self.macro_names = src.macro_names
         # names the last control header found NULL (a return right under it frees nothing)
         self.guard: tuple[frozenset[str], int] = (frozenset(), -1)
 
@@ -101,7 +112,7 @@ class FunctionScan:
             self.loops = [lp for lp in self.loops if st.depth > lp[2]]
             text = self.expanded.get(st.text)
             if text is None:
-                text = self.expanded[st.text] = expand(st.text, self.macros)
+                text = self.expanded[st.text] = expand(st.text, self.macros, self.macro_names)
             head = _CONTROL.match(text)
             if head:
                 cond = head.group(2)
@@ -141,7 +152,7 @@ class FunctionScan:
             self.param_names.add(m.group("name"))
 
     def _new_var(self, m: re.Match[str]) -> Var:
-        base = re.sub(r"\s+", " ", m.group("type")).strip()
+        base = _SPACES.sub(" ", m.group("type")).strip()
         if m.group("quals") and "unsigned" in m.group("quals"):
             base = "unsigned " + base
         pointer = "*" in (m.group("ptr") or "")
@@ -154,8 +165,8 @@ class FunctionScan:
         parts = header.split(";")
         if len(parts) != 3:
             return
-        m = re.match(r"\s*(?:[\w\s]+\s)?(\w+)\s*=\s*0\s*$", parts[0])
-        cond = re.match(r"\s*(\w+)\s*(<=?)\s*(.+)$", parts[1])
+        m = _LOOP_INIT.match(parts[0])
+        cond = _LOOP_COND.match(parts[1])
         if not m or not cond or cond.group(1) != m.group(1):
             return
         bound = const_eval(cond.group(3), self.env)
@@ -177,7 +188,7 @@ class FunctionScan:
                 self.env[name].escaped = True
             return
         if text.startswith("delete"):
-            m = re.match(r"delete\s*(\[\s*\])?\s*(.+)$", text)
+            m = _DELETE.match(text)
             if m:
                 c_calls.release(self, m.group(2), "delete[]" if m.group(1) else "delete", st)
             return
@@ -185,7 +196,7 @@ class FunctionScan:
         if decl and decl.group("type").split()[0] not in _KEYWORDS and self._is_decl(decl):
             self._declare(decl, st)
             return
-        assign = re.match(r"^((?:->|[^=<>!])+?)\s*(<<|>>|[+\-*/%&|^])?=(?!=)\s*(.+)$", text)
+        assign = _ASSIGN.match(text)
         c_checks.uses(self, assign.group(3) if assign else text, st)
         if assign:
             c_checks.uses(self, assign.group(1), st, lhs=True)
@@ -205,7 +216,7 @@ class FunctionScan:
             or m.group("ptr")
             or m.group("arr")
             or first in TYPE_SIZES
-            or re.match(r"[A-Z]|\w+_t$|std::", first)
+            or _TYPE_LIKE.match(first)
             or m.group("init") is None
         )
 
@@ -242,7 +253,7 @@ class FunctionScan:
 
     def assign(self, lhs: str, rhs: str, st: Statement, op: str) -> None:
         """Apply ``lhs op= rhs`` to the facts."""
-        target = re.fullmatch(r"([A-Za-z_]\w*)", lhs)
+        target = _NAME.fullmatch(lhs)
         if not target or target.group(1) not in self.env:
             c_calls.store(self, lhs, rhs, st)
             return
@@ -265,19 +276,21 @@ class FunctionScan:
         if not any(_interesting(v, _sizes_matter(callee)) for v in ctx.values()):
             return  # nothing the caller knows adds to the callee's own walk
         key = (name, tuple(sorted((i, _fact_key(v)) for i, v in ctx.items())))
-        if key in self.seen:
-            return
-        self.seen.add(key)
-        sub = FunctionScan(
-            self.src, callee, self.macros, self.emit, self.language, self.callees, ctx,
-            self.depth + 1, self.seen,
-        )  # fmt: skip
-        sub.run()
+        freed = self.src.followed.get(key)
+        if freed is None:
+            # The same callee under the same facts gives the same findings (already
+            # emitted) and frees the same parameters: walk it once per file.
+            sub = FunctionScan(
+                self.src, callee, self.macros, self.emit, self.language, self.callees, ctx,
+                self.depth + 1,
+            )  # fmt: skip
+            sub.run()
+            freed = self.src.followed[key] = frozenset(i for i in ctx if sub.param_freed(i))
         for i, arg in enumerate(args):
             b = base_var(arg, self.env)
             if b is not None:
                 self.env[b].init_elems = None
-            if b is not None and i in ctx and sub.param_freed(i):
+            if b is not None and i in freed:
                 self.env[b].freed = st.line
 
     def param_freed(self, index: int) -> bool:
@@ -305,7 +318,7 @@ def _null_branch(cond: str) -> frozenset[str]:
 
 
 def _fact_key(v: Var) -> tuple[Any, ...]:
-    return (v.taint, v.freed, v.null, v.alloc, v.cap, v.ival, v.slen, v.init_elems)
+    return tuple(v.__dict__.values())
 
 
 def _sizes_matter(fn: Function) -> bool:
@@ -313,7 +326,7 @@ def _sizes_matter(fn: Function) -> bool:
     cached = getattr(fn, "_sizes_matter", None)
     if cached is None:
         text = " ".join(st.text for st in fn.statements)
-        cached = bool(re.search(r"\[|\b(?:str|wcs|mem|wmem)\w*\s*\(|printf\s*\(", text))
+        cached = bool(_SIZES_MATTER.search(text))
         fn._sizes_matter = cached  # type: ignore[attr-defined]
     return cached
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jarvis_graph.security.c_facts import macro_names
 from jarvis_graph.security.c_flow import FunctionScan
 from jarvis_graph.security.c_source import header_macros, parse_c
 from jarvis_graph.security.model import Issue
@@ -31,6 +32,7 @@ def scan_c_text(
     src = parse_c(text, path)
     macros = header_macros(real_path or Path(path), src.includes, headers or {})
     macros.update(src.macros)
+    src.macro_names = macro_names(macros)
     callees = {fn.name.split("::")[-1]: fn for fn in src.functions}
     found: dict[str, Issue] = {}
 

@@ -11,6 +11,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 _LEX = re.compile(
     r"""(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<string>"(?:\\.|[^"\\\n])*")|(?P<char>'(?:\\.|[^'\\\n])+')""",
@@ -22,6 +23,7 @@ _INCLUDE = re.compile(r"^\s*#\s*include\s+__S(\d+)__")
 _FUNC_NAME = re.compile(r"((?:~?[A-Za-z_]\w*\s*::\s*)*~?[A-Za-z_]\w*|operator\s*\S+)\s*$")
 _CONTAINER = re.compile(r"^\s*(?:namespace\b[\w\s:]*|extern\s+__S\d+__\s*)$")
 _CLASS = re.compile(r"^\s*(?:template\s*<[^{]*>\s*)?(?:class|struct)\s+\w+[^(){};=]*$")
+_LITERAL_TOKEN = re.compile(r"\s*__S(\d+)__\s*")
 _CONTROL = {"if", "for", "while", "switch", "catch", "sizeof", "return", "do", "else"}
 
 
@@ -44,13 +46,26 @@ class Statement:
 
 @dataclass
 class Function:
-    """One function definition with its statements in source order."""
+    """One function definition; its statements are split from the body when first read."""
 
     name: str
     params: str
     start_line: int
     end_line: int
-    statements: list[Statement] = field(default_factory=list)
+    body: str = ""
+    body_line: int = 0
+    _statements: list[Statement] | None = field(default=None, repr=False)
+
+    @property
+    def statements(self) -> list[Statement]:
+        """The statements and control headers in source order (split once, on first use).
+
+        A big file is walked in parts by several workers; each splits only the functions
+        it walks (and their callees).
+        """
+        if self._statements is None:
+            self._statements = split_statements(self.body, self.body_line)
+        return self._statements
 
 
 @dataclass
@@ -65,10 +80,13 @@ class CSource:
     functions: list[Function]
     includes: list[str]
     expanded: dict[str, str] = field(default_factory=dict)
+    macro_names: frozenset[str] | None = None
+    # (callee, facts of its arguments) -> parameters the callee's walk freed
+    followed: dict[Any, frozenset[int]] = field(default_factory=dict)
 
     def literal(self, token: str) -> Literal | None:
         """The literal behind a ``__S<n>__`` token, if it is one."""
-        m = re.fullmatch(r"\s*__S(\d+)__\s*", token)
+        m = _LITERAL_TOKEN.fullmatch(token)
         return self.literals[int(m.group(1))] if m else None
 
 
@@ -112,13 +130,24 @@ def mask(text: str) -> tuple[str, list[Literal]]:
     return "".join(out), literals
 
 
+_CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b\s*(.*)$")
+
+
 def _preprocess(
     masked: str, literals: list[Literal] | None = None
 ) -> tuple[str, dict[str, str], list[str]]:
-    """Collect object-like macros and includes; blank the directive lines."""
+    """Collect object-like macros and includes; blank the directive lines.
+
+    Code under ``#if``/``#elif``/``#else`` is kept in every branch unless the branches do
+    not balance their braces (``if (a) {`` in one branch, ``{`` in the other): then only
+    the first branch is kept, so that one function does not swallow the rest of the file.
+    An ``#if 0`` branch is always dropped. Macros are collected from every branch.
+    """
     macros: dict[str, str] = {}
     includes: list[str] = []
     lines = masked.split("\n")
+    # open conditionals: [condition of the first branch, line where each branch starts]
+    groups: list[tuple[str, list[int]]] = []
     i = 0
     while i < len(lines):
         if lines[i].lstrip().startswith("#"):
@@ -136,8 +165,37 @@ def _preprocess(
                 includes.append(literals[int(inc.group(1))].text)
             for j in range(start, i + 1):
                 lines[j] = ""
+            cond = _CONDITIONAL.match(directive)
+            if cond:
+                _conditional(lines, groups, cond.group(1), cond.group(2).strip(), start, i)
         i += 1
     return "\n".join(lines), macros, includes
+
+
+def _conditional(
+    lines: list[str], groups: list[tuple[str, list[int]]], kind: str, arg: str, at: int, end: int
+) -> None:
+    """Track one conditional directive; at ``#endif`` drop branches as ``_preprocess`` says."""
+    if kind in ("if", "ifdef", "ifndef"):
+        groups.append((arg if kind == "if" else "", [at]))
+    elif not groups:
+        return  # an #else or #endif without its #if: leave the code alone
+    elif kind in ("elif", "else"):
+        groups[-1][1].append(at)
+    else:
+        first, starts = groups.pop()
+        bounds = [*starts, at]
+        branches = [range(bounds[b] + 1, bounds[b + 1]) for b in range(len(starts))]
+        balanced = all(
+            sum(lines[j].count("{") - lines[j].count("}") for j in branch) == 0
+            for branch in branches
+        )
+        drop = [] if balanced or len(branches) == 1 else branches[1:]
+        if first == "0":
+            drop = branches[:1]
+        for branch in drop:
+            for j in branch:
+                lines[j] = ""
 
 
 _BRACE = re.compile(r"[{}]")
@@ -226,10 +284,11 @@ def _blocks(text: str, base: int, functions: list[Function], line_of: _LineIndex
         header = text[boundary : nxt.start()]
         head = _function_header(header)
         if head:
-            body = text[nxt.start() + 1 : close]
             hdr_off = boundary + len(header) - len(header.lstrip())
-            fn = Function(head[0], head[1], line_of[base + hdr_off], line_of[base + close])
-            fn.statements = split_statements(body, line_of[base + nxt.start()])
+            fn = Function(
+                head[0], head[1], line_of[base + hdr_off], line_of[base + close],
+                text[nxt.start() + 1 : close], line_of[base + nxt.start()],
+            )  # fmt: skip
             functions.append(fn)
         elif _CONTAINER.match(header) or _CLASS.match(header):
             _blocks(text[nxt.start() + 1 : close], base + nxt.start() + 1, functions, line_of)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,6 +171,41 @@ def _jobs(files: list[tuple[Path, str]], base: Path, workers: int) -> list[Job]:
     return jobs
 
 
+def _batches(jobs: list[Job], workers: int) -> list[list[int]]:
+    """Job indexes grouped into batches, the costliest batch first.
+
+    A part of a split file is a batch of its own; small files are grouped up to a share of
+    the tree's bytes, so that the workers get many even pieces and the parts of one big file
+    run side by side instead of one after another in a single worker.
+    """
+    sizes = []
+    for path, *_ in jobs:
+        try:
+            sizes.append(os.stat(path).st_size)
+        except OSError:
+            sizes.append(0)
+    share = max(sum(sizes) // (workers * 8), 1)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    weight = 0
+    for i, job in enumerate(jobs):
+        if job[4] > 1:
+            batches.append([i])
+            continue
+        current.append(i)
+        weight += sizes[i]
+        if weight >= share or len(current) >= 64:
+            batches.append(current)
+            current, weight = [], 0
+    if current:
+        batches.append(current)
+
+    def cost(batch: list[int]) -> int:
+        return sum(sizes[i] // jobs[i][4] for i in batch)
+
+    return sorted(batches, key=cost, reverse=True)
+
+
 def _run(
     jobs: list[Job],
     headers: dict[str, str],
@@ -178,18 +213,27 @@ def _run(
     progress: Callable[[int, int], None] | None,
 ) -> list[FileOutcome]:
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    size = max(1, min(64, len(jobs) // (workers * 4)))
-    batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    out: list[FileOutcome] = []
+    batches = _batches(jobs, workers)
+    out: list[FileOutcome | None] = [None] * len(jobs)
+    done = 0
+
+    def collect(batch: list[int], outcomes: list[FileOutcome]) -> None:
+        nonlocal done
+        for i, outcome in zip(batch, outcomes, strict=True):
+            out[i] = outcome
+        done += len(batch)
+        if progress:
+            progress(done, len(jobs))
+
     if workers <= 1 or len(batches) == 1:
         for batch in batches:
-            out.extend(_scan_batch(batch, headers))
-            if progress:
-                progress(len(out), len(jobs))
-        return out
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for outcomes in pool.map(_scan_batch, batches, [headers] * len(batches)):
-            out.extend(outcomes)
-            if progress:
-                progress(len(out), len(jobs))
-    return out
+            collect(batch, _scan_batch([jobs[i] for i in batch], headers))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {
+                pool.submit(_scan_batch, [jobs[i] for i in batch], headers): batch
+                for batch in batches
+            }
+            for future in as_completed(futures):
+                collect(futures[future], future.result())
+    return [o for o in out if o is not None]

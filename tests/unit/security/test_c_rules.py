@@ -111,3 +111,72 @@ void f(void)
 }
 """
     assert [i.pattern for i in scan_c_text(code, "x.c") if i.confidence >= 0.4] == []
+
+
+def test_unbalanced_conditional_branches_do_not_merge_functions():
+    code = """
+int first(int use_fast)
+{
+#if defined(FAST)
+    if (use_fast) {
+#else
+    {
+#endif
+        return 1;
+    }
+    return 0;
+}
+void second(void)
+{
+    char *p = (char *)malloc(4);
+    free(p);
+    free(p);
+}
+"""
+    issues = scan_c_text(code, "x.c")
+    assert [(i.function, i.pattern) for i in issues] == [("second", "c-double-free")]
+
+
+def test_if_zero_branch_is_dropped_and_balanced_branches_are_kept():
+    code = """
+void f(void)
+{
+    char *p = (char *)malloc(4);
+#if 0
+    free(p);
+#endif
+    free(p);
+}
+void g(void)
+{
+    char *p = (char *)malloc(4);
+#ifdef A
+    free(p);
+#else
+    (void)0;
+#endif
+    free(p);
+}
+"""
+    issues = scan_c_text(code, "x.c")
+    assert [(i.function, i.line, i.pattern) for i in issues] == [("g", 18, "c-double-free")]
+
+
+def test_freeing_members_is_not_freeing_the_struct():
+    code = """
+struct ctx { char *a; char *b; };
+static void destroy(struct ctx *c)
+{
+    free(c->a);
+    c->a = NULL;
+    free(c->b);
+    free(c);
+}
+void twice(struct ctx *c)
+{
+    free(c);
+    free(c);
+}
+"""
+    issues = scan_c_text(code, "x.c")
+    assert [(i.function, i.pattern) for i in issues] == [("twice", "c-double-free")]
