@@ -14,6 +14,7 @@ from jarvis_graph.security.c_facts import (
     Var,
     alloc_of,
     base_var,
+    call_names,
     calls,
     const_eval,
     strip_casts,
@@ -67,6 +68,14 @@ def call_checks(
     in_expression: bool = False,
 ) -> None:
     """Every rule that looks at the calls of one statement."""
+    names = call_names(text)
+    if not names or (
+        not scan.has_heap
+        and names.isdisjoint(_KNOWN)
+        and scan.callees.keys().isdisjoint(names)
+        and not any(_EXEC.fullmatch(name) for name in names)
+    ):
+        return  # no call here that a rule looks at (most statements)
     found = calls(text)
     for name, args, offset in found:
         if name not in _KNOWN and name not in scan.callees and not scan.has_heap:

@@ -239,6 +239,12 @@ def idents(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=8192)
+def call_names(text: str) -> frozenset[str]:
+    """The names of the functions a piece of code calls (cheaper than ``calls``)."""
+    return frozenset(_CALL_NAME.findall(text)) if "(" in text else frozenset()
+
+
+@lru_cache(maxsize=8192)
 def calls(text: str) -> tuple[tuple[str, list[str], int], ...]:
     """``(name, args, offset)`` of every call in a statement, outer calls first."""
     if "(" not in text:

@@ -268,13 +268,17 @@ class FunctionScan:
         callee = self.callees.get(name)
         if callee is None or self.depth >= 1 or callee is self.fn:
             return
-        ctx: dict[int, Var] = {}
+        known: dict[int, Var] = {}
         for i, arg in enumerate(args):
             b = base_var(arg, self.env)
             if b is not None and not arg.lstrip().startswith("&"):
-                ctx[i] = self.env[b].copy()
-        if not any(_interesting(v, _sizes_matter(callee)) for v in ctx.values()):
+                known[i] = self.env[b]
+        if not known:
+            return
+        sizes = _sizes_matter(callee)
+        if not any(_interesting(v, sizes) for v in known.values()):
             return  # nothing the caller knows adds to the callee's own walk
+        ctx = {i: v.copy() for i, v in known.items()}
         key = (name, tuple(sorted((i, _fact_key(v)) for i, v in ctx.items())))
         freed = self.src.followed.get(key)
         if freed is None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from jarvis_graph.security.c_facts import macro_names
 from jarvis_graph.security.c_flow import FunctionScan
-from jarvis_graph.security.c_source import header_macros, parse_c
+from jarvis_graph.security.c_source import CSource, header_macros, parse_c
 from jarvis_graph.security.model import Issue
 
 
@@ -26,13 +26,34 @@ def scan_c_text(
         language: ``c`` or ``cpp``.
         headers: header file name -> path, for the macros of included local headers.
         real_path: where the file is on disk (headers beside it are found first).
-        part: ``(k, n)``: walk only every n-th function starting at k (a big file is
-            split across workers this way).
+        part: ``(k, n)``: walk only every n-th function starting at k.
+    """
+    return walk_c(prepare_c(text, path, headers, real_path), language, part)
+
+
+def prepare_c(
+    text: str,
+    path: str,
+    headers: dict[str, str] | None = None,
+    real_path: Path | None = None,
+) -> tuple[CSource, dict[str, str]]:
+    """The file's model and the macros its statements expand with (its own and its headers').
+
+    A big file is prepared once and walked in parts by several workers (``walk_c``).
     """
     src = parse_c(text, path)
+    src.masked = ""  # not read after parsing; keeps the model small to hand to a worker
     macros = header_macros(real_path or Path(path), src.includes, headers or {})
     macros.update(src.macros)
     src.macro_names = macro_names(macros)
+    return src, macros
+
+
+def walk_c(
+    prepared: tuple[CSource, dict[str, str]], language: str = "c", part: tuple[int, int] = (0, 1)
+) -> list[Issue]:
+    """Walk every n-th function of a prepared file, starting at k (``part == (k, n)``)."""
+    src, macros = prepared
     callees = {fn.name.split("::")[-1]: fn for fn in src.functions}
     found: dict[str, Issue] = {}
 

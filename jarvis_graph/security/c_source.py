@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# comments, strings and chars; the lookahead lets the engine skip to the next candidate
 _LEX = re.compile(
-    r"""(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<string>"(?:\\.|[^"\\\n])*")|(?P<char>'(?:\\.|[^'\\\n])+')""",
+    r"""(?=[/"'])(?:(?P<comment>//[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/)"""
+    r"""|(?P<string>"[^"\\\n]*(?:\\.[^"\\\n]*)*")|(?P<char>'(?:\\.|[^'\\\n])+'))""",
     re.S,
 )
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7, "b": 8}
@@ -115,7 +117,8 @@ def mask(text: str) -> tuple[str, list[Literal]]:
         tok, start = m.group(0), m.start()
         prefix = 0
         if m.group("comment") is None:
-            prefix = 2 if text[start - 2 : start] == "u8" else int(text[start - 1 : start] in "LuU")
+            before = text[max(start - 2, 0) : start]
+            prefix = 2 if before == "u8" else int(before[-1:] in ("L", "u", "U"))
         out.append(text[pos : start - prefix])
         nl = "\n" * tok.count("\n")
         if m.group("comment") is not None:
@@ -130,6 +133,7 @@ def mask(text: str) -> tuple[str, list[Literal]]:
     return "".join(out), literals
 
 
+_DIRECTIVE_LINE = re.compile(r"^[^\S\n]*#", re.M)
 _CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b\s*(.*)$")
 
 
@@ -148,28 +152,36 @@ def _preprocess(
     lines = masked.split("\n")
     # open conditionals: [condition of the first branch, line where each branch starts]
     groups: list[tuple[str, list[int]]] = []
-    i = 0
-    while i < len(lines):
-        if lines[i].lstrip().startswith("#"):
-            start = i
-            while lines[i].rstrip().endswith("\\") and i + 1 < len(lines):
-                i += 1
-            directive = " ".join(x.rstrip("\\") for x in lines[start : i + 1])
-            m = _DEFINE.match(directive)
-            if m and not m.group(2):
-                macros[m.group(1)] = m.group(3).strip()
-            elif m and re.fullmatch(r"\(\s*\)", m.group(2)):
-                macros[m.group(1) + "()"] = m.group(3).strip()
-            inc = _INCLUDE.match(directive)
-            if inc and literals is not None:
-                includes.append(literals[int(inc.group(1))].text)
-            for j in range(start, i + 1):
-                lines[j] = ""
-            cond = _CONDITIONAL.match(directive)
-            if cond:
-                _conditional(lines, groups, cond.group(1), cond.group(2).strip(), start, i)
-        i += 1
+    line, offset, done = 0, 0, -1
+    for found in _DIRECTIVE_LINE.finditer(masked):
+        line += masked.count("\n", offset, found.start())
+        offset = found.start()
+        if line <= done:
+            continue  # a continuation line of the directive before
+        start = i = line
+        while lines[i].rstrip().endswith("\\") and i + 1 < len(lines):
+            i += 1
+        done = i
+        directive = " ".join(x.rstrip("\\") for x in lines[start : i + 1])
+        m = _DEFINE.match(directive)
+        if m and not m.group(2):
+            macros[m.group(1)] = m.group(3).strip()
+        elif m and re.fullmatch(r"\(\s*\)", m.group(2)):
+            macros[m.group(1) + "()"] = m.group(3).strip()
+        inc = _INCLUDE.match(directive)
+        if inc and literals is not None:
+            includes.append(literals[int(inc.group(1))].text)
+        for j in range(start, i + 1):
+            lines[j] = ""
+        cond = _CONDITIONAL.match(directive)
+        if cond:
+            _conditional(lines, groups, cond.group(1), cond.group(2).strip(), start, i)
     return "\n".join(lines), macros, includes
+
+
+def _brace_balance(lines: list[str], branch: range) -> int:
+    text = "\n".join(lines[branch.start : branch.stop])
+    return text.count("{") - text.count("}")
 
 
 def _conditional(
@@ -186,19 +198,19 @@ def _conditional(
         first, starts = groups.pop()
         bounds = [*starts, at]
         branches = [range(bounds[b] + 1, bounds[b + 1]) for b in range(len(starts))]
-        balanced = all(
-            sum(lines[j].count("{") - lines[j].count("}") for j in branch) == 0
-            for branch in branches
-        )
-        drop = [] if balanced or len(branches) == 1 else branches[1:]
+        drop: list[range] = []
         if first == "0":
             drop = branches[:1]
+        elif len(branches) > 1 and any(_brace_balance(lines, b) for b in branches):
+            drop = branches[1:]
         for branch in drop:
             for j in branch:
                 lines[j] = ""
 
 
 _BRACE = re.compile(r"[{}]")
+_PARENS = re.compile(r"[()]")
+_BLOCK_EDGE = re.compile(r"[{};]")
 
 
 def _match_close(text: str, open_pos: int) -> int:
@@ -227,10 +239,10 @@ def _function_header(header: str) -> tuple[str, str] | None:
     if not m or m.group(1).split("::")[-1].strip() in _CONTROL:
         return None
     depth, end = 0, len(h) - 1
-    for i in range(first, len(h)):
-        depth += {"(": 1, ")": -1}.get(h[i], 0)
+    for paren in _PARENS.finditer(h, first):
+        depth += 1 if paren.group() == "(" else -1
         if depth == 0:
-            end = i
+            end = paren.start()
             break
     return re.sub(r"\s+", "", m.group(1)), h[first + 1 : end]
 
@@ -274,7 +286,7 @@ def split_statements(body: str, first_line: int) -> list[Statement]:
 def _blocks(text: str, base: int, functions: list[Function], line_of: _LineIndex) -> None:
     pos, boundary = 0, 0
     while True:
-        nxt = re.compile(r"[{};]").search(text, pos)
+        nxt = _BLOCK_EDGE.search(text, pos)
         if not nxt:
             return
         if nxt.group(0) != "{":

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import gc
+import itertools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from jarvis_graph.security.model import Issue, ScanResult
 
@@ -57,42 +62,39 @@ def iter_header_files(root: Path) -> Iterator[Path]:
             yield path
 
 
-def scan_file(
-    path: Path,
-    language: str,
-    label: str,
-    headers: dict[str, str] | None = None,
-    part: tuple[int, int] = (0, 1),
-) -> FileOutcome:
-    """Scan one file; binary, huge and undecodable files are skipped with a reason."""
+def read_source(path: Path) -> tuple[str, str]:
+    """``(text, "")``, or ``("", reason)`` for a huge, unreadable, binary or undecodable file."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            return FileOutcome([], skipped="huge")
+            return "", "huge"
         data = path.read_bytes()
     except OSError:
-        return FileOutcome([], skipped="unreadable")
+        return "", "unreadable"
     if b"\0" in data[:8192]:
-        return FileOutcome([], skipped="binary")
+        return "", "binary"
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8"), ""
     except UnicodeDecodeError:
-        try:
-            text = data.decode("latin-1") if _mostly_text(data) else ""
-        except UnicodeDecodeError:  # pragma: no cover - latin-1 decodes every byte
-            text = ""
-        if not text:
-            return FileOutcome([], skipped="undecodable")
+        if _mostly_text(data):
+            return data.decode("latin-1"), ""
+        return "", "undecodable"
+
+
+def scan_file(
+    path: Path, language: str, label: str, headers: dict[str, str] | None = None
+) -> FileOutcome:
+    """Scan one file; binary, huge and undecodable files are skipped with a reason."""
+    text, skipped = read_source(path)
+    if skipped:
+        return FileOutcome([], skipped=skipped)
     lines = text.count("\n") + 1
     if language == "rust":
         from jarvis_graph.security.rust_rules import scan_rust_text
 
-        if part[0]:
-            return FileOutcome([])
         return FileOutcome(scan_rust_text(text, label), lines)
     from jarvis_graph.security.c_scan import scan_c_text
 
-    issues = scan_c_text(text, label, language, headers, path, part)
-    return FileOutcome(issues, lines if part[0] == 0 else 0)
+    return FileOutcome(scan_c_text(text, label, language, headers, path), lines)
 
 
 def _mostly_text(data: bytes) -> bool:
@@ -100,11 +102,18 @@ def _mostly_text(data: bytes) -> bool:
     return printable >= 0.95 * min(len(data), 4096)
 
 
-Job = tuple[str, str, str, int, int]
+# (path, language, label) of one file
+Job = tuple[str, str, str]
 
 
 def _scan_batch(batch: list[Job], headers: dict[str, str]) -> list[FileOutcome]:
-    return [scan_file(Path(p), lang, label, headers, (k, n)) for p, lang, label, k, n in batch]
+    return [scan_file(Path(p), lang, label, headers) for p, lang, label in batch]
+
+
+def _walk_part(prepared: Any, language: str, part: tuple[int, int]) -> list[Issue]:
+    from jarvis_graph.security.c_scan import walk_c
+
+    return walk_c(prepared, language, part)
 
 
 def scan_path(
@@ -134,19 +143,20 @@ def scan_path(
         raise ScanInputError(msg)
     base = root if root.is_dir() else root.parent
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    jobs = _jobs(files, base, workers)
+    jobs = [(str(p), lang, p.relative_to(base).as_posix()) for p, lang in files]
     headers = {p.name: str(p) for p, lang in files if p.suffix.lower() in (".h", ".hpp", ".hh")}
     if root.is_dir() and "c" not in languages:  # C++ trees include .h headers too
         headers.update({p.name: str(p) for p in iter_header_files(root)})
-    outcomes = _run(jobs, headers, workers, progress)
+    with _gc_paused():
+        outcomes = _run(jobs, headers, workers, progress)
     result = ScanResult(root=str(root), min_confidence=min_confidence)
     skipped: Counter[str] = Counter()
     seen: set[str] = set()
-    for (_, _, _, part, _), outcome in zip(jobs, outcomes, strict=True):
+    for outcome in outcomes:
         if outcome.skipped:
-            skipped[outcome.skipped] += part == 0
+            skipped[outcome.skipped] += 1
             continue
-        result.files_scanned += part == 0
+        result.files_scanned += 1
         result.lines_scanned += outcome.lines
         for issue in outcome.issues:
             if issue.confidence >= min_confidence and issue.id not in seen:
@@ -157,41 +167,39 @@ def scan_path(
     return result
 
 
-def _jobs(files: list[tuple[Path, str]], base: Path, workers: int) -> list[Job]:
-    """One job per file; a big C/C++ file is split into one job per worker."""
-    jobs: list[Job] = []
-    for path, lang in files:
-        label = path.relative_to(base).as_posix()
-        try:
-            big = lang != "rust" and workers > 1 and path.stat().st_size > SPLIT_BYTES
-        except OSError:
-            big = False
-        n = workers if big else 1
-        jobs.extend((str(path), lang, label, k, n) for k in range(n))
-    return jobs
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection during the scan (the workers, forked here, inherit it).
 
-
-def _batches(jobs: list[Job], workers: int) -> list[list[int]]:
-    """Job indexes grouped into batches, the costliest batch first.
-
-    A part of a split file is a batch of its own; small files are grouped up to a share of
-    the tree's bytes, so that the workers get many even pieces and the parts of one big file
-    run side by side instead of one after another in a single worker.
+    The scan makes few reference cycles, but a parsed big file is a heap of millions of
+    objects that every full collection would walk again: about a tenth of the scan time.
     """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _sizes(jobs: list[Job]) -> list[int]:
     sizes = []
     for path, *_ in jobs:
         try:
             sizes.append(os.stat(path).st_size)
         except OSError:
             sizes.append(0)
+    return sizes
+
+
+def _batches(sizes: list[int], workers: int) -> list[list[int]]:
+    """Indexes of ``sizes`` grouped into batches of about a share of the bytes, biggest first."""
     share = max(sum(sizes) // (workers * 8), 1)
     batches: list[list[int]] = []
     current: list[int] = []
     weight = 0
-    for i, job in enumerate(jobs):
-        if job[4] > 1:
-            batches.append([i])
-            continue
+    for i in range(len(sizes)):
         current.append(i)
         weight += sizes[i]
         if weight >= share or len(current) >= 64:
@@ -199,41 +207,136 @@ def _batches(jobs: list[Job], workers: int) -> list[list[int]]:
             current, weight = [], 0
     if current:
         batches.append(current)
-
-    def cost(batch: list[int]) -> int:
-        return sum(sizes[i] // jobs[i][4] for i in batch)
-
-    return sorted(batches, key=cost, reverse=True)
+    return sorted(batches, key=lambda batch: sum(sizes[i] for i in batch), reverse=True)
 
 
 def _run(
     jobs: list[Job],
     headers: dict[str, str],
-    workers: int | None,
+    workers: int,
     progress: Callable[[int, int], None] | None,
 ) -> list[FileOutcome]:
-    workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    batches = _batches(jobs, workers)
+    """Outcomes of the jobs, in job order.
+
+    Small files go to the workers in batches, the biggest first. A C/C++ file big enough to
+    hold up the others (over ``SPLIT_BYTES`` and over a quarter of the tree's share of one
+    worker) is read and parsed once, here, before the workers start; its functions are then
+    walked in one part per worker, side by side, ahead of the small files.
+    """
+    sizes = _sizes(jobs)
     out: list[FileOutcome | None] = [None] * len(jobs)
     done = 0
 
-    def collect(batch: list[int], outcomes: list[FileOutcome]) -> None:
+    def collect(indexes: list[int], outcomes: list[FileOutcome]) -> None:
         nonlocal done
-        for i, outcome in zip(batch, outcomes, strict=True):
+        for i, outcome in zip(indexes, outcomes, strict=True):
             out[i] = outcome
-        done += len(batch)
+        done += len(indexes)
         if progress:
             progress(done, len(jobs))
 
-    if workers <= 1 or len(batches) == 1:
-        for batch in batches:
-            collect(batch, _scan_batch([jobs[i] for i in batch], headers))
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {
-                pool.submit(_scan_batch, [jobs[i] for i in batch], headers): batch
-                for batch in batches
-            }
-            for future in as_completed(futures):
-                collect(futures[future], future.result())
-    return [o for o in out if o is not None]
+    big_enough = max(SPLIT_BYTES, sum(sizes) // (workers * 4))
+    big = [i for i, job in enumerate(jobs) if sizes[i] > big_enough and job[1] != "rust"]
+    if workers <= 1 or (len(jobs) <= 1 and not big):
+        for i in range(len(jobs)):
+            collect([i], _scan_batch([jobs[i]], headers))
+        return _all(out)
+    small = [i for i in range(len(jobs)) if i not in set(big)]
+    batches = [[small[i] for i in b] for b in _batches([sizes[i] for i in small], workers)]
+    context = _fork_context()
+    running: dict[Future[Any], Callable[[Any], None]] = {}
+    parts: list[tuple[int, int, str, int]] = []  # (job, key in _PREPARED, language, part)
+    with ExitStack() as stack:
+        early: list[Future[Any]] = []
+        if big and batches:  # one worker scans small files while the big ones are parsed here
+            starter = stack.enter_context(ProcessPoolExecutor(max_workers=1, mp_context=context))
+            for batch in batches:
+                early.append(starter.submit(_scan_batch, [jobs[i] for i in batch], headers))
+                running[early[-1]] = partial(collect, batch)
+        stack.callback(lambda: [_PREPARED.pop(key, None) for _, key, _, _ in parts])
+        for i in sorted(big, key=lambda i: sizes[i], reverse=True):
+            prepared = _prepare(jobs[i], headers)
+            if isinstance(prepared, FileOutcome):
+                collect([i], [prepared])
+                continue
+            key = next(_KEYS)
+            _PREPARED[key] = prepared
+            parts.extend((i, key, jobs[i][1], k) for k in range(workers))
+        pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
+        found: dict[int, list[list[Issue]]] = {}
+        for i, key, language, k in parts:
+            part = (k, workers)
+            future = (
+                pool.submit(_walk_inherited, key, language, part)
+                if context is not None
+                else pool.submit(_walk_part, _PREPARED[key][0], language, part)
+            )
+            running[future] = partial(_part_done, found, i, _PREPARED[key][1], workers, collect)
+        for n, batch in enumerate(batches):
+            if early:  # the early worker keeps what it has started; the rest moves here
+                if not early[n].cancel():
+                    continue
+                running.pop(early[n])
+            scanned = pool.submit(_scan_batch, [jobs[i] for i in batch], headers)
+            running[scanned] = partial(collect, batch)
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                running.pop(future)(future.result())
+    return _all(out)
+
+
+# big files parsed before the workers start: key -> (prepared model, line count)
+_PREPARED: dict[int, tuple[Any, int]] = {}
+_KEYS = itertools.count()
+
+
+def _fork_context() -> Any:
+    """The ``fork`` start method where there is one: workers then inherit ``_PREPARED``."""
+    import multiprocessing
+
+    if "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return None
+
+
+def _prepare(job: Job, headers: dict[str, str]) -> tuple[Any, int] | FileOutcome:
+    """Read and parse one big C/C++ file: the model and its line count, or why it was skipped."""
+    from jarvis_graph.security.c_scan import prepare_c
+
+    path, _, label = job
+    text, skipped = read_source(Path(path))
+    if skipped:
+        return FileOutcome([], skipped=skipped)
+    return prepare_c(text, label, headers, Path(path)), text.count("\n") + 1
+
+
+def _walk_inherited(key: int, language: str, part: tuple[int, int]) -> list[Issue]:
+    return _walk_part(_PREPARED[key][0], language, part)
+
+
+def _part_done(
+    found: dict[int, list[list[Issue]]],
+    index: int,
+    lines: int,
+    parts: int,
+    collect: Callable[[list[int], list[FileOutcome]], None],
+    issues: list[Issue],
+) -> None:
+    """Keep one part's issues; with the last part, the file's outcome."""
+    found.setdefault(index, []).append(issues)
+    if len(found[index]) < parts:
+        return
+    merged: dict[str, Issue] = {}
+    for issue in (i for part in found.pop(index) for i in part):
+        if issue.id not in merged or merged[issue.id].confidence < issue.confidence:
+            merged[issue.id] = issue
+    ordered = sorted(merged.values(), key=lambda i: (i.line, i.pattern))
+    collect([index], [FileOutcome(ordered, lines)])
+
+
+def _all(outcomes: list[FileOutcome | None]) -> list[FileOutcome]:
+    missing = [i for i, o in enumerate(outcomes) if o is None]
+    if missing:  # pragma: no cover - every job reports exactly once
+        raise RuntimeError(f"scan jobs without an outcome: {missing[:5]}")
+    return [o for o in outcomes if o is not None]

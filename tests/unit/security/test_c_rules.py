@@ -180,3 +180,13 @@ void twice(struct ctx *c)
 """
     issues = scan_c_text(code, "x.c")
     assert [(i.function, i.pattern) for i in issues] == [("twice", "c-double-free")]
+
+
+def test_mask_keeps_literals_at_the_start_and_their_prefixes():
+    from jarvis_graph.security.c_source import mask
+
+    masked, literals = mask('"at start" L"wide" u8"narrow" /* a ** b */ x // c\n\'\\n\'')
+    assert masked == " __S0__  __S1__  __S2__   x  \n 10 "
+    assert [(lit.text, lit.wide) for lit in literals] == [
+        ("at start", False), ("wide", True), ("narrow", False),
+    ]  # fmt: skip
