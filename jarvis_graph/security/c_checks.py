@@ -59,6 +59,26 @@ def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
             var.upper_checked = True
 
 
+def worth_checking(scan: FunctionScan, text: str) -> bool:
+    """Whether ``uses`` could find anything in ``text`` or in a part of it.
+
+    ``uses`` looks only at variables that are freed, NULL, unchecked, unset, indexed, or
+    pointer parameters not yet dereferenced; a statement with none of them is skipped.
+    """
+    indexed = "[" in text
+    for name, var in touched(scan, text):
+        if (
+            indexed
+            or var.freed is not None
+            or var.null
+            or var.alloc_unchecked
+            or not var.init
+            or (name in scan.param_names and var.pointer and var.derefs is None)
+        ):
+            return True
+    return False
+
+
 def uses(
     scan: FunctionScan, text: str, st: Statement, *, condition: bool = False, lhs: bool = False
 ) -> None:

@@ -131,7 +131,7 @@ def expand(text: str, macros: dict[str, str], names: frozenset[str] | None = Non
     if names is None:
         names = macro_names(macros)
     for _ in range(3):
-        if idents(text).isdisjoint(names):
+        if names.isdisjoint(_IDENT.findall(text)):
             break
 
         def sub(m: re.Match[str]) -> str:

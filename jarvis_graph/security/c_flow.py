@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from jarvis_graph.security import c_calls, c_checks
@@ -43,12 +44,12 @@ _SPACES = re.compile(r"\s+")
 _LOOP_INIT = re.compile(r"\s*(?:[\w\s]+\s)?(\w+)\s*=\s*0\s*$")
 _LOOP_COND = re.compile(r"\s*(\w+)\s*(<=?)\s*(.+)$")
 _DELETE = re.compile(r"delete\s*(\[\s*\])?\s*(.+)$")
-_ASSIGN = re.compile(r"^((?:->|[^=<>!])+?)\s*(<<|>>|[+\-*/%&|^])?=(?!=)\s*(.+)$")
 _TYPE_LIKE = re.compile(r"[A-Z]|\w+_t$|std::")
 _NAME = re.compile(r"([A-Za-z_]\w*)")
 _SIZES_MATTER = re.compile(r"\[|\b(?:str|wcs|mem|wmem)\w*\s*\(|printf\s*\(")
 
 _CONTROL = re.compile(r"^(?:else\s+)?(if|while|for|switch)\s*\((.*)\)\s*(.*)$")
+_CONTROL_WORDS = ("if", "while", "for", "switch", "else")
 
 
 class FunctionScan:
@@ -108,12 +109,14 @@ class FunctionScan:
     def run(self) -> None:
         """Walk the function body and report what the rules find."""
         self._params()
+        expanded = self.expanded
         for st in self.fn.statements:
-            self.loops = [lp for lp in self.loops if st.depth > lp[2]]
-            text = self.expanded.get(st.text)
+            if self.loops:
+                self.loops = [lp for lp in self.loops if st.depth > lp[2]]
+            text = expanded.get(st.text)
             if text is None:
-                text = self.expanded[st.text] = expand(st.text, self.macros, self.macro_names)
-            head = _CONTROL.match(text)
+                text = expanded[st.text] = expand(st.text, self.macros, self.macro_names)
+            head = _CONTROL.match(text) if text.startswith(_CONTROL_WORDS) else None
             if head:
                 cond = head.group(2)
                 if head.group(1) == "for" and cond.count(";") == 2:
@@ -136,30 +139,18 @@ class FunctionScan:
         c_calls.at_end(self)
 
     def _params(self) -> None:
-        for i, param in enumerate(p.strip() for p in self.fn.params.split(",")):
-            m = _DECL.match(param)
-            if not m or param in ("void", "..."):
+        for i, (name, template) in enumerate(_parameters(self.fn.params)):
+            if template is None:
                 continue
-            var = self._new_var(m)
-            var.param = True
+            var = template.copy()
             if i in self.context:
                 ctx = self.context[i].copy()
                 ctx.type, ctx.pointer, ctx.elem = var.type, var.pointer, var.elem
                 ctx.param, ctx.alloc_line = False, 0
                 var = ctx
                 self.has_heap = self.has_heap or ctx.alloc in HEAP
-            self.env[m.group("name")] = var
-            self.param_names.add(m.group("name"))
-
-    def _new_var(self, m: re.Match[str]) -> Var:
-        base = _SPACES.sub(" ", m.group("type")).strip()
-        if m.group("quals") and "unsigned" in m.group("quals"):
-            base = "unsigned " + base
-        pointer = "*" in (m.group("ptr") or "")
-        array = m.group("arr") is not None
-        stars = (m.group("ptr") or "").count("*")
-        elem = type_size(base + (" *" if stars > 1 or (array and stars) else ""))
-        return Var(type=base, pointer=pointer, array=array, elem=elem if pointer or array else None)
+            self.env[name] = var
+            self.param_names.add(name)
 
     def _loop(self, header: str, st: Statement) -> None:
         parts = header.split(";")
@@ -196,13 +187,17 @@ class FunctionScan:
         if decl and decl.group("type").split()[0] not in _KEYWORDS and self._is_decl(decl):
             self._declare(decl, st)
             return
-        assign = _ASSIGN.match(text)
-        c_checks.uses(self, assign.group(3) if assign else text, st)
+        assign = split_assign(text)
+        watch = c_checks.worth_checking(self, text)  # for both sides: uses only clear facts
+        if watch:
+            c_checks.uses(self, assign[2] if assign else text, st)
         if assign:
-            c_checks.uses(self, assign.group(1), st, lhs=True)
-            c_calls.call_checks(self, assign.group(3), st, in_expression=True)
+            lhs, op, rhs = assign
+            if watch:
+                c_checks.uses(self, lhs, st, lhs=True)
+            c_calls.call_checks(self, rhs, st, in_expression=True)
             c_calls.arith(self, text, st)
-            self.assign(assign.group(1).strip(), assign.group(3).strip(), st, assign.group(2) or "")
+            self.assign(lhs.strip(), rhs.strip(), st, op)
         else:
             c_calls.call_checks(self, text, st)
             c_calls.arith(self, text, st)
@@ -221,7 +216,7 @@ class FunctionScan:
         )
 
     def _declare(self, m: re.Match[str], st: Statement) -> None:
-        var = self._new_var(m)
+        var = _new_var(m)
         name, init = m.group("name"), m.group("init")
         static = "static" in (m.group("quals") or "")
         if var.array:
@@ -305,6 +300,62 @@ class FunctionScan:
         m = _DECL.match(params[index])
         var = self.env.get(m.group("name")) if m else None
         return bool(var and var.freed)
+
+
+@lru_cache(maxsize=4096)
+def _parameters(params: str) -> tuple[tuple[str, Var | None], ...]:
+    """``(name, facts)`` of each parameter of a parameter list (``None``: not a variable)."""
+    out: list[tuple[str, Var | None]] = []
+    for param in (p.strip() for p in params.split(",")):
+        m = _DECL.match(param)
+        if not m or param in ("void", "..."):
+            out.append(("", None))
+            continue
+        var = _new_var(m)
+        var.param = True
+        out.append((m.group("name"), var))
+    return tuple(out)
+
+
+def _new_var(m: re.Match[str]) -> Var:
+    """The facts of a freshly declared variable (``_DECL`` match)."""
+    base = _SPACES.sub(" ", m.group("type")).strip()
+    if m.group("quals") and "unsigned" in m.group("quals"):
+        base = "unsigned " + base
+    pointer = "*" in (m.group("ptr") or "")
+    array = m.group("arr") is not None
+    stars = (m.group("ptr") or "").count("*")
+    elem = type_size(base + (" *" if stars > 1 or (array and stars) else ""))
+    return Var(type=base, pointer=pointer, array=array, elem=elem if pointer or array else None)
+
+
+_COMPOUND_OPS = frozenset("+-*/%&|^")
+
+
+def split_assign(text: str) -> tuple[str, str, str] | None:
+    """``(lhs, op, rhs)`` of ``lhs op= rhs`` (``op`` empty for ``=``), or ``None``.
+
+    The left side holds no ``=``, ``<``, ``>`` (except in ``->``) or ``!``, so the first
+    ``=`` decides; a comparison (``==``, ``<=``, ``!=``) is not an assignment.
+    """
+    pos = text.find("=")
+    if pos <= 0 or text[pos + 1 : pos + 2] == "=":
+        return None
+    head = text[:pos]
+    op = ""
+    if head.endswith(("<<", ">>")):
+        op = head[-2:]
+    elif head[-1] in _COMPOUND_OPS:
+        op = head[-1]
+    lhs = head[: len(head) - len(op)]
+    if not lhs:
+        op, lhs = "", head
+    if "!" in lhs or "<" in lhs or ">" in lhs.replace("->", ""):
+        return None
+    rhs = text[pos + 1 :]
+    if not rhs:
+        return None
+    return lhs.rstrip() or lhs[:1], op, rhs.lstrip() or rhs[-1:]
 
 
 def _interesting(var: Var, sizes: bool) -> bool:

@@ -33,10 +33,10 @@ _COMPOUND = re.compile(rf"\b({_ID})\s*([+*])=\s*(\w+)")
 
 
 def _names(pattern: re.Pattern[str], text: str) -> frozenset[str]:
-    out: set[str] = set()
-    for m in pattern.finditer(text):
-        out.update(g for g in m.groups() if g)
-    return frozenset(out)
+    """The non-empty groups of every match."""
+    if pattern.groups == 1:
+        return frozenset(g for g in pattern.findall(text) if g)
+    return frozenset(g for groups in pattern.findall(text) for g in groups if g)
 
 
 @lru_cache(maxsize=8192)
