@@ -6,7 +6,8 @@ evaluates a scan on a Juliet subset.
 
 from __future__ import annotations
 
-from jarvis_graph.security.juliet import score
+from typing import TYPE_CHECKING, Any
+
 from jarvis_graph.security.model import Issue, ScanResult
 from jarvis_graph.security.report import FORMATS, render
 from jarvis_graph.security.rules import RULES
@@ -16,6 +17,19 @@ from jarvis_graph.security.scanner import (
     ScanInputError,
     scan_path,
 )
+
+if TYPE_CHECKING:
+    from jarvis_graph.security.juliet import score
+
+
+def __getattr__(name: str) -> Any:
+    """``score`` is imported on first use: a scan does not need the evaluation code."""
+    if name == "score":
+        from jarvis_graph.security.juliet import score
+
+        return score
+    raise AttributeError(name)
+
 
 __all__ = [
     "DEFAULT_MIN_CONFIDENCE",

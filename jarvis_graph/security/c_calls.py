@@ -331,12 +331,17 @@ _BOUNDED_RESULT = {"recv", "recvfrom", "read", "fread", "fwrite", "write", "send
                    "wcslen", "snprintf", "_snprintf", "sizeof"}  # fmt: skip
 
 
+_TAINT_CALLS = frozenset(_BOUNDED_RESULT | k.INPUT_RETURN | k.RANDOM_RETURN)
+
+
 def taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
     """Mark ``var`` as outside/random data when ``rhs`` reads such data."""
-    found = calls(rhs)
-    names = {c[0] for c in found}
-    if found and found[0][2] == len(rhs) - len(rhs.lstrip()) and found[0][0] in _BOUNDED_RESULT:
-        return
+    names = call_names(rhs)
+    if not names.isdisjoint(_TAINT_CALLS):
+        found = calls(rhs)
+        lead = len(rhs) - len(rhs.lstrip())
+        if found and found[0][2] == lead and found[0][0] in _BOUNDED_RESULT:
+            return
     if names & k.INPUT_RETURN or _ARGV.search(rhs):
         var.taint = "outside input"
     elif names & k.RANDOM_RETURN:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from types import CodeType
 
 TYPE_SIZES = {
     "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,
@@ -169,9 +170,22 @@ def strip_casts(expr: str) -> str:
     return _CAST.sub("", expr).strip()
 
 
+def _c_int(m: re.Match[str]) -> str:
+    """A C integer literal (decimal, hex or octal) as decimal text; ``?`` if malformed."""
+    digits = m.group(1)
+    try:
+        if digits[:2] in ("0x", "0X"):
+            return str(int(digits, 16))
+        return str(int(digits, 8) if len(digits) > 1 and digits[0] == "0" else int(digits))
+    except ValueError:  # 08, 09: not a C literal
+        return "?"
+
+
 def const_eval(expr: str, env: dict[str, Var]) -> int | None:
     """Evaluate an integer expression with sizeof, strlen and known variable values."""
     e = strip_casts(expr)
+    if e.isascii() and e.isdigit() and not e.startswith("0"):
+        return int(e)
     for m in _CALL_NAME.finditer(e):
         if m.group(1) not in ("sizeof", "strlen", "wcslen"):
             return None  # a call's result is not a constant
@@ -194,7 +208,7 @@ def const_eval(expr: str, env: dict[str, Var]) -> int | None:
         return str(n) if n is not None else m.group(0)
 
     e = _STRLEN_CALL.sub(strlen, e)
-    e = _INT_LITERAL.sub(lambda m: str(int(m.group(1), 0)), e)
+    e = _INT_LITERAL.sub(_c_int, e)
 
     def ident(m: re.Match[str]) -> str:
         word = m.group(0)
@@ -206,11 +220,23 @@ def const_eval(expr: str, env: dict[str, Var]) -> int | None:
     e = _WORD.sub(ident, e)
     if not _ARITH.match(e) or len(e) > 200:
         return None
+    code = _compiled(e.replace("/", "//"))
+    if code is None:
+        return None
     try:
-        value = eval(e.replace("/", "//"), {"__builtins__": {}}, {})  # noqa: S307
-    except (SyntaxError, ZeroDivisionError, TypeError, ValueError):
+        value = eval(code, {"__builtins__": {}}, {})  # noqa: S307
+    except (ZeroDivisionError, TypeError, ValueError):
         return None
     return int(value) if isinstance(value, int) else None
+
+
+@lru_cache(maxsize=4096)
+def _compiled(expr: str) -> CodeType | None:
+    """The compiled arithmetic (digits, operators and parentheses only), or ``None``."""
+    try:
+        return compile(expr, "<const>", "eval")
+    except SyntaxError:
+        return None
 
 
 def split_args(text: str) -> list[str]:

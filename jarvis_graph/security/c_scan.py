@@ -6,7 +6,7 @@ from pathlib import Path
 
 from jarvis_graph.security.c_facts import macro_names
 from jarvis_graph.security.c_flow import FunctionScan
-from jarvis_graph.security.c_source import CSource, header_macros, parse_c
+from jarvis_graph.security.c_source import CSource, Function, header_macros, parse_c
 from jarvis_graph.security.model import Issue
 
 
@@ -52,7 +52,7 @@ def prepare_c(
 def walk_c(
     prepared: tuple[CSource, dict[str, str]], language: str = "c", part: tuple[int, int] = (0, 1)
 ) -> list[Issue]:
-    """Walk every n-th function of a prepared file, starting at k (``part == (k, n)``)."""
+    """Walk part k of n of a prepared file's functions (``part == (k, n)``)."""
     src, macros = prepared
     callees = {fn.name.split("::")[-1]: fn for fn in src.functions}
     found: dict[str, Issue] = {}
@@ -62,7 +62,20 @@ def walk_c(
         if old is None or old.confidence < issue.confidence:
             found[issue.id] = issue
 
-    k, n = part
-    for fn in src.functions[k::n]:
+    for fn in _share(src.functions, *part):
         FunctionScan(src, fn, macros, emit, language, callees).run()
     return sorted(found.values(), key=lambda i: (i.line, i.pattern))
+
+
+def _share(functions: list[Function], k: int, n: int) -> list[Function]:
+    """Part ``k`` of ``n`` parts of about the same amount of code, in source order."""
+    if n == 1:
+        return functions
+    loads = [0] * n
+    mine: list[int] = []
+    for i in sorted(range(len(functions)), key=lambda i: -len(functions[i].body)):
+        lightest = loads.index(min(loads))
+        loads[lightest] += len(functions[i].body) + 200  # a function's walk has a fixed cost too
+        if lightest == k:
+            mine.append(i)
+    return [functions[i] for i in sorted(mine)]

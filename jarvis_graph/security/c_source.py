@@ -210,28 +210,32 @@ def _conditional(
 
 _BRACE = re.compile(r"[{}]")
 _PARENS = re.compile(r"[()]")
+_BLANKS = re.compile(r"\s+")
+_INITIALIZERS = re.compile(r"\)\s*:[^{]*$")
+_QUALIFIERS = re.compile(r"\)\s*(?:const|override|final|noexcept|throw\s*\([^)]*\)|\s)*$")
 _BLOCK_EDGE = re.compile(r"[{};]")
 
 
 def _match_close(text: str, open_pos: int) -> int:
-    depth = 0
-    for m in _BRACE.finditer(text, open_pos):
-        if m.group(0) == "{":
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return m.start()
-    return len(text) - 1
+    """Offset of the ``}`` closing the ``{`` at ``open_pos`` (the last offset if none)."""
+    depth, pos = 1, open_pos + 1
+    while True:
+        close = text.find("}", pos)
+        if close < 0:
+            return len(text) - 1
+        depth += text.count("{", pos, close) - 1
+        if depth == 0:
+            return close
+        pos = close + 1
 
 
 def _function_header(header: str) -> tuple[str, str] | None:
     """``(name, params)`` when a block header is a function definition header."""
-    h = re.sub(r"\s+", " ", header).strip()
+    h = _BLANKS.sub(" ", header).strip()
     if "(" not in h or "=" in h.split("(")[0]:
         return None
-    h = re.sub(r"\)\s*:[^{]*$", ")", h)  # constructor initializer list
-    h = re.sub(r"\)\s*(?:const|override|final|noexcept|throw\s*\([^)]*\)|\s)*$", ")", h)
+    h = _INITIALIZERS.sub(")", h)  # constructor initializer list
+    h = _QUALIFIERS.sub(")", h)
     if not h.endswith(")"):
         return None
     first = h.index("(")
@@ -244,42 +248,42 @@ def _function_header(header: str) -> tuple[str, str] | None:
         if depth == 0:
             end = paren.start()
             break
-    return re.sub(r"\s+", "", m.group(1)), h[first + 1 : end]
+    return _BLANKS.sub("", m.group(1)), h[first + 1 : end]
 
 
-_SPECIAL = re.compile(r"[(){};\n]")
+_STATEMENT_EDGE = re.compile(r"[(){};]")
 
 
 def split_statements(body: str, first_line: int) -> list[Statement]:
-    """Statements and control headers of a body, split at ``;``, ``{`` and ``}``."""
+    """Statements and control headers of a body, split at ``;``, ``{`` and ``}``.
+
+    A statement's line is the line of its first character; an initializer list
+    (``= { ... }``) stays inside its statement.
+    """
     stmts: list[Statement] = []
-    depth, braces, start, line, start_line = 0, 0, 0, first_line, first_line
-    pos = 0
-    while True:
-        m = _SPECIAL.search(body, pos)
-        if not m:
-            break
-        i, c = m.start(), m.group(0)
-        pos = i + 1
+    depth = braces = start = counted = 0
+    line, skip = first_line, -1
+    for edge in _STATEMENT_EDGE.finditer(body):
+        i = edge.start()
+        if i < skip:
+            continue
+        c = edge.group()
         if c == "(":
             depth += 1
         elif c == ")":
             depth = max(0, depth - 1)
-        elif c == "\n":
-            line += 1
-            if not body[start:i].strip():
-                start_line = line
         elif c == "{" and body[start:i].rstrip().endswith("="):
-            close = _match_close(body, i)  # an initializer list stays in its statement
-            line += body.count("\n", i, close)
-            pos = close + 1
-        elif depth == 0 and c in ";{}":
-            text = body[start:i].strip()
+            skip = _match_close(body, i) + 1
+        elif depth == 0:
+            raw = body[start:i]
+            text = raw.strip()
             if text:
-                stmts.append(Statement(" ".join(text.split()), start_line, braces))
-            braces += {"{": 1, "}": -1}.get(c, 0)
+                lead = i - len(raw.lstrip())
+                line += body.count("\n", counted, lead)
+                counted = lead
+                stmts.append(Statement(" ".join(text.split()), line, braces))
+            braces += 1 if c == "{" else -1 if c == "}" else 0
             start = i + 1
-            start_line = line
     return stmts
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import logging
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -25,6 +26,7 @@ SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "target", "
 MAX_FILE_BYTES = 8_000_000
 DEFAULT_MIN_CONFIDENCE = 0.4
 SPLIT_BYTES = 300_000
+log = logging.getLogger(__name__)
 
 
 class ScanInputError(ValueError):
@@ -88,13 +90,22 @@ def scan_file(
     if skipped:
         return FileOutcome([], skipped=skipped)
     lines = text.count("\n") + 1
-    if language == "rust":
-        from jarvis_graph.security.rust_rules import scan_rust_text
+    try:
+        if language == "rust":
+            from jarvis_graph.security.rust_rules import scan_rust_text
 
-        return FileOutcome(scan_rust_text(text, label), lines)
-    from jarvis_graph.security.c_scan import scan_c_text
+            return FileOutcome(scan_rust_text(text, label), lines)
+        from jarvis_graph.security.c_scan import scan_c_text
 
-    return FileOutcome(scan_c_text(text, label, language, headers, path), lines)
+        return FileOutcome(scan_c_text(text, label, language, headers, path), lines)
+    except Exception as exc:  # noqa: BLE001 - one odd file must not end the scan of a tree
+        return _failed(label, exc)
+
+
+def _failed(label: str, exc: Exception) -> FileOutcome:
+    """A file the engine could not analyse: counted as skipped ("error") and logged."""
+    log.warning("security scan: %s could not be analysed (%s: %s)", label, type(exc).__name__, exc)
+    return FileOutcome([], skipped="error")
 
 
 def _mostly_text(data: bytes) -> bool:
@@ -110,10 +121,14 @@ def _scan_batch(batch: list[Job], headers: dict[str, str]) -> list[FileOutcome]:
     return [scan_file(Path(p), lang, label, headers) for p, lang, label in batch]
 
 
-def _walk_part(prepared: Any, language: str, part: tuple[int, int]) -> list[Issue]:
+def _walk_part(prepared: Any, language: str, part: tuple[int, int]) -> list[Issue] | str:
+    """The issues of one part of a big file, or the error that stopped its walk."""
     from jarvis_graph.security.c_scan import walk_c
 
-    return walk_c(prepared, language, part)
+    try:
+        return walk_c(prepared, language, part)
+    except Exception as exc:  # noqa: BLE001 - reported as the file's outcome
+        return f"{type(exc).__name__}: {exc}"
 
 
 def scan_path(
@@ -244,6 +259,7 @@ def _run(
     small = [i for i in range(len(jobs)) if i not in set(big)]
     batches = [[small[i] for i in b] for b in _batches([sizes[i] for i in small], workers)]
     context = _fork_context()
+    _import_engines({job[1] for job in jobs})  # once here, not in every forked worker
     running: dict[Future[Any], Callable[[Any], None]] = {}
     parts: list[tuple[int, int, str, int]] = []  # (job, key in _PREPARED, language, part)
     with ExitStack() as stack:
@@ -263,7 +279,7 @@ def _run(
             _PREPARED[key] = prepared
             parts.extend((i, key, jobs[i][1], k) for k in range(workers))
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
-        found: dict[int, list[list[Issue]]] = {}
+        found: dict[int, list[list[Issue] | str]] = {}
         for i, key, language, k in parts:
             part = (k, workers)
             future = (
@@ -271,7 +287,9 @@ def _run(
                 if context is not None
                 else pool.submit(_walk_part, _PREPARED[key][0], language, part)
             )
-            running[future] = partial(_part_done, found, i, _PREPARED[key][1], workers, collect)
+            running[future] = partial(
+                _part_done, found, i, jobs[i][2], _PREPARED[key][1], workers, collect
+            )
         for n, batch in enumerate(batches):
             if early:  # the early worker keeps what it has started; the rest moves here
                 if not early[n].cancel():
@@ -291,6 +309,13 @@ _PREPARED: dict[int, tuple[Any, int]] = {}
 _KEYS = itertools.count()
 
 
+def _import_engines(languages: set[str]) -> None:
+    if languages - {"rust"}:
+        import jarvis_graph.security.c_scan  # noqa: F401
+    if "rust" in languages:
+        import jarvis_graph.security.rust_rules  # noqa: F401
+
+
 def _fork_context() -> Any:
     """The ``fork`` start method where there is one: workers then inherit ``_PREPARED``."""
     import multiprocessing
@@ -308,27 +333,36 @@ def _prepare(job: Job, headers: dict[str, str]) -> tuple[Any, int] | FileOutcome
     text, skipped = read_source(Path(path))
     if skipped:
         return FileOutcome([], skipped=skipped)
-    return prepare_c(text, label, headers, Path(path)), text.count("\n") + 1
+    try:
+        return prepare_c(text, label, headers, Path(path)), text.count("\n") + 1
+    except Exception as exc:  # noqa: BLE001 - one odd file must not end the scan of a tree
+        return _failed(label, exc)
 
 
-def _walk_inherited(key: int, language: str, part: tuple[int, int]) -> list[Issue]:
+def _walk_inherited(key: int, language: str, part: tuple[int, int]) -> list[Issue] | str:
     return _walk_part(_PREPARED[key][0], language, part)
 
 
 def _part_done(
-    found: dict[int, list[list[Issue]]],
+    found: dict[int, list[list[Issue] | str]],
     index: int,
+    label: str,
     lines: int,
     parts: int,
     collect: Callable[[list[int], list[FileOutcome]], None],
-    issues: list[Issue],
+    issues: list[Issue] | str,
 ) -> None:
     """Keep one part's issues; with the last part, the file's outcome."""
     found.setdefault(index, []).append(issues)
     if len(found[index]) < parts:
         return
+    done = found.pop(index)
+    errors = [part for part in done if isinstance(part, str)]
+    if errors:
+        collect([index], [_failed(label, RuntimeError(errors[0]))])
+        return
     merged: dict[str, Issue] = {}
-    for issue in (i for part in found.pop(index) for i in part):
+    for issue in (i for part in done if not isinstance(part, str) for i in part):
         if issue.id not in merged or merged[issue.id].confidence < issue.confidence:
             merged[issue.id] = issue
     ordered = sorted(merged.values(), key=lambda i: (i.line, i.pattern))

@@ -55,6 +55,78 @@ def test_parallel_and_split_scans_match_the_serial_scan(tmp_path, monkeypatch):
     assert parallel.lines_scanned == serial.lines_scanned
 
 
+def _big_tree(root: Path) -> None:
+    """One big C file (a callee freeing what its caller frees again, far apart) and small ones."""
+    root.mkdir()
+    body = ["#include <stdlib.h>", "static void release(char *p)", "{", "    free(p);", "}"]
+    for n in range(400):
+        body += [f"int filler_{n}(int a)", "{", "    int b = a * 2;", "    return b + 1;", "}"]
+    body += ["void twice(void)", "{", "    char *p = (char *)malloc(8);", "    release(p);",
+             "    free(p);", "}"]  # fmt: skip
+    (root / "big.c").write_text("\n".join(body) + "\n")
+    for n in range(6):
+        (root / f"small_{n}.c").write_text(
+            f"void s{n}(void)\n{{\n    char b[4];\n    gets(b);\n}}\n"
+        )
+
+
+def test_big_file_is_parsed_once_and_walked_in_parts(tmp_path, monkeypatch):
+    from jarvis_graph.security import scanner
+
+    _big_tree(tmp_path / "src")
+    serial = scan_path(tmp_path / "src", workers=1)
+    prepared: list[str] = []
+    real_prepare = scanner._prepare
+    monkeypatch.setattr(
+        scanner,
+        "_prepare",
+        lambda job, headers: prepared.append(job[2]) or real_prepare(job, headers),
+    )
+    monkeypatch.setattr(scanner, "SPLIT_BYTES", 5_000)
+    parallel = scan_path(tmp_path / "src", workers=2)
+    assert prepared == ["big.c"]
+    assert [i.id for i in parallel.issues] == [i.id for i in serial.issues]
+    assert ("big.c", "c-double-free") in {(i.file, i.pattern) for i in parallel.issues}
+    assert (parallel.files_scanned, parallel.lines_scanned) == (
+        serial.files_scanned, serial.lines_scanned,
+    )  # fmt: skip
+
+
+def test_parts_of_a_file_cover_every_function_once():
+    from jarvis_graph.security.c_scan import _share
+    from jarvis_graph.security.c_source import Function
+
+    functions = [Function(f"f{i}", "", i, i, "x" * (i * 37 % 500)) for i in range(101)]
+    parts = [_share(functions, k, 3) for k in range(3)]
+    names = [fn.name for part in parts for fn in part]
+    assert sorted(names) == sorted(fn.name for fn in functions)
+    assert len(names) == len(set(names))
+    sizes = [sum(len(fn.body) for fn in part) for part in parts]
+    assert max(sizes) - min(sizes) <= 500
+
+
+def test_a_file_the_engine_cannot_analyse_is_counted_and_the_scan_goes_on(tmp_path, monkeypatch):
+    (tmp_path / "good.c").write_text("void f(void)\n{\n    char b[4];\n    gets(b);\n}\n")
+    (tmp_path / "odd.c").write_text("void g(void)\n{\n}\n")
+    real = __import__("jarvis_graph.security.c_scan", fromlist=["scan_c_text"]).scan_c_text
+
+    def fragile(text, label, *args, **kwargs):
+        if label == "odd.c":
+            raise RecursionError("too deep")
+        return real(text, label, *args, **kwargs)
+
+    monkeypatch.setattr("jarvis_graph.security.c_scan.scan_c_text", fragile)
+    result = scan_path(tmp_path, workers=1)
+    assert result.skipped == {"error": 1}
+    assert [(i.file, i.pattern) for i in result.issues] == [("good.c", "c-gets")]
+
+
+def test_octal_and_hex_literals_are_read_as_c_reads_them():
+    from jarvis_graph.security.c_facts import const_eval
+
+    assert [const_eval(e, {}) for e in ("0644", "0x1F + 1", "10UL", "089")] == [420, 32, 10, None]
+
+
 def test_summary_counts(tmp_path):
     result = scan_path(FIXTURES, workers=1)
     summary = result.summary()
