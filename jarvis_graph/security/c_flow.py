@@ -110,12 +110,16 @@ class FunctionScan:
         """Walk the function body and report what the rules find."""
         self._params()
         expanded = self.expanded
+        plain = self.fn.macro_free(self.macro_names)
         for st in self.fn.statements:
             if self.loops:
                 self.loops = [lp for lp in self.loops if st.depth > lp[2]]
-            text = expanded.get(st.text)
-            if text is None:
-                text = expanded[st.text] = expand(st.text, self.macros, self.macro_names)
+            text = st.text
+            if not plain:
+                done = expanded.get(text)
+                if done is None:
+                    done = expanded[text] = expand(text, self.macros, self.macro_names)
+                text = done
             head = _CONTROL.match(text) if text.startswith(_CONTROL_WORDS) else None
             if head:
                 cond = head.group(2)

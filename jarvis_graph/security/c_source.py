@@ -26,6 +26,7 @@ _FUNC_NAME = re.compile(r"((?:~?[A-Za-z_]\w*\s*::\s*)*~?[A-Za-z_]\w*|operator\s*
 _CONTAINER = re.compile(r"^\s*(?:namespace\b[\w\s:]*|extern\s+__S\d+__\s*)$")
 _CLASS = re.compile(r"^\s*(?:template\s*<[^{]*>\s*)?(?:class|struct)\s+\w+[^(){};=]*$")
 _LITERAL_TOKEN = re.compile(r"\s*__S(\d+)__\s*")
+_WORD = re.compile(r"\b[A-Za-z_]\w*")
 _CONTROL = {"if", "for", "while", "switch", "catch", "sizeof", "return", "do", "else"}
 
 
@@ -57,6 +58,13 @@ class Function:
     body: str = ""
     body_line: int = 0
     _statements: list[Statement] | None = field(default=None, repr=False)
+    _macro_free: bool | None = field(default=None, repr=False)
+
+    def macro_free(self, names: frozenset[str]) -> bool:
+        """Whether no statement names one of the file's macros (``names``): no expansion."""
+        if self._macro_free is None:
+            self._macro_free = names.isdisjoint(_WORD.findall(self.body))
+        return self._macro_free
 
     @property
     def statements(self) -> list[Statement]:
