@@ -356,7 +356,7 @@ def taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
 
 def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
     """An assignment through a pointer, index or member (``p[i] = x``, ``s->f = p``)."""
-    m = _INDEXED_LHS.match(lhs)
+    m = _INDEXED_LHS.match(lhs) if "[" in lhs else None
     if m and m.group(1) in scan.env:
         var, idx = scan.env[m.group(1)], const_eval(m.group(2), scan.env)
         if var.init_elems is not None and idx is not None and idx == var.init_elems:

@@ -129,7 +129,8 @@ class FunctionScan:
                         self.simple(init.strip(), st)
                     cond = f"{cond};{step}"
                 c_checks.guards(self, cond, st)
-                c_checks.uses(self, cond, st, condition=True)
+                if c_checks.worth_checking(self, cond):
+                    c_checks.uses(self, cond, st, condition=True)
                 c_calls.call_checks(self, cond, st, condition=True)
                 if head.group(1) == "for":
                     self._loop(head.group(2), st)
@@ -172,7 +173,8 @@ class FunctionScan:
     def simple(self, text: str, st: Statement) -> None:
         """One plain statement: declaration, assignment, delete, return or call."""
         if text.startswith("return"):
-            c_checks.uses(self, text[6:], st)
+            if c_checks.worth_checking(self, text[6:]):
+                c_checks.uses(self, text[6:], st)
             c_calls.call_checks(self, text[6:], st, in_expression=True)
             name = strip_casts(text[6:]).strip("() ")
             if st.depth >= self.guard[1] >= 0:

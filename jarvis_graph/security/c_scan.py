@@ -68,14 +68,18 @@ def walk_c(
 
 
 def _share(functions: list[Function], k: int, n: int) -> list[Function]:
-    """Part ``k`` of ``n`` parts of about the same amount of code, in source order."""
+    """Part ``k`` of ``n`` runs of neighbouring functions with about the same amount of code.
+
+    Neighbours stay together: a helper is usually defined near its callers, so the walks of
+    one part follow callees that the same part splits and walks anyway.
+    """
     if n == 1:
         return functions
-    loads = [0] * n
-    mine: list[int] = []
-    for i in sorted(range(len(functions)), key=lambda i: -len(functions[i].body)):
-        lightest = loads.index(min(loads))
-        loads[lightest] += len(functions[i].body) + 200  # a function's walk has a fixed cost too
-        if lightest == k:
-            mine.append(i)
-    return [functions[i] for i in sorted(mine)]
+    weights = [len(fn.body) + 200 for fn in functions]  # a walk has a fixed cost too
+    total, run = sum(weights), 0
+    mine: list[Function] = []
+    for fn, weight in zip(functions, weights, strict=True):
+        if min(run * n // total, n - 1) == k:
+            mine.append(fn)
+        run += weight
+    return mine

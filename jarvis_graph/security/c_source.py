@@ -96,7 +96,7 @@ class CSource:
 
     def literal(self, token: str) -> Literal | None:
         """The literal behind a ``__S<n>__`` token, if it is one."""
-        m = _LITERAL_TOKEN.fullmatch(token)
+        m = _LITERAL_TOKEN.fullmatch(token) if "__S" in token else None
         return self.literals[int(m.group(1))] if m else None
 
 

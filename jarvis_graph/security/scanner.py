@@ -23,9 +23,11 @@ EXTENSIONS = {
 }  # fmt: skip
 LANGUAGES = ("c", "cpp", "rust")
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "target", "__pycache__"}
-MAX_FILE_BYTES = 8_000_000
+MAX_FILE_BYTES = 16_000_000  # an amalgamation such as sqlite3.c (9 MB) is still read
 DEFAULT_MIN_CONFIDENCE = 0.4
 SPLIT_BYTES = 300_000
+# a big file is walked in this many parts per worker, taken by whichever worker is free
+PARTS_PER_WORKER = 8
 log = logging.getLogger(__name__)
 
 
@@ -277,18 +279,18 @@ def _run(
                 continue
             key = next(_KEYS)
             _PREPARED[key] = prepared
-            parts.extend((i, key, jobs[i][1], k) for k in range(workers))
+            parts.extend((i, key, jobs[i][1], k) for k in range(workers * PARTS_PER_WORKER))
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
         found: dict[int, list[list[Issue] | str]] = {}
         for i, key, language, k in parts:
-            part = (k, workers)
+            part = (k, workers * PARTS_PER_WORKER)
             future = (
                 pool.submit(_walk_inherited, key, language, part)
                 if context is not None
                 else pool.submit(_walk_part, _PREPARED[key][0], language, part)
             )
             running[future] = partial(
-                _part_done, found, i, jobs[i][2], _PREPARED[key][1], workers, collect
+                _part_done, found, i, jobs[i][2], _PREPARED[key][1], part[1], collect
             )
         for n, batch in enumerate(batches):
             if early:  # the early worker keeps what it has started; the rest moves here
