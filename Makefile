@@ -49,6 +49,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check jarvis_graph tests bench
 
 bench: $(STAMP)
+	$(BIN)/pip install --quiet -e ".[dev,local,bench]"
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/local_agent.py
 	$(BIN)/python bench/mcp_calls.py
@@ -56,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/planner.py
 	$(BIN)/python bench/checkpoints.py
 	$(BIN)/python bench/tool_filter.py
+	$(BIN)/python bench/sec_speed.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .cache

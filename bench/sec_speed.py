@@ -5,10 +5,14 @@ Run with ``.venv/bin/python bench/sec_speed.py`` (``--reps N``, ``--tree PATH`` 
 Trees:
 
 1. the Juliet C/C++ subset of the project (``../shared/data/juliet-dev``, or ``--juliet``);
-2. a real C code base: the source distribution of ``zstandard`` from PyPI (the zstd library
-   in one 2 MB amalgamated ``zstd.c`` plus its CPython extension), fetched once with
-   ``pip download --no-binary`` into ``bench/.cache/`` — the package registry is the only
-   network use; skipped with a note when it cannot be fetched;
+2. real C code bases from the source distributions of PyPI packages, fetched once with
+   ``pip download --no-binary`` into ``bench/.cache/sec/`` (the package registry is the only
+   network use; a tree that cannot be fetched is skipped with a note):
+
+   - ``zstandard``: the zstd library as one 2 MB amalgamated ``zstd.c`` plus its CPython
+     extension; the hardest case for a parallel scan (one file is most of the tree);
+   - ``Brotli``: the brotli C library (93 files);
+   - ``pycryptodome``: its C sources (111 files);
 3. any ``--tree`` given.
 
 Each tool runs as a command, as a user runs it, with default settings:
@@ -47,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "sec_speed.json"
 CACHE = ROOT / "bench" / ".cache" / "sec"
 JULIET = ROOT.parent / "shared" / "data" / "juliet-dev"
-ZSTD_SDIST = "zstandard==0.23.0"
+SDISTS = ("zstandard==0.23.0", "Brotli==1.1.0", "pycryptodome==3.21.0")
 C_EXT = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh")
 
 
@@ -61,23 +65,27 @@ def c_lines(tree: Path) -> tuple[int, int]:
     return files, lines
 
 
-def fetch_zstd() -> Path | None:
-    """The unpacked zstandard sdist (downloaded once from the package index)."""
-    existing = sorted(CACHE.glob("zstandard-*/"))
-    if existing:
-        return existing[0]
+def fetch_sdist(requirement: str) -> Path | None:
+    """The unpacked source distribution of ``name==version`` (downloaded once from PyPI)."""
+    name, release = requirement.split("==")
+
+    def unpacked(suffix: str) -> list[Path]:
+        stem = f"{name}-{release}{suffix}".lower()
+        return sorted(p for p in CACHE.glob(f"*{release}{suffix}") if p.name.lower() == stem)
+
+    if unpacked(""):
+        return unpacked("")[0]
     CACHE.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-           "-d", str(CACHE), "-q", ZSTD_SDIST]  # fmt: skip
+           "-d", str(CACHE), "-q", requirement]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    archives = sorted(CACHE.glob("zstandard-*.tar.gz"))
+    archives = unpacked(".tar.gz")
     if done.returncode != 0 or not archives:
-        print(f"note: could not fetch {ZSTD_SDIST}: {done.stderr.strip()[-300:]}")
+        print(f"note: could not fetch {requirement}: {done.stderr.strip()[-300:]}")
         return None
     with tarfile.open(archives[0]) as tar:
         tar.extractall(CACHE, filter="data")
-    found = sorted(CACHE.glob("zstandard-*/"))
-    return found[0] if found else None
+    return unpacked("")[0] if unpacked("") else None
 
 
 def time_cmd(cmd: list[str]) -> tuple[float, float]:
@@ -138,7 +146,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--juliet", type=Path, default=JULIET)
     parser.add_argument("--tree", type=Path, action="append", default=[])
-    parser.add_argument("--no-fetch", action="store_true", help="skip the zstandard sdist")
+    parser.add_argument("--no-fetch", action="store_true", help="skip the PyPI source trees")
     args = parser.parse_args()
     flawfinder = shutil.which("flawfinder", path=str(Path(sys.executable).parent)) or shutil.which(
         "flawfinder"
@@ -149,9 +157,10 @@ def main() -> None:
     trees: list[tuple[str, Path]] = []
     if args.juliet.is_dir():
         trees.append(("juliet-dev", args.juliet))
-    zstd = None if args.no_fetch else fetch_zstd()
-    if zstd is not None:
-        trees.append((zstd.name, zstd))
+    for requirement in () if args.no_fetch else SDISTS:
+        tree = fetch_sdist(requirement)
+        if tree is not None:
+            trees.append((tree.name, tree))
     trees += [(p.name, p) for p in args.tree]
     rows = [bench_tree(name, path, args.reps, flawfinder) for name, path in trees]
 

@@ -80,17 +80,25 @@ class Function:
 
 @dataclass
 class CSource:
-    """A masked C/C++ file: literals table, macros, functions and original lines."""
+    """A masked C/C++ file: literals table, macros, functions and the original text."""
 
     path: str
     masked: str
-    lines: list[str]
+    text: str
     literals: list[Literal]
     macros: dict[str, str]
     functions: list[Function]
     includes: list[str]
     expanded: dict[str, str] = field(default_factory=dict)
     macro_names: frozenset[str] | None = None
+    _lines: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def lines(self) -> list[str]:
+        """The original lines (split on first use: only a finding needs them)."""
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
     # (callee, facts of its arguments) -> parameters the callee's walk freed
     followed: dict[Any, frozenset[int]] = field(default_factory=dict)
 
@@ -336,7 +344,7 @@ def parse_c(text: str, path: str = "") -> CSource:
     line_of = _LineIndex(masked)
     functions: list[Function] = []
     _blocks(masked, 0, functions, line_of)
-    return CSource(path, masked, text.splitlines(), literals, macros, functions, includes)
+    return CSource(path, masked, text, literals, macros, functions, includes)
 
 
 def header_macros(path: Path, includes: list[str], headers: dict[str, str]) -> dict[str, str]:
