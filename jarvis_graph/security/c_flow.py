@@ -378,8 +378,17 @@ def _null_branch(cond: str) -> frozenset[str]:
     return frozenset(a or b for a, b in _NULL_BRANCH.findall(cond))
 
 
+# what a callee's walk takes from the caller's facts about an argument: ``_params`` puts the
+# callee's own type, pointer and element size in place and clears ``param`` and
+# ``alloc_line``; ``escaped`` matters only for memory the walk itself allocated
+_CONTEXT_FACTS = tuple(
+    f for f in Var.__dataclass_fields__
+    if f not in ("type", "pointer", "elem", "param", "alloc_line", "escaped")
+)  # fmt: skip
+
+
 def _fact_key(v: Var) -> tuple[Any, ...]:
-    return tuple(v.__dict__.values())
+    return tuple(getattr(v, f) for f in _CONTEXT_FACTS)
 
 
 def _sizes_matter(fn: Function) -> bool:
