@@ -91,6 +91,8 @@ class CSource:
     includes: list[str]
     expanded: dict[str, str] = field(default_factory=dict)
     macro_names: frozenset[str] | None = None
+    # (callee, facts of its arguments) -> parameters the callee's walk freed
+    followed: dict[Any, frozenset[int]] = field(default_factory=dict)
     _lines: list[str] | None = field(default=None, repr=False)
 
     @property
@@ -99,8 +101,6 @@ class CSource:
         if self._lines is None:
             self._lines = self.text.splitlines()
         return self._lines
-    # (callee, facts of its arguments) -> parameters the callee's walk freed
-    followed: dict[Any, frozenset[int]] = field(default_factory=dict)
 
     def literal(self, token: str) -> Literal | None:
         """The literal behind a ``__S<n>__`` token, if it is one."""
