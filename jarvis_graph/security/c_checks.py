@@ -65,8 +65,11 @@ def worth_checking(scan: FunctionScan, text: str) -> bool:
     ``uses`` looks only at variables that are freed, NULL, unchecked, unset, indexed, or
     pointer parameters not yet dereferenced; a statement with none of them is skipped.
     """
-    indexed = "[" in text
-    for name, var in touched(scan, text):
+    indexed, env = "[" in text, scan.env
+    for name in t.sorted_names(text):
+        var = env.get(name)
+        if var is None:
+            continue
         if (
             indexed
             or var.freed is not None

@@ -137,6 +137,8 @@ def expand(text: str, macros: dict[str, str], names: frozenset[str] | None = Non
 
         def sub(m: re.Match[str]) -> str:
             word = m.group(1)
+            if word not in names:  # most identifiers
+                return m.group(0)
             if m.group(2) and word + "()" in macros:
                 return f"({macros[word + '()']})"
             if word in macros and not m.group(2) and macros[word] != word:
