@@ -111,7 +111,12 @@ class FunctionScan:
         self._params()
         expanded = self.expanded
         plain = self.fn.macro_free(self.macro_names)
-        for st in self.fn.statements:
+        exits = _exiting_blocks(self.fn)
+        # (depth of an exiting block's header, the facts before the block)
+        saved: list[tuple[int, dict[str, Var]]] = []
+        for index, st in enumerate(self.fn.statements):
+            while saved and st.depth <= saved[-1][0]:
+                self.env = saved.pop()[1]  # the block returned: its facts end with it
             if self.loops:
                 self.loops = [lp for lp in self.loops if st.depth > lp[2]]
             text = st.text
@@ -137,9 +142,13 @@ class FunctionScan:
                 self.guard = (_null_branch(cond), st.depth)
                 if head.group(3):
                     self.simple(head.group(3), st)
+                if index in exits:
+                    saved.append((st.depth, {n: v.copy() for n, v in self.env.items()}))
                 continue
             elif text not in ("else", "do", "try") and not text.startswith(("case ", "default")):
                 self.simple(text, st)
+            elif index in exits:
+                saved.append((st.depth, {n: v.copy() for n, v in self.env.items()}))
             self.guard = (frozenset(), -1)
         c_calls.at_end(self)
 
@@ -336,6 +345,35 @@ def _new_var(m: re.Match[str]) -> Var:
 
 
 _COMPOUND_OPS = frozenset("+-*/%&|^")
+
+
+def _exiting_blocks(fn: Function) -> frozenset[int]:
+    """Indexes of the ``if``/``else`` headers whose braced block ends with ``return``/``goto``.
+
+    The walk reads branches in source order; what such a block does (a free before an
+    error return) does not reach the statements after it, so the walk puts the facts back
+    as they were before the block.
+    """
+    if fn.exits is not None:
+        return fn.exits
+    sts = fn.statements
+    found: set[int] = set()
+    for i, st in enumerate(sts):
+        head = _CONTROL.match(st.text) if st.text.startswith(("if", "else")) else None
+        if st.text != "else" and (head is None or head.group(1) != "if" or head.group(3)):
+            continue
+        if i + 1 >= len(sts) or sts[i + 1].depth != st.depth + 1:
+            continue  # not a braced block
+        last = None
+        for later in sts[i + 1 :]:
+            if later.depth <= st.depth:
+                break
+            if later.depth == st.depth + 1:
+                last = later
+        if last is not None and last.text.startswith(("return", "goto ")):
+            found.add(i)
+    fn.exits = frozenset(found)
+    return fn.exits
 
 
 def split_assign(text: str) -> tuple[str, str, str] | None:

@@ -59,6 +59,8 @@ class Function:
     body_line: int = 0
     _statements: list[Statement] | None = field(default=None, repr=False)
     _macro_free: bool | None = field(default=None, repr=False)
+    # headers of the blocks that end with return/goto (set by the walk, once)
+    exits: frozenset[int] | None = field(default=None, repr=False)
 
     def macro_free(self, names: frozenset[str]) -> bool:
         """Whether no statement names one of the file's macros (``names``): no expansion."""

@@ -190,3 +190,34 @@ def test_mask_keeps_literals_at_the_start_and_their_prefixes():
     assert [(lit.text, lit.wide) for lit in literals] == [
         ("at start", False), ("wide", True), ("narrow", False),
     ]  # fmt: skip
+
+
+def test_what_an_error_return_block_frees_does_not_reach_past_it():
+    code = """
+int build(int n)
+{
+    char *a = (char *)malloc(8);
+    char *b = (char *)malloc(8);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return -1;
+    }
+    memset(a, 0, 8);
+    free(a);
+    free(b);
+    return 0;
+}
+void twice(void)
+{
+    char *a = (char *)malloc(8);
+    if (a != NULL) {
+        free(a);
+    }
+    free(a);
+}
+"""
+    issues = scan_c_text(code, "x.c")
+    assert [(i.function, i.pattern) for i in issues if i.confidence >= 0.5] == [
+        ("twice", "c-double-free"),
+    ]  # fmt: skip
