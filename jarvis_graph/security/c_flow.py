@@ -50,6 +50,7 @@ _SIZES_MATTER = re.compile(r"\[|\b(?:str|wcs|mem|wmem)\w*\s*\(|printf\s*\(")
 
 _CONTROL = re.compile(r"^(?:else\s+)?(if|while|for|switch)\s*\((.*)\)\s*(.*)$")
 _CONTROL_WORDS = ("if", "while", "for", "switch", "else")
+_LABEL = re.compile(r"^(?:case\s[^:]*|default|[A-Za-z_]\w*)\s*:(?!:)\s*(.*)$")
 
 
 class FunctionScan:
@@ -125,6 +126,10 @@ class FunctionScan:
                 if done is None:
                     done = expanded[text] = expand(text, self.macros, self.macro_names)
                 text = done
+            if ":" in text:
+                label = _LABEL.match(text)  # `case 6:`, `default:`, `cleanup:` before a statement
+                if label:
+                    text = label.group(1)
             head = _CONTROL.match(text) if text.startswith(_CONTROL_WORDS) else None
             if head:
                 cond = head.group(2)
@@ -145,7 +150,7 @@ class FunctionScan:
                 if index in exits:
                     saved.append((st.depth, {n: v.copy() for n, v in self.env.items()}))
                 continue
-            elif text not in ("else", "do", "try") and not text.startswith(("case ", "default")):
+            elif text not in ("", "else", "do", "try"):
                 self.simple(text, st)
             elif index in exits:
                 saved.append((st.depth, {n: v.copy() for n, v in self.env.items()}))

@@ -221,3 +221,27 @@ void twice(void)
     assert [(i.function, i.pattern) for i in issues if i.confidence >= 0.5] == [
         ("twice", "c-double-free"),
     ]  # fmt: skip
+
+
+def test_statements_after_case_and_goto_labels_are_read():
+    code = """
+void by_case(int k)
+{
+    char *p = (char *)malloc(4);
+    switch (k) {
+    case 6: free(p); break;
+    default: break;
+    }
+    free(p);
+}
+void labelled(unsigned rep[3], unsigned a)
+{
+    if (a) goto done;
+    a = 1;
+done: rep[1] = a;
+}
+"""
+    issues = scan_c_text(code, "x.c")
+    assert [(i.function, i.pattern) for i in issues if i.confidence >= 0.5] == [
+        ("by_case", "c-double-free"),
+    ]  # fmt: skip
