@@ -25,7 +25,10 @@ _UPPER = re.compile(
     rf"|abs\s*\(\s*({_ID})\s*\)\s*<"
 )
 _INDEX = re.compile(rf"(?<![\w.>])({_ID})\s*\[([^\[\]]+)\]")
-_ADDR_SIZEOF = re.compile(rf"&\s*{_ID}\b|\bsizeof\s*\(\s*{_ID}\s*\)")
+# not reads: an address, a sizeof, the target of a plain assignment (``(r = f())``)
+_NOT_READ = re.compile(
+    rf"&\s*{_ID}\b|\bsizeof\s*\(\s*{_ID}\s*\)|(?<![\w.>])\b{_ID}\s*=(?!=)"
+)
 _TARGET = re.compile(rf"\s*({_ID})\s*(?:\.\w+\s*)?")
 _INC = re.compile(rf"\b({_ID})\s*\+\+|\+\+\s*({_ID})\b")
 _BINOP = re.compile(r"\b(\w+)\s*([+*])(?![+=])=?\s*(\w+)")
@@ -95,8 +98,8 @@ def indexed(text: str) -> tuple[tuple[str, str], ...]:
 
 @lru_cache(maxsize=8192)
 def read_names(text: str) -> frozenset[str]:
-    """Names read by the text (address-of and sizeof do not read)."""
-    return plain_names(_ADDR_SIZEOF.sub("", text))
+    """Names read by the text (address-of, sizeof and being assigned do not read)."""
+    return plain_names(_NOT_READ.sub("", text))
 
 
 def write_target(text: str) -> str | None:

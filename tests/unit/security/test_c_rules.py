@@ -245,3 +245,30 @@ done: rep[1] = a;
     assert [(i.function, i.pattern) for i in issues if i.confidence >= 0.5] == [
         ("by_case", "c-double-free"),
     ]  # fmt: skip
+
+
+def test_assignments_inside_conditions_and_comma_lists_set_the_variable():
+    code = """
+int next(int *first, int *last);
+void walk(int *first, int *last)
+{
+    int *i, *j;
+    int t;
+    int r;
+    for (i = last - 2, j = i + 1; 0 < (r = next(first, j));) {
+        t = *j + r;
+        first[0] = t;
+    }
+}
+void unset(void)
+{
+    int r;
+    int t;
+    t = r + 1;
+    printf("%d", t);
+}
+"""
+    issues = scan_c_text(code, "x.c")
+    assert [(i.function, i.pattern) for i in issues if i.confidence >= 0.5] == [
+        ("unset", "c-uninitialized"),
+    ]  # fmt: skip
