@@ -262,7 +262,8 @@ class FunctionScan:
             var.init = False
         self.env[name] = var
         if init:
-            c_checks_uses(self, init, st)
+            reference = "&" in (m.group("ptr") or "")  # binding a C++ reference reads nothing
+            c_checks_uses(self, init, st, reads=not reference)
             c_calls.arith(self, init, st)
             self.assign(name, init, st, "")
 
@@ -444,8 +445,10 @@ def _sizes_matter(fn: Function) -> bool:
     return cached
 
 
-def c_checks_uses(scan: FunctionScan, text: str, st: Statement) -> None:
+def c_checks_uses(scan: FunctionScan, text: str, st: Statement, *, reads: bool = True) -> None:
     """Check the uses in a declaration's initializer."""
+    if reads and c_checks.worth_checking(scan, text):
+        c_checks.uses(scan, text, st)
     c_calls.call_checks(scan, text, st, in_expression=True)
 
 

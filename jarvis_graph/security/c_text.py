@@ -26,9 +26,7 @@ _UPPER = re.compile(
 )
 _INDEX = re.compile(rf"(?<![\w.>])({_ID})\s*\[([^\[\]]+)\]")
 # not reads: an address, a sizeof, the target of a plain assignment (``(r = f())``)
-_NOT_READ = re.compile(
-    rf"&\s*{_ID}\b|\bsizeof\s*\(\s*{_ID}\s*\)|(?<![\w.>])\b{_ID}\s*=(?!=)"
-)
+_NOT_READ = re.compile(rf"&\s*{_ID}\b|\bsizeof\s*\(\s*{_ID}\s*\)|(?<![\w.>])\b{_ID}\s*=(?!=)")
 _TARGET = re.compile(rf"\s*({_ID})\s*(?:\.\w+\s*)?")
 _INC = re.compile(rf"\b({_ID})\s*\+\+|\+\+\s*({_ID})\b")
 _BINOP = re.compile(r"\b(\w+)\s*([+*])(?![+=])=?\s*(\w+)")

@@ -263,8 +263,7 @@ void walk(int *first, int *last)
 void unset(void)
 {
     int r;
-    int t;
-    t = r + 1;
+    int t = r + 1;
     printf("%d", t);
 }
 """
