@@ -9,6 +9,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -237,8 +238,10 @@ def _run(
 
     Small files go to the workers in batches, the biggest first. A C/C++ file big enough to
     hold up the others (over ``SPLIT_BYTES`` and over a quarter of the tree's share of one
-    worker) is read and parsed once, here, before the workers start; its functions are then
-    walked in one part per worker, side by side, ahead of the small files.
+    worker) is read and parsed once, here, while one early worker starts on the small files;
+    the workers, forked after the parse, then walk its functions in ``PARTS_PER_WORKER``
+    parts each, ahead of the small files left. If a worker process dies, what it left is
+    scanned again one file at a time.
     """
     sizes = _sizes(jobs)
     out: list[FileOutcome | None] = [None] * len(jobs)
@@ -264,6 +267,26 @@ def _run(
     _import_engines({job[1] for job in jobs})  # once here, not in every forked worker
     running: dict[Future[Any], Callable[[Any], None]] = {}
     parts: list[tuple[int, int, str, int]] = []  # (job, key in _PREPARED, language, part)
+    try:
+        _run_pools(jobs, headers, workers, sizes, big, batches, context, running, parts, collect)
+    except BrokenProcessPool as exc:
+        log.warning("security scan: a worker process died (%s); scanning what it left", exc)
+        _rescue(jobs, [i for i, o in enumerate(out) if o is None], headers, context, collect)
+    return _all(out)
+
+
+def _run_pools(
+    jobs: list[Job],
+    headers: dict[str, str],
+    workers: int,
+    sizes: list[int],
+    big: list[int],
+    batches: list[list[int]],
+    context: Any,
+    running: dict[Future[Any], Callable[[Any], None]],
+    parts: list[tuple[int, int, str, int]],
+    collect: Callable[[list[int], list[FileOutcome]], None],
+) -> None:
     with ExitStack() as stack:
         early: list[Future[Any]] = []
         if big and batches:  # one worker scans small files while the big ones are parsed here
@@ -303,7 +326,29 @@ def _run(
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 running.pop(future)(future.result())
-    return _all(out)
+
+
+def _rescue(
+    jobs: list[Job],
+    left: list[int],
+    headers: dict[str, str],
+    context: Any,
+    collect: Callable[[list[int], list[FileOutcome]], None],
+) -> None:
+    """Scan what a dead worker left, one file per task.
+
+    A file that ends its worker again is counted as skipped (``error``); the others are
+    still scanned.
+    """
+    while left:
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            try:
+                while left:
+                    outcome = pool.submit(_scan_batch, [jobs[left[0]]], headers).result()
+                    collect([left.pop(0)], outcome)
+            except BrokenProcessPool:
+                i = left.pop(0)
+                collect([i], [_failed(jobs[i][2], RuntimeError("its scan ended the worker"))])
 
 
 # big files parsed before the workers start: key -> (prepared model, line count)

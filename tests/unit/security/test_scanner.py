@@ -146,3 +146,31 @@ def test_engine_imports_no_framework():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+_DYING: dict[str, object] = {}
+
+
+def _dies_on_boom(batch, headers):
+    """A batch scan that ends its worker process on ``boom.c`` (pickled by name)."""
+    import os
+
+    if os.getpid() != _DYING["parent"] and any(label == "boom.c" for _, _, label in batch):
+        os._exit(1)  # what a crash or the out-of-memory killer does to a worker
+    return _DYING["real"](batch, headers)
+
+
+def test_a_worker_that_dies_loses_no_other_file(tmp_path, monkeypatch):
+    import os
+
+    from jarvis_graph.security import scanner
+
+    for n in range(4):
+        (tmp_path / f"ok_{n}.c").write_text("void f(void)\n{\n    char b[4];\n    gets(b);\n}\n")
+    (tmp_path / "boom.c").write_text("void g(void)\n{\n}\n")
+    _DYING.update(parent=os.getpid(), real=scanner._scan_batch)
+    monkeypatch.setattr(scanner, "_scan_batch", _dies_on_boom)
+    result = scan_path(tmp_path, workers=2)
+    assert result.skipped == {"error": 1}
+    assert result.files_scanned == 4
+    assert sorted(i.file for i in result.issues) == [f"ok_{n}.c" for n in range(4)]
