@@ -16,8 +16,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The package's bytecode is compiled here, as pip does for installed packages, so that it is
+# not compiled on every start where PYTHONDONTWRITEBYTECODE is set (a stale file is ignored).
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev,local]"
+	$(BIN)/python -m compileall -q jarvis_graph > /dev/null
 	touch $(STAMP)
 
 # The main job: the embedded local model, no API key, no network.

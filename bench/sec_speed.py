@@ -15,6 +15,10 @@ Trees:
    - ``pycryptodome``: its C sources (111 files);
 3. any ``--tree`` given.
 
+Both tools run from bytecode, as installed packages do: pip compiled flawfinder when it
+installed it, and the script compiles this project's package first (an editable install is
+otherwise compiled on every start where ``PYTHONDONTWRITEBYTECODE`` is set).
+
 Each tool runs as a command, as a user runs it, with default settings:
 ``python -m jarvis_graph.security TREE -o FILE`` (the scan engine's own command: all CPUs,
 default minimum confidence), the same scan through the agent CLI ``jarvis sec scan TREE -o
@@ -31,6 +35,7 @@ the script exits 0 either way.
 from __future__ import annotations
 
 import argparse
+import compileall
 import datetime as dt
 import json
 import os
@@ -154,6 +159,7 @@ def main() -> None:
     if flawfinder is None:
         print("FAIL flawfinder is not installed: pip install -e '.[bench]'")
         return
+    compileall.compile_dir(ROOT / "jarvis_graph", quiet=1)
     trees: list[tuple[str, Path]] = []
     if args.juliet.is_dir():
         trees.append(("juliet-dev", args.juliet))
