@@ -65,13 +65,14 @@ def worth_checking(scan: FunctionScan, text: str) -> bool:
     ``uses`` looks only at variables that are freed, NULL, unchecked, unset, indexed, or
     pointer parameters not yet dereferenced; a statement with none of them is skipped.
     """
-    indexed, env = "[" in text, scan.env
+    arrays = t.indexed_arrays(text) if "[" in text else frozenset()
+    env = scan.env
     for name in t.sorted_names(text):
         var = env.get(name)
         if var is None:
             continue
         if (
-            indexed
+            name in arrays
             or var.freed is not None
             or var.null
             or var.alloc_unchecked

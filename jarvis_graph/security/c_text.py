@@ -95,6 +95,12 @@ def indexed(text: str) -> tuple[tuple[str, str], ...]:
 
 
 @lru_cache(maxsize=8192)
+def indexed_arrays(text: str) -> frozenset[str]:
+    """The names indexed in the text (``a`` of ``a[i]``)."""
+    return frozenset(a for a, _ in indexed(text))
+
+
+@lru_cache(maxsize=8192)
 def read_names(text: str) -> frozenset[str]:
     """Names read by the text (address-of, sizeof and being assigned do not read)."""
     return plain_names(_NOT_READ.sub("", text))
