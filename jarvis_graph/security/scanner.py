@@ -265,10 +265,8 @@ def _run(
     batches = [[small[i] for i in b] for b in _batches([sizes[i] for i in small], workers)]
     context = _fork_context()
     _import_engines({job[1] for job in jobs})  # once here, not in every forked worker
-    running: dict[Future[Any], Callable[[Any], None]] = {}
-    parts: list[tuple[int, int, str, int]] = []  # (job, key in _PREPARED, language, part)
     try:
-        _run_pools(jobs, headers, workers, sizes, big, batches, context, running, parts, collect)
+        _run_pools(jobs, headers, workers, sizes, big, batches, context, collect)
     except BrokenProcessPool as exc:
         log.warning("security scan: a worker process died (%s); scanning what it left", exc)
         _rescue(jobs, [i for i, o in enumerate(out) if o is None], headers, context, collect)
@@ -283,14 +281,17 @@ def _run_pools(
     big: list[int],
     batches: list[list[int]],
     context: Any,
-    running: dict[Future[Any], Callable[[Any], None]],
-    parts: list[tuple[int, int, str, int]],
     collect: Callable[[list[int], list[FileOutcome]], None],
 ) -> None:
+    """``_run`` with worker processes; a dead worker ends it with ``BrokenProcessPool``."""
+    running: dict[Future[Any], Callable[[Any], None]] = {}
+    parts: list[tuple[int, int, str, int]] = []  # (job, key in _PREPARED, language, part)
+    executors: list[ProcessPoolExecutor] = []
     with ExitStack() as stack:
         early: list[Future[Any]] = []
         if big and batches:  # one worker scans small files while the big ones are parsed here
             starter = stack.enter_context(ProcessPoolExecutor(max_workers=1, mp_context=context))
+            executors.append(starter)
             for batch in batches:
                 early.append(starter.submit(_scan_batch, [jobs[i] for i in batch], headers))
                 running[early[-1]] = partial(collect, batch)
@@ -304,6 +305,7 @@ def _run_pools(
             _PREPARED[key] = prepared
             parts.extend((i, key, jobs[i][1], k) for k in range(workers * PARTS_PER_WORKER))
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
+        executors.append(pool)
         found: dict[int, list[list[Issue] | str]] = {}
         for i, key, language, k in parts:
             part = (k, workers * PARTS_PER_WORKER)
@@ -322,10 +324,15 @@ def _run_pools(
                 running.pop(early[n])
             scanned = pool.submit(_scan_batch, [jobs[i] for i in batch], headers)
             running[scanned] = partial(collect, batch)
-        while running:
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                running.pop(future)(future.result())
+        try:
+            while running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    running.pop(future)(future.result())
+        except BrokenProcessPool:
+            for executor in executors:  # what has not started is scanned again, not run here
+                executor.shutdown(wait=True, cancel_futures=True)
+            raise
 
 
 def _rescue(
