@@ -220,8 +220,8 @@ def const_eval(expr: str, env: dict[str, Var]) -> int | None:
         return str(var.ival) if var is not None and var.ival is not None else "?"
 
     e = _WORD.sub(ident, e)
-    if not _ARITH.match(e) or len(e) > 200:
-        return None
+    if not _ARITH.match(e) or len(e) > 200 or "**" in e.replace(" ", ""):
+        return None  # C has no power operator; Python's would let a file stall the scan
     code = _compiled(e.replace("/", "//"))
     if code is None:
         return None

@@ -127,6 +127,15 @@ def test_octal_and_hex_literals_are_read_as_c_reads_them():
     assert [const_eval(e, {}) for e in ("0644", "0x1F + 1", "10UL", "089")] == [420, 32, 10, None]
 
 
+@pytest.mark.timeout(30)
+def test_a_crafted_macro_cannot_make_the_scan_compute_a_huge_power(tmp_path):
+    (tmp_path / "x.c").write_text(
+        "#define E **999999999\nvoid f(void)\n{\n    int n;\n    n = 9 E;\n    n = n + 1;\n}\n"
+    )
+    result = scan_path(tmp_path, workers=1)  # returns at once; 9 ** 999999999 would not
+    assert result.files_scanned == 1
+
+
 def test_summary_counts(tmp_path):
     result = scan_path(FIXTURES, workers=1)
     summary = result.summary()
