@@ -104,10 +104,11 @@ def uses(
         ):
             continue  # nothing known about this variable that a use could contradict
         if derefs is None:
-            derefs, passed = t.derefs(text), _callee_args(scan, text)
-        assert passed is not None
+            derefs = t.derefs(text)
         deref = name in derefs
-        callee = name in passed
+        if (var.freed is not None or var.null) and passed is None:
+            passed = _callee_args(scan, text)  # only these two rules ask
+        callee = passed is not None and name in passed
         if var.freed is not None and name not in t.released(text) and not callee:
             strong = deref or name in t.printed(text)
             if strong or not condition:
