@@ -7,7 +7,6 @@ need to tell a safe call from an unsafe one.
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,6 +151,8 @@ def mask(text: str) -> tuple[str, list[Literal]]:
 
 
 _DIRECTIVE_LINE = re.compile(r"^[^\S\n]*#", re.M)
+_DIRECTIVE_WORD = re.compile(r"\s*#\s*(\w+)")
+_CONDITIONALS = frozenset(("if", "ifdef", "ifndef", "elif", "else", "endif"))
 _CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b\s*(.*)$")
 
 
@@ -180,20 +181,28 @@ def _preprocess(
         while lines[i].rstrip().endswith("\\") and i + 1 < len(lines):
             i += 1
         done = i
-        directive = " ".join(x.rstrip("\\") for x in lines[start : i + 1])
-        m = _DEFINE.match(directive)
-        if m and not m.group(2):
-            macros[m.group(1)] = m.group(3).strip()
-        elif m and re.fullmatch(r"\(\s*\)", m.group(2)):
-            macros[m.group(1) + "()"] = m.group(3).strip()
-        inc = _INCLUDE.match(directive)
-        if inc and literals is not None:
-            includes.append(literals[int(inc.group(1))].text)
+        if i == start:
+            directive = lines[start]
+        else:
+            directive = " ".join(x.rstrip("\\") for x in lines[start : i + 1])
         for j in range(start, i + 1):
             lines[j] = ""
-        cond = _CONDITIONAL.match(directive)
-        if cond:
-            _conditional(lines, groups, cond.group(1), cond.group(2).strip(), start, i)
+        word = _DIRECTIVE_WORD.match(directive)
+        kind = word.group(1) if word else ""
+        if kind == "define":
+            m = _DEFINE.match(directive)
+            if m and not m.group(2):
+                macros[m.group(1)] = m.group(3).strip()
+            elif m and re.fullmatch(r"\(\s*\)", m.group(2)):
+                macros[m.group(1) + "()"] = m.group(3).strip()
+        elif kind == "include":
+            inc = _INCLUDE.match(directive)
+            if inc and literals is not None:
+                includes.append(literals[int(inc.group(1))].text)
+        elif kind in _CONDITIONALS:
+            cond = _CONDITIONAL.match(directive)
+            if cond:
+                _conditional(lines, groups, cond.group(1), cond.group(2).strip(), start, i)
     return "\n".join(lines), macros, includes
 
 
@@ -319,9 +328,10 @@ def _blocks(text: str, base: int, functions: list[Function], line_of: _LineIndex
         head = _function_header(header)
         if head:
             hdr_off = boundary + len(header) - len(header.lstrip())
+            first, body_line = line_of[base + hdr_off], line_of[base + nxt.start()]
             fn = Function(
-                head[0], head[1], line_of[base + hdr_off], line_of[base + close],
-                text[nxt.start() + 1 : close], line_of[base + nxt.start()],
+                head[0], head[1], first, line_of[base + close],
+                text[nxt.start() + 1 : close], body_line,
             )  # fmt: skip
             functions.append(fn)
         elif _CONTAINER.match(header) or _CLASS.match(header):
@@ -330,13 +340,20 @@ def _blocks(text: str, base: int, functions: list[Function], line_of: _LineIndex
 
 
 class _LineIndex:
-    """Offset -> 1-based line number, by bisection over the newline offsets."""
+    """Offset -> 1-based line number, counting newlines from the offset asked before.
+
+    ``_blocks`` asks in increasing order, so the text is counted once overall.
+    """
 
     def __init__(self, text: str) -> None:
-        self.newlines = [m.start() for m in re.finditer("\n", text)]
+        self.text, self.offset, self.line = text, 0, 1
 
     def __getitem__(self, offset: int) -> int:
-        return bisect.bisect_left(self.newlines, offset) + 1
+        if offset < self.offset:
+            self.offset, self.line = 0, 1
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
 
 
 def parse_c(text: str, path: str = "") -> CSource:
