@@ -437,12 +437,9 @@ def _fact_key(v: Var) -> tuple[Any, ...]:
 
 def _sizes_matter(fn: Function) -> bool:
     """Whether a function indexes, copies or loops (where buffer sizes decide)."""
-    cached = getattr(fn, "_sizes_matter", None)
-    if cached is None:
-        text = " ".join(st.text for st in fn.statements)
-        cached = bool(_SIZES_MATTER.search(text))
-        fn._sizes_matter = cached  # type: ignore[attr-defined]
-    return cached
+    if fn.sizes_matter is None:
+        fn.sizes_matter = bool(_SIZES_MATTER.search(fn.body))  # no need to split the body
+    return fn.sizes_matter
 
 
 def c_checks_uses(scan: FunctionScan, text: str, st: Statement, *, reads: bool = True) -> None:

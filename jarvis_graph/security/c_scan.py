@@ -54,7 +54,9 @@ def walk_c(
 ) -> list[Issue]:
     """Walk part k of n of a prepared file's functions (``part == (k, n)``)."""
     src, macros = prepared
-    callees = {fn.name.split("::")[-1]: fn for fn in src.functions}
+    if src.callees is None:  # once per file and process: the parts of a file share it
+        src.callees = {fn.name.split("::")[-1]: fn for fn in src.functions}
+    callees = src.callees
     found: dict[str, Issue] = {}
 
     def emit(issue: Issue) -> None:

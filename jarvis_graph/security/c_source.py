@@ -58,8 +58,10 @@ class Function:
     body_line: int = 0
     _statements: list[Statement] | None = field(default=None, repr=False)
     _macro_free: bool | None = field(default=None, repr=False)
-    # headers of the blocks that end with return/goto (set by the walk, once)
+    # set by the walk, once: headers of the blocks that end with return/goto; whether the
+    # body indexes, copies or prints (where what a caller knows of sizes matters)
     exits: frozenset[int] | None = field(default=None, repr=False)
+    sizes_matter: bool | None = field(default=None, repr=False)
 
     def macro_free(self, names: frozenset[str]) -> bool:
         """Whether no statement names one of the file's macros (``names``): no expansion."""
@@ -94,6 +96,8 @@ class CSource:
     macro_names: frozenset[str] | None = None
     # (callee, facts of its arguments) -> parameters the callee's walk freed
     followed: dict[Any, frozenset[int]] = field(default_factory=dict)
+    # function name (last part) -> function, for the walks that follow callees
+    callees: dict[str, Function] | None = None
     _lines: list[str] | None = field(default=None, repr=False)
 
     @property
