@@ -262,7 +262,7 @@ def _match_close(text: str, open_pos: int) -> int:
 
 def _function_header(header: str) -> tuple[str, str] | None:
     """``(name, params)`` when a block header is a function definition header."""
-    h = _BLANKS.sub(" ", header).strip()
+    h = _BLANKS.sub(" ", header.strip())  # strip first: a header starts after comments
     if "(" not in h or "=" in h.split("(")[0]:
         return None
     h = _INITIALIZERS.sub(")", h)  # constructor initializer list
