@@ -294,11 +294,10 @@ def split_statements(body: str, first_line: int) -> list[Statement]:
     stmts: list[Statement] = []
     depth = braces = start = counted = 0
     line, skip = first_line, -1
-    for edge in _STATEMENT_EDGE.finditer(body):
-        i = edge.start()
+    for i in [edge.start() for edge in _STATEMENT_EDGE.finditer(body)]:
         if i < skip:
             continue
-        c = edge.group()
+        c = body[i]
         if c == "(":
             depth += 1
         elif c == ")":
