@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from jarvis_graph.security import c_api as k
@@ -73,13 +74,13 @@ def call_checks(
         not scan.has_heap
         and names.isdisjoint(_KNOWN)
         and scan.callees.keys().isdisjoint(names)
-        and not any(_EXEC.fullmatch(name) for name in names)
+        and not _runs_programs(names)
     ):
         return  # no call here that a rule looks at (most statements)
     found = calls(text)
     for name, args, offset in found:
         if name not in _KNOWN and name not in scan.callees and not scan.has_heap:
-            if not _EXEC.fullmatch(name):
+            if not _is_exec(name):
                 continue  # no rule looks at this call and nothing could escape through it
         if name in ("free", "realloc") and args:
             if name == "free" or in_expression:
@@ -106,6 +107,17 @@ def call_checks(
             and text.rstrip().endswith(")")
         ):
             _unchecked(scan, name, args, st)
+
+
+@lru_cache(maxsize=8192)
+def _runs_programs(names: frozenset[str]) -> bool:
+    """Whether one of the called names is an exec*/spawn* function."""
+    return any(_is_exec(name) for name in names)
+
+
+@lru_cache(maxsize=8192)
+def _is_exec(name: str) -> bool:
+    return _EXEC.fullmatch(name) is not None
 
 
 def _unchecked(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
@@ -235,7 +247,7 @@ def _format(scan: FunctionScan, name: str, args: list[str], st: Statement) -> No
 
 
 def _command(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
-    if not (name in k.COMMANDS or _EXEC.fullmatch(name)) or not args:
+    if not (name in k.COMMANDS or _is_exec(name)) or not args:
         return
     for arg in args[:1] if name in ("system", "_wsystem", "popen", "_popen", "_wpopen") else args:
         b, var = _var(scan, arg)
