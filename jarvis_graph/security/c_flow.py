@@ -371,11 +371,11 @@ def _exiting_blocks(fn: Function) -> frozenset[int]:
         if i + 1 >= len(sts) or sts[i + 1].depth != st.depth + 1:
             continue  # not a braced block
         last = None
-        for later in sts[i + 1 :]:
-            if later.depth <= st.depth:
+        for j in range(i + 1, len(sts)):
+            if sts[j].depth <= st.depth:
                 break
-            if later.depth == st.depth + 1:
-                last = later
+            if sts[j].depth == st.depth + 1:
+                last = sts[j]
         if last is not None and last.text.startswith(("return", "goto ")):
             found.add(i)
     fn.exits = frozenset(found)
