@@ -307,11 +307,12 @@ def _run_pools(
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
         executors.append(pool)
         found: dict[int, list[list[Issue] | str]] = {}
+        inherits = context is not None and context.get_start_method() == "fork"
         for i, key, language, k in parts:
             part = (k, workers * PARTS_PER_WORKER)
             future = (
                 pool.submit(_walk_inherited, key, language, part)
-                if context is not None
+                if inherits
                 else pool.submit(_walk_part, _PREPARED[key][0], language, part)
             )
             running[future] = partial(

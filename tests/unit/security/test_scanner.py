@@ -92,6 +92,20 @@ def test_big_file_is_parsed_once_and_walked_in_parts(tmp_path, monkeypatch):
     )  # fmt: skip
 
 
+def test_without_fork_the_parts_get_the_parsed_file_by_pickle(tmp_path, monkeypatch):
+    import multiprocessing
+
+    from jarvis_graph.security import scanner
+
+    _big_tree(tmp_path / "src")
+    serial = scan_path(tmp_path / "src", workers=1)
+    spawn = multiprocessing.get_context("spawn")  # macOS and Windows start workers this way
+    monkeypatch.setattr(scanner, "_fork_context", lambda: spawn)
+    monkeypatch.setattr(scanner, "SPLIT_BYTES", 5_000)
+    spawned = scan_path(tmp_path / "src", workers=2)
+    assert [i.id for i in spawned.issues] == [i.id for i in serial.issues]
+
+
 def test_parts_of_a_file_cover_every_function_once():
     from jarvis_graph.security.c_scan import _share
     from jarvis_graph.security.c_source import Function
