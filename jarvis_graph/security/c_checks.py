@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 _BITWISE_NULL = re.compile(r"NULL\s*\)\s*&(?!&)|&\s*\(\s*\w+\s*!=\s*NULL")
 
 
-def _mentions(text: str, name: str) -> bool:
-    return name in t.plain_names(text)
-
-
 def touched(scan: FunctionScan, text: str) -> list[tuple[str, Var]]:
     """The variables of the walk a piece of code mentions."""
     env = scan.env
@@ -69,40 +65,38 @@ def worth_checking(scan: FunctionScan, text: str) -> bool:
     env = scan.env
     for name in t.sorted_names(text):
         var = env.get(name)
-        if var is None:
-            continue
-        if (
-            name in arrays
-            or var.freed is not None
-            or var.null
-            or var.alloc_unchecked
-            or not var.init
-            or (name in scan.param_names and var.pointer and var.derefs is None)
-        ):
+        if var is not None and _watched(scan, name, var, arrays):
             return True
     return False
+
+
+def _watched(scan: FunctionScan, name: str, var: Var, arrays: frozenset[str]) -> bool:
+    """Whether a use of ``var`` can contradict what the walk knows of it."""
+    return (
+        var.freed is not None
+        or var.null
+        or var.alloc_unchecked
+        or not var.init
+        or name in arrays
+        or (
+            name in scan.param_names and var.pointer and var.derefs is None and not var.null_checked
+        )
+    )
 
 
 def uses(
     scan: FunctionScan, text: str, st: Statement, *, condition: bool = False, lhs: bool = False
 ) -> None:
     """Uses of freed, NULL, uninitialized or unchecked pointers in one piece of code."""
-    arrays = {a for a, _ in t.indexed(text)} if "[" in text else set()
+    arrays = t.indexed_arrays(text) if "[" in text else frozenset()
     derefs: frozenset[str] | None = None
     passed: set[str] | None = None
     for name, var in touched(scan, text):
         if lhs and text.strip() == name:
             continue
-        watch_deref = name in scan.param_names and var.pointer and var.derefs is None
-        if not (
-            var.freed is not None
-            or var.null
-            or var.alloc_unchecked
-            or not var.init
-            or name in arrays
-            or (watch_deref and not var.null_checked)
-        ):
+        if not _watched(scan, name, var, arrays):
             continue  # nothing known about this variable that a use could contradict
+        watch_deref = name in scan.param_names and var.pointer and var.derefs is None
         if derefs is None:
             derefs = t.derefs(text)
         deref = name in derefs

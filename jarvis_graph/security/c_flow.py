@@ -147,14 +147,12 @@ class FunctionScan:
                 self.guard = (_null_branch(cond), st.depth)
                 if head.group(3):
                     self.simple(head.group(3), st)
-                if index in exits:
-                    saved.append((st.depth, {n: v.copy() for n, v in self.env.items()}))
-                continue
             elif text not in ("", "else", "do", "try"):
                 self.simple(text, st)
-            elif index in exits:
+            if index in exits:  # an if/else whose block returns: keep the facts before it
                 saved.append((st.depth, {n: v.copy() for n, v in self.env.items()}))
-            self.guard = (frozenset(), -1)
+            if not head:
+                self.guard = (frozenset(), -1)
         c_calls.at_end(self)
 
     def _params(self) -> None:

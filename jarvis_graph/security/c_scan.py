@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from jarvis_graph.security.c_facts import macro_names
@@ -57,16 +58,20 @@ def walk_c(
     if src.callees is None:  # once per file and process: the parts of a file share it
         src.callees = {fn.name.split("::")[-1]: fn for fn in src.functions}
     callees = src.callees
-    found: dict[str, Issue] = {}
-
-    def emit(issue: Issue) -> None:
-        old = found.get(issue.id)
-        if old is None or old.confidence < issue.confidence:
-            found[issue.id] = issue
-
+    emitted: list[Issue] = []
     for fn in _share(src.functions, *part):
-        FunctionScan(src, fn, macros, emit, language, callees).run()
-    return sorted(found.values(), key=lambda i: (i.line, i.pattern))
+        FunctionScan(src, fn, macros, emitted.append, language, callees).run()
+    return strongest(emitted)
+
+
+def strongest(issues: Iterable[Issue]) -> list[Issue]:
+    """One issue per id, the most confident (the first of equals), ordered by line and rule."""
+    kept: dict[str, Issue] = {}
+    for issue in issues:
+        old = kept.get(issue.id)
+        if old is None or old.confidence < issue.confidence:
+            kept[issue.id] = issue
+    return sorted(kept.values(), key=lambda i: (i.line, i.pattern))
 
 
 def _share(functions: list[Function], k: int, n: int) -> list[Function]:

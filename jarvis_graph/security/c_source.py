@@ -239,7 +239,6 @@ def _conditional(
                 lines[j] = ""
 
 
-_BRACE = re.compile(r"[{}]")
 _PARENS = re.compile(r"[()]")
 _BLANKS = re.compile(r"\s+")
 _INITIALIZERS = re.compile(r"\)\s*:[^{]*$")

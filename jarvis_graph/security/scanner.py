@@ -416,12 +416,10 @@ def _part_done(
     if errors:
         collect([index], [_failed(label, RuntimeError(errors[0]))])
         return
-    merged: dict[str, Issue] = {}
-    for issue in (i for part in done if not isinstance(part, str) for i in part):
-        if issue.id not in merged or merged[issue.id].confidence < issue.confidence:
-            merged[issue.id] = issue
-    ordered = sorted(merged.values(), key=lambda i: (i.line, i.pattern))
-    collect([index], [FileOutcome(ordered, lines)])
+    from jarvis_graph.security.c_scan import strongest
+
+    merged = strongest(i for part in done if not isinstance(part, str) for i in part)
+    collect([index], [FileOutcome(merged, lines)])
 
 
 def _all(outcomes: list[FileOutcome | None]) -> list[FileOutcome]:
