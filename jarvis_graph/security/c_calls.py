@@ -391,14 +391,14 @@ def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
 
 def arith(scan: FunctionScan, text: str, st: Statement) -> None:
     """Integer overflow: ``x++``, ``x + c``, ``x * y`` on a value that can reach the limit."""
-    ops = t.arithmetic(text)
-    if not ops:
-        return
+    if "+" not in text and "*" not in text:
+        return  # no arithmetic (most statements)
     candidates = [
         (name, var)
         for name, var in c_checks.touched(scan, text)
         if var.integer and (var.ival is not None or (var.taint and not var.upper_checked))
     ]
+    ops = t.arithmetic(text) if candidates else ()
     for name, var in candidates:
         found = next((o for o in ops if o[0] == name), None)
         if found is None:

@@ -40,10 +40,13 @@ def touched(scan: FunctionScan, text: str) -> list[tuple[str, Var]]:
 def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
     """NULL checks, upper-bound checks and the '&' in place of '&&' in a condition."""
     cond = strip_casts(cond)
-    if _BITWISE_NULL.search(cond):
+    if "NULL" in cond and "&" in cond and _BITWISE_NULL.search(cond):
         scan.report("c-bitwise-null-check", st.line, "both sides always run", "bitwise")
+    found = touched(scan, cond)
+    if not found:
+        return
     checked, bounded = t.null_checked(cond), t.upper_bounded(cond)
-    for name, var in touched(scan, cond):
+    for name, var in found:
         if name in checked:
             if var.derefs is not None and not var.null_checked and var.pointer:
                 scan.report(
@@ -63,7 +66,7 @@ def worth_checking(scan: FunctionScan, text: str) -> bool:
     """
     arrays = t.indexed_arrays(text) if "[" in text else frozenset()
     env = scan.env
-    for name in t.sorted_names(text):
+    for name in t.plain_names(text):
         var = env.get(name)
         if var is not None and _watched(scan, name, var, arrays):
             return True

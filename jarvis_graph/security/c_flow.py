@@ -111,7 +111,7 @@ class FunctionScan:
         """Walk the function body and report what the rules find."""
         self._params()
         expanded = self.expanded
-        plain = self.fn.macro_free(self.macro_names)
+        used = self.fn.macros_used(self.macro_names)
         exits = _exiting_blocks(self.fn)
         # (depth of an exiting block's header, the facts before the block)
         saved: list[tuple[int, dict[str, Var]]] = []
@@ -121,7 +121,7 @@ class FunctionScan:
             if self.loops:
                 self.loops = [lp for lp in self.loops if st.depth > lp[2]]
             text = st.text
-            if not plain:
+            if used and any(name in text for name in used):  # a substring test first
                 done = expanded.get(text)
                 if done is None:
                     done = expanded[text] = expand(text, self.macros, self.macro_names)
@@ -437,7 +437,11 @@ def _fact_key(v: Var) -> tuple[Any, ...]:
 def _sizes_matter(fn: Function) -> bool:
     """Whether a function indexes, copies or loops (where buffer sizes decide)."""
     if fn.sizes_matter is None:
-        fn.sizes_matter = bool(_SIZES_MATTER.search(fn.body))  # no need to split the body
+        body = fn.body  # no need to split it; substring tests first (most bodies have none)
+        fn.sizes_matter = "[" in body or (
+            ("str" in body or "wcs" in body or "mem" in body or "printf" in body)
+            and _SIZES_MATTER.search(body) is not None
+        )
     return fn.sizes_matter
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import chain
 
 _ID = r"[A-Za-z_]\w*"
 _PLAIN = re.compile(rf"(?<![\w.>])({_ID})")
@@ -30,14 +31,18 @@ _NOT_READ = re.compile(rf"&\s*{_ID}\b|\bsizeof\s*\(\s*{_ID}\s*\)|(?<![\w.>])\b{_
 _TARGET = re.compile(rf"\s*({_ID})\s*(?:\.\w+\s*)?")
 _INC = re.compile(rf"\b({_ID})\s*\+\+|\+\+\s*({_ID})\b")
 _BINOP = re.compile(r"\b(\w+)\s*([+*])(?![+=])=?\s*(\w+)")
+_NONE: frozenset[str] = frozenset()
 _COMPOUND = re.compile(rf"\b({_ID})\s*([+*])=\s*(\w+)")
 
 
 def _names(pattern: re.Pattern[str], text: str) -> frozenset[str]:
     """The non-empty groups of every match."""
+    found = pattern.findall(text)
+    if not found:
+        return _NONE
     if pattern.groups == 1:
-        return frozenset(g for g in pattern.findall(text) if g)
-    return frozenset(g for groups in pattern.findall(text) for g in groups if g)
+        return frozenset(found).difference(("",))
+    return frozenset(chain.from_iterable(found)).difference(("",))
 
 
 @lru_cache(maxsize=8192)
