@@ -8,6 +8,8 @@ results of foreign functions that are dropped, and the usual unsafe escape hatch
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections.abc import Iterator
 
 from jarvis_graph.security.model import Issue
 from jarvis_graph.security.rules import make_issue
@@ -15,7 +17,17 @@ from jarvis_graph.security.rules import make_issue
 _LEX = re.compile(
     r"""//[^\n]*|/\*.*?\*/|r(\#*)".*?"\1|b?"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\\n])'""", re.S
 )
-_FN = re.compile(r"\b(?:pub(?:\([^)]*\))?\s+)?(?P<ext>extern\s+\"\"\s+)?fn\s+(?P<name>\w+)")
+# Patterns that start with a word are searched without a leading ``\b`` (which stops the
+# regex engine's fast search for a literal start, about 25x slower) and checked with
+# ``_at_word`` instead.
+_FN = re.compile(r"fn\s+(?P<name>\w+)")
+_EXTERN_BEFORE = re.compile(r'(?<!\w)extern\s+""\s+\Z')
+_STATIC_MUT = re.compile(r"static\s+mut\s+(\w+)")
+_TRANSMUTE = re.compile(r"(?:mem::)?transmute\s*(?:::<[^>]*>)?\s*\(")
+_FORGET = re.compile(r"mem::forget\s*\(")
+_UNSAFE = re.compile(r"unsafe\s*\{")
+_FROM_RAW_PARTS = re.compile(r"slice::from_raw_parts(?:_mut)?\s*\(\s*(\w+)")
+_RAW_HINTS = ("*const", "*mut", ".as_ptr()", ".as_mut_ptr()", "ptr::null")
 _EXTERN_BLOCK = re.compile(r"extern\s+(?:\"\"\s*)?\{")
 _EXTERN_FN = re.compile(r"\bfn\s+(\w+)\s*\([^)]*\)\s*->\s*([^;{]+);")
 _RAW_DECL = re.compile(
@@ -39,16 +51,30 @@ def mask_rust(text: str) -> str:
     return _LEX.sub(sub, text)
 
 
-def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+_BRACES = re.compile(r"[{}]")
+
+
+def _at_word(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    r"""The matches of ``pattern`` that start a word (as ``\b`` before it would allow)."""
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        start = m.start()
+        if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            pos = start + 1  # inside a word: look again from the next character
+            continue
+        yield m
+        pos = max(m.end(), start + 1)
+
+
+_NEWLINE = re.compile(r"\n")
 
 
 def _close(text: str, open_pos: int) -> int:
     depth = 0
-    for m in re.finditer(r"[{}]", text[open_pos:]):
+    for m in _BRACES.finditer(text, open_pos):
         depth += 1 if m.group(0) == "{" else -1
         if depth == 0:
-            return open_pos + m.start()
+            return m.start()
     return len(text)
 
 
@@ -57,13 +83,20 @@ class _RustFile:
         self.text, self.path = text, path
         self.lines = text.splitlines()
         self.masked = mask_rust(text)
+        self._newlines: list[int] | None = None
         self.issues: list[Issue] = []
         self.externs = self._extern_fns()
+
+    def line(self, offset: int) -> int:
+        """The 1-based line of an offset of the masked text (lines are kept by masking)."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in _NEWLINE.finditer(self.masked)]
+        return bisect_right(self._newlines, offset - 1) + 1
 
     def report(
         self, rule: str, offset: int, detail: str, fn: str = "", conf: float | None = None
     ) -> None:
-        line = _line(self.masked, offset)
+        line = self.line(offset)
         evidence = self.lines[line - 1] if line <= len(self.lines) else ""
         self.issues.append(
             make_issue(
@@ -89,42 +122,46 @@ class _RustFile:
 
     def file_rules(self) -> None:
         m_text = self.masked
-        for m in re.finditer(r"\bstatic\s+mut\s+(\w+)", m_text):
+        for m in _at_word(_STATIC_MUT, m_text):
             self.report("rust-static-mut", m.start(), f"'{m.group(1)}'")
-        for m in re.finditer(r"\b(?:mem::)?transmute\s*(?:::<[^>]*>)?\s*\(", m_text):
+        for m in _at_word(_TRANSMUTE, m_text):
             if "transmute" in m_text[max(0, m.start() - 6) : m.end()]:
                 self.report("rust-transmute", m.start(), "reinterprets the bits of a value")
-        for m in re.finditer(r"\bmem::forget\s*\(", m_text):
+        for m in _at_word(_FORGET, m_text):
             self.report("rust-mem-forget", m.start(), "the value's destructor never runs")
-        for m in re.finditer(r"\bunsafe\s*\{", m_text):
-            line = _line(m_text, m.start())
+        for m in _at_word(_UNSAFE, m_text):
+            line = self.line(m.start())
             above = "\n".join(self.lines[max(0, line - 4) : line])
             if "SAFETY:" not in above:
                 self.report("rust-unsafe-block", m.start(), "no // SAFETY: comment", conf=0.45)
 
     def functions(self) -> None:
-        for m in _FN.finditer(self.masked):
-            brace = self.masked.find("{", m.end())
-            semi = self.masked.find(";", m.end())
+        masked = self.masked
+        for m in _at_word(_FN, masked):
+            brace = masked.find("{", m.end())
+            semi = masked.find(";", m.end())
             if brace < 0 or (0 <= semi < brace):
                 continue
-            header = self.masked[m.start() : brace]
-            body_end = _close(self.masked, brace)
-            self._function(m.group("name"), bool(m.group("ext")), header, brace, body_end)
+            ext = _EXTERN_BEFORE.search(masked, max(0, m.start() - 200), m.start()) is not None
+            header = masked[m.start() : brace]
+            self._function(m.group("name"), ext, header, brace, _close(masked, brace))
 
     def _function(self, name: str, ext: bool, header: str, start: int, end: int) -> None:
         body = self.masked[start:end]
         raws = {p.group(1) for p in _RAW_PARAM.finditer(header)}
-        raws |= {d.group(1) or d.group(2) for d in _RAW_DECL.finditer(body)}
-        checked = set(re.findall(r"\b(\w+)\s*\.\s*is_null\s*\(\)", body))
-        checked |= set(re.findall(r"NonNull::new\s*\(\s*(\w+)", body))
+        if any(hint in body for hint in _RAW_HINTS):
+            raws |= {d.group(1) or d.group(2) for d in _RAW_DECL.finditer(body)}
+        checked: set[str] = set()
+        if "is_null" in body:
+            checked.update(re.findall(r"\b(\w+)\s*\.\s*is_null\s*\(\)", body))
+        checked.update(re.findall(r"NonNull::new\s*\(\s*(\w+)", body))
         for var in raws - checked:
             for d in re.finditer(
                 rf"(?<![\w)\]])\*\s*{re.escape(var)}\b(?!\s*(?:const|mut)\b)", body
             ):
                 self.report("rust-raw-deref", start + d.start(), f"'{var}' may be null", name)
                 break
-        for d in re.finditer(r"\bslice::from_raw_parts(?:_mut)?\s*\(\s*(\w+)", body):
+        for d in _at_word(_FROM_RAW_PARTS, body):
             unchecked = d.group(1) not in checked
             self.report(
                 "rust-from-raw-parts", start + d.start(),

@@ -41,3 +41,23 @@ def test_panic_inside_extern_c_fn_is_high_confidence():
 def test_comments_and_strings_are_ignored():
     code = 'fn f() {\n    // unsafe { *p }\n    let s = "mem::forget(x) static mut";\n}\n'
     assert scan_rust_text(code, "x.rs") == []
+
+
+def test_keywords_inside_longer_names_are_not_rules():
+    code = (
+        "fn my_unsafe() {}\n"
+        "fn use_it(xs: &[u8]) -> usize {\n"
+        "    let notunsafe = xs.len(); my_unsafe();\n"
+        "    let dont_mem = myslice::from_raw_parts(xs);\n"
+        "    notunsafe + dont_mem\n"
+        "}\n"
+        "fn real() { unsafe { core::hint::unreachable_unchecked() } }\n"
+    )
+    found = [(i.pattern, i.line) for i in scan_rust_text(code, "x.rs")]
+    assert found == [("rust-unsafe-block", 7)]
+
+
+def test_extern_c_is_read_before_fn_and_pub():
+    code = 'pub extern "C" fn entry(p: *const u8) -> u8 {\n    parse(p).unwrap()\n}\n'
+    issues = [i for i in scan_rust_text(code, "x.rs") if i.pattern == "rust-ffi-unwrap"]
+    assert [(i.function, i.confidence) for i in issues] == [("entry", 0.8)]
