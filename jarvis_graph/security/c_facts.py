@@ -59,7 +59,7 @@ _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _ARITH = re.compile(r"^[\d\s+\-*/%()]+$")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*")
 _LEAD_IDENT = re.compile(r"([A-Za-z_]\w*)")
-_CALL_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_CALL_NAME = re.compile(r"\b([A-Za-z_]\w*+)\s*+\(")
 _PAREN = re.compile(r"[()]")
 _SPLIT = re.compile(r"[,()\[\]{}]")
 _MACRO_REF = re.compile(r"\b([A-Za-z_]\w*)\b(\s*\(\s*\))?")
@@ -168,8 +168,9 @@ def unwrap(expr: str) -> str:
 @lru_cache(maxsize=16384)
 def strip_casts(expr: str) -> str:
     """The expression without C-style casts such as ``(char *)`` or ``(size_t)``."""
-    expr = _CXX_CAST.sub("", expr)
-    return _CAST.sub("", expr).strip()
+    if "_cast" in expr:
+        expr = _CXX_CAST.sub("", expr)
+    return _CAST.sub("", expr).strip() if "(" in expr else expr.strip()
 
 
 def _c_int(m: re.Match[str]) -> str:
@@ -201,15 +202,17 @@ def const_eval(expr: str, env: dict[str, Var]) -> int | None:
             return str(var.cap if var.array and var.cap is not None else POINTER_SIZE)
         return str(type_size(arg))
 
-    e = _SIZEOF_PAREN.sub(sizeof, e)
-    e = _SIZEOF_WORD.sub(sizeof, e)
+    if "sizeof" in e:  # substring tests first: a leading \b slows a regex's search
+        e = _SIZEOF_PAREN.sub(sizeof, e)
+        e = _SIZEOF_WORD.sub(sizeof, e)
 
     def strlen(m: re.Match[str]) -> str:
         var = env.get(m.group(1))
         n = var.string_len() if var else None
         return str(n) if n is not None else m.group(0)
 
-    e = _STRLEN_CALL.sub(strlen, e)
+    if "len" in e:
+        e = _STRLEN_CALL.sub(strlen, e)
     e = _INT_LITERAL.sub(_c_int, e)
 
     def ident(m: re.Match[str]) -> str:

@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from itertools import chain
 
-_ID = r"[A-Za-z_]\w*"
+_ID = r"[A-Za-z_]\w*+"  # possessive: an identifier is never given back in part
 _PLAIN = re.compile(rf"(?<![\w.>])({_ID})")
 _DEREF = re.compile(rf"(?:^|[^\w)\]\s]|\breturn)\s*\*\s*({_ID})|\b({_ID})\s*(?:->|\[)")
 _MEMCALL = re.compile(r"\b(?:str|wcs|mem)\w*\s*\(([^;]*)")
@@ -21,6 +21,7 @@ _NULL_CHECK = re.compile(
     rf"\b({_ID})\s*[!=]=\s*(?:NULL|0|nullptr)\b|\b(?:NULL|nullptr)\s*[!=]=\s*({_ID})\b"
     rf"|!\s*({_ID})\b|^\s*\(?\s*({_ID})\s*\)?\s*$|\b({_ID})\s*&&|&&\s*({_ID})\s*\)?\s*$"
 )
+_BARE_NAME = re.compile(rf"\s*\(?\s*({_ID})\s*\)?\s*")
 _UPPER = re.compile(
     rf"\b({_ID})\b[\s)]*<=?\s*(?!0\b)[\w(-]|[\w)]\s*>=?[\s(]*(?:abs\s*\()?\s*\b({_ID})\b"
     rf"|abs\s*\(\s*({_ID})\s*\)\s*<"
@@ -60,9 +61,11 @@ def sorted_names(text: str) -> tuple[str, ...]:
 @lru_cache(maxsize=8192)
 def derefs(text: str) -> frozenset[str]:
     """Names dereferenced (``*p``, ``p->``, ``p[``) or passed to str*/mem* functions."""
-    out = set(_names(_DEREF, text))
-    for m in _MEMCALL.finditer(text):
-        out.update(_PLAIN.findall(m.group(1)))
+    # substring tests first: each pattern needs one of these to match
+    out = set(_names(_DEREF, text)) if "*" in text or "->" in text or "[" in text else set()
+    if "str" in text or "wcs" in text or "mem" in text:
+        for m in _MEMCALL.finditer(text):
+            out.update(_PLAIN.findall(m.group(1)))
     return frozenset(out)
 
 
@@ -70,7 +73,7 @@ def derefs(text: str) -> frozenset[str]:
 def printed(text: str) -> frozenset[str]:
     """Names passed to a print* function."""
     out: set[str] = set()
-    for m in _PRINTCALL.finditer(text):
+    for m in _PRINTCALL.finditer(text) if "print" in text else ():
         out.update(_PLAIN.findall(m.group(1)))
     return frozenset(out)
 
@@ -78,19 +81,22 @@ def printed(text: str) -> frozenset[str]:
 @lru_cache(maxsize=8192)
 def released(text: str) -> frozenset[str]:
     """Names given to free or delete."""
-    return _names(_FREED, text)
+    return _names(_FREED, text) if "free" in text or "delete" in text else _NONE
 
 
 @lru_cache(maxsize=8192)
 def null_checked(cond: str) -> frozenset[str]:
     """Names a condition compares with NULL (or tests for truth)."""
-    return _names(_NULL_CHECK, cond)
+    if "=" in cond or "!" in cond or "&" in cond:
+        return _names(_NULL_CHECK, cond)
+    bare = _BARE_NAME.fullmatch(cond)  # the one pattern that needs none of them
+    return frozenset((bare.group(1),)) if bare else _NONE
 
 
 @lru_cache(maxsize=8192)
 def upper_bounded(cond: str) -> frozenset[str]:
     """Names a condition bounds from above (``n < 10``, ``10 > n``, ``abs(n) <= m``)."""
-    return _names(_UPPER, cond)
+    return _names(_UPPER, cond) if "<" in cond or ">" in cond else _NONE
 
 
 @lru_cache(maxsize=8192)
@@ -108,7 +114,9 @@ def indexed_arrays(text: str) -> frozenset[str]:
 @lru_cache(maxsize=8192)
 def read_names(text: str) -> frozenset[str]:
     """Names read by the text (address-of, sizeof and being assigned do not read)."""
-    return plain_names(_NOT_READ.sub("", text))
+    if "&" in text or "=" in text or "sizeof" in text:  # what _NOT_READ needs
+        text = _NOT_READ.sub("", text)
+    return plain_names(text)
 
 
 def write_target(text: str) -> str | None:
@@ -123,9 +131,9 @@ def arithmetic(text: str) -> tuple[tuple[str, str, str], ...]:
     if "+" not in text and "*" not in text:
         return ()
     found: list[tuple[int, tuple[str, str, str]]] = []
-    for m in _INC.finditer(text):
+    for m in _INC.finditer(text) if "++" in text else ():
         found.append((m.start(), (m.group(1) or m.group(2), "+", "1")))
-    for m in _COMPOUND.finditer(text):
+    for m in _COMPOUND.finditer(text) if "+=" in text or "*=" in text else ():
         found.append((m.start(), (m.group(1), m.group(2), m.group(3))))
     for m in _BINOP.finditer(text):
         a, op, b = m.groups()
