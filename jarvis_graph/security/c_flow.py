@@ -36,8 +36,8 @@ _KEYWORDS = {
 }  # fmt: skip
 _DECL = re.compile(
     r"^(?P<quals>(?:(?:static|const|volatile|register|auto|struct|class|unsigned|signed)\s+)*)"
-    r"(?P<type>[A-Za-z_][\w:]*(?:<[^<>]*>)?(?:\s+(?:int|long|char|short|double))*)"
-    r"(?P<ptr>\s*(?:[*&]\s*)+|\s+)(?P<name>[A-Za-z_]\w*)\s*(?P<arr>\[[^\]]*\])?\s*"
+    r"(?P<type>[A-Za-z_][\w:]*+(?:<[^<>]*>)?(?:\s+(?:int|long|char|short|double))*)"
+    r"(?P<ptr>\s*(?:[*&]\s*)+|\s+)(?P<name>[A-Za-z_]\w*+)\s*(?P<arr>\[[^\]]*\])?\s*"
     r"(?:=\s*(?P<init>.*))?$"
 )
 _SPACES = re.compile(r"\s+")
