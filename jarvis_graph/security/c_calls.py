@@ -297,7 +297,9 @@ def transfer(scan: FunctionScan, name: str, var: Var, rhs: str, st: Statement) -
     fresh = Var(type=var.type, pointer=var.pointer, array=var.array, elem=var.elem)
     plain = strip_casts(rhs).strip()
     fresh.upper_checked = False
-    alloc = alloc_of(rhs, scan.env) if _ALLOC_WORD.search(rhs) else None
+    # substring tests before the patterns that need them (most right-hand sides have none)
+    maybe_alloc = "new" in rhs or "alloc" in rhs or "dup" in rhs
+    alloc = alloc_of(rhs, scan.env) if maybe_alloc and _ALLOC_WORD.search(rhs) else None
     lit = scan.src.literal(plain)
     if plain in ("NULL", "0", "nullptr") and var.pointer:
         fresh.null = True
@@ -323,7 +325,7 @@ def transfer(scan: FunctionScan, name: str, var: Var, rhs: str, st: Statement) -
     else:
         fresh.ival = const_eval(rhs, scan.env) if var.integer or not var.pointer else None
     taint_from(scan, fresh, rhs)
-    if _RAND_CALL.search(rhs) and k._RANDOM_NAME.search(name):
+    if ("rand" in rhs or "RAND" in rhs) and _RAND_CALL.search(rhs) and k._RANDOM_NAME.search(name):
         scan.report("c-weak-prng", st.line, f"'{name}' gets a rand() value", name)
     if lit is not None and k._SECRET_NAME.search(name) and lit.text:
         scan.report("c-hardcoded-credential", st.line, f"'{name}' is a literal", name)
@@ -354,7 +356,7 @@ def taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
         lead = len(rhs) - len(rhs.lstrip())
         if found and found[0][2] == lead and found[0][0] in _BOUNDED_RESULT:
             return
-    if names & k.INPUT_RETURN or _ARGV.search(rhs):
+    if names & k.INPUT_RETURN or ("argv" in rhs and _ARGV.search(rhs)):
         var.taint = "outside input"
     elif names & k.RANDOM_RETURN:
         var.taint = "a random value"

@@ -418,6 +418,8 @@ _NULL_BRANCH = re.compile(r"\b(\w+)\s*==\s*(?:NULL|0|nullptr)\b|!\s*(\w+)\b")
 @lru_cache(maxsize=8192)
 def _null_branch(cond: str) -> frozenset[str]:
     """Names a condition is true for when they are NULL (``p == NULL``, ``!p``)."""
+    if "=" not in cond and "!" not in cond:  # what both of its patterns need
+        return frozenset()
     return frozenset(a or b for a, b in _NULL_BRANCH.findall(cond))
 
 
