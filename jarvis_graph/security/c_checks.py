@@ -30,10 +30,9 @@ _BITWISE_NULL = re.compile(r"NULL\s*\)\s*&(?!&)|&\s*\(\s*\w+\s*!=\s*NULL")
 def touched(scan: FunctionScan, text: str) -> list[tuple[str, Var]]:
     """The variables of the walk a piece of code mentions."""
     env = scan.env
-    words = t.sorted_names(text)
-    if len(words) < len(env):
-        return [(n, env[n]) for n in words if n in env]
     found = t.plain_names(text)
+    if len(found) < len(env):
+        return [(n, env[n]) for n in sorted([n for n in found if n in env])]
     return [(n, v) for n, v in env.items() if n in found]
 
 

@@ -53,12 +53,6 @@ def plain_names(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=8192)
-def sorted_names(text: str) -> tuple[str, ...]:
-    """``plain_names`` in a fixed order."""
-    return tuple(sorted(plain_names(text)))
-
-
-@lru_cache(maxsize=8192)
 def derefs(text: str) -> frozenset[str]:
     """Names dereferenced (``*p``, ``p->``, ``p[``) or passed to str*/mem* functions."""
     # substring tests first: each pattern needs one of these to match
