@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# comments, strings and chars; the lookahead lets the engine skip to the next candidate
+# comments, strings and chars (told apart by their first character); every alternative
+# starts with a literal character, which lets the engine skip to the next candidate
 _LEX = re.compile(
-    r"""(?=[/"'])(?:(?P<comment>//[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/)"""
-    r"""|(?P<string>"[^"\\\n]*(?:\\.[^"\\\n]*)*")|(?P<char>'(?:\\.|[^'\\\n])+'))""",
+    r"""//[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"""
+    r"""|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'(?:\\.|[^'\\\n])+'""",
     re.S,
 )
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7, "b": 8}
@@ -142,14 +143,15 @@ def mask(text: str) -> tuple[str, list[Literal]]:
     for m in _LEX.finditer(text):
         tok, start = m.group(0), m.start()
         prefix = 0
-        if m.group("comment") is None:
+        kind = tok[0]  # / comment, " string, ' char
+        if kind != "/":
             before = text[max(start - 2, 0) : start]
             prefix = 2 if before == "u8" else int(before[-1:] in ("L", "u", "U"))
         out.append(text[pos : start - prefix])
         nl = "\n" * tok.count("\n")
-        if m.group("comment") is not None:
+        if kind == "/":
             out.append(" " + nl)
-        elif m.group("string") is not None:
+        elif kind == '"':
             literals.append(Literal(_unescape_len(tok[1:-1]), prefix == 1))
             out.append(f" __S{len(literals) - 1}__")
         else:
@@ -159,7 +161,9 @@ def mask(text: str) -> tuple[str, list[Literal]]:
     return "".join(out), literals
 
 
-_DIRECTIVE_LINE = re.compile(r"^[^\S\n]*#", re.M)
+# a directive's line: the newline before it (a literal start: the engine skips to it)
+_DIRECTIVE_LINE = re.compile(r"\n[^\S\n]*#")
+_FIRST_DIRECTIVE = re.compile(r"[^\S\n]*#")
 _DIRECTIVE_WORD = re.compile(r"\s*#\s*(\w+)")
 _CONDITIONALS = frozenset(("if", "ifdef", "ifndef", "elif", "else", "endif"))
 _CONDITIONAL = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b\s*(.*)$")
@@ -181,9 +185,12 @@ def _preprocess(
     # open conditionals: [condition of the first branch, line where each branch starts]
     groups: list[tuple[str, list[int]]] = []
     line, offset, done = 0, 0, -1
-    for found in _DIRECTIVE_LINE.finditer(masked):
-        line += masked.count("\n", offset, found.start())
-        offset = found.start()
+    starts = [found.start() + 1 for found in _DIRECTIVE_LINE.finditer(masked)]
+    if _FIRST_DIRECTIVE.match(masked):
+        starts.insert(0, 0)
+    for at in starts:
+        line += masked.count("\n", offset, at)
+        offset = at
         if line <= done:
             continue  # a continuation line of the directive before
         start = i = line
