@@ -22,7 +22,8 @@ _LEX = re.compile(
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7, "b": 8}
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\([^)]*\))?[ \t]*(.*)$")
 _INCLUDE = re.compile(r"^\s*#\s*include\s+__S(\d+)__")
-_FUNC_NAME = re.compile(r"((?:~?[A-Za-z_]\w*\s*::\s*)*~?[A-Za-z_]\w*|operator\s*\S+)\s*$")
+# possessive: searched at every offset of a header, so no giving back inside a name
+_FUNC_NAME = re.compile(r"((?:~?[A-Za-z_]\w*+\s*+::\s*+)*+~?[A-Za-z_]\w*+|operator\s*+\S++)\s*+$")
 _CONTAINER = re.compile(r"^\s*(?:namespace\b[\w\s:]*|extern\s+__S\d+__\s*)$")
 _CLASS = re.compile(r"^\s*(?:template\s*<[^{]*>\s*)?(?:class|struct)\s+\w+[^(){};=]*$")
 _LITERAL_TOKEN = re.compile(r"\s*__S(\d+)__\s*")
