@@ -57,7 +57,7 @@ _STRLEN_CALL = re.compile(r"\b(?:strlen|wcslen)\s*\(\s*(\w+)\s*\)")
 _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 
 _ARITH = re.compile(r"^[\d\s+\-*/%()]+$")
-_IDENT = re.compile(r"\b[A-Za-z_]\w*")
+_IDENT = re.compile(r"[A-Za-z_](?<!\w.)\w*")  # \b before the first letter, tested after it
 _LEAD_IDENT = re.compile(r"([A-Za-z_]\w*)")
 _CALL_NAME = re.compile(r"\b([A-Za-z_]\w*+)\s*+\(")
 _PAREN = re.compile(r"[()]")

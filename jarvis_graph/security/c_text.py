@@ -12,7 +12,9 @@ from functools import lru_cache
 from itertools import chain
 
 _ID = r"[A-Za-z_]\w*+"  # possessive: an identifier is never given back in part
-_PLAIN = re.compile(rf"(?<![\w.>])({_ID})")
+# identifiers not after a word character, "." or ">"; the test looks back from the first
+# letter (a pattern that starts with a character class lets the engine skip to candidates)
+_PLAIN = re.compile(r"([A-Za-z_](?<![\w.>].)\w*+)")
 _DEREF = re.compile(rf"(?:^|[^\w)\]\s]|\breturn)\s*\*\s*({_ID})|\b({_ID})\s*(?:->|\[)")
 _MEMCALL = re.compile(r"\b(?:str|wcs|mem)\w*\s*\(([^;]*)")
 _PRINTCALL = re.compile(r"\bprint\w*\s*\(([^;]*)")
