@@ -271,3 +271,23 @@ void unset(void)
     assert [(i.function, i.pattern) for i in issues if i.confidence >= 0.5] == [
         ("unset", "c-uninitialized"),
     ]  # fmt: skip
+
+
+def test_directives_are_read_on_the_first_line_and_after_indentation():
+    from jarvis_graph.security.c_source import parse_c
+
+    src = parse_c(
+        '#define SIZE 4\n  #  define NAME "x"\nint f(void) { return SIZE; }\n#if 0\n#endif\n'
+    )
+    assert src.macros == {"SIZE": "4", "NAME": "__S0__"}
+    assert [(fn.name, fn.start_line) for fn in src.functions] == [("f", 3)]
+    assert "#" not in src.masked  # directive lines are blanked, the line count is kept
+    assert src.masked.count("\n") == 5
+
+
+def test_quotes_inside_literals_do_not_start_comments_or_strings():
+    from jarvis_graph.security.c_source import mask
+
+    masked, literals = mask("a = '\"'; b = '/'; s = \"/* x */\"; /* ' \" */ c = '\\'';")
+    assert masked == "a =  34 ; b =  47 ; s =  __S0__;   c =  39 ;"
+    assert [lit.text for lit in literals] == ["/* x */"]
