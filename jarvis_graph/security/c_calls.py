@@ -19,6 +19,7 @@ from jarvis_graph.security.c_facts import (
     calls,
     const_eval,
     strip_casts,
+    worth_passing,
 )
 from jarvis_graph.security.c_source import Statement
 
@@ -70,13 +71,16 @@ def call_checks(
 ) -> None:
     """Every rule that looks at the calls of one statement."""
     names = call_names(text)
-    if not names or (
-        not scan.has_heap
-        and names.isdisjoint(_KNOWN)
-        and scan.callees.keys().isdisjoint(names)
-        and not _runs_programs(names)
-    ):
-        return  # no call here that a rule looks at (most statements)
+    if not names:
+        return
+    if not scan.has_heap and names.isdisjoint(_KNOWN) and not _runs_programs(names):
+        # Only calls of this file's functions could matter. Without heap memory in the walk
+        # what escapes through them matters to no rule, and ``follow`` walks a callee only
+        # from the top level and with an argument worth passing.
+        if scan.callees.keys().isdisjoint(names) or scan.depth >= 1:
+            return  # (most statements)
+        if not any(worth_passing(v, True) for _, v in c_checks.touched(scan, text)):
+            return
     found = calls(text)
     for name, args, offset in found:
         if name not in _KNOWN and name not in scan.callees and not scan.has_heap:

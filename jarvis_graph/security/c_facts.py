@@ -110,6 +110,16 @@ class Var:
         return None
 
 
+def worth_passing(var: Var, sizes: bool) -> bool:
+    """Whether what is known of an argument adds to a callee's own walk.
+
+    ``sizes``: whether the callee indexes, copies or prints (where sizes and values decide).
+    """
+    if var.taint or var.freed or var.null or var.alloc:
+        return True
+    return sizes and (var.cap is not None or var.ival is not None)
+
+
 @lru_cache(maxsize=4096)
 def type_size(name: str) -> int:
     """Bytes of a base type; pointers count 8; unknown types a nominal 16."""

@@ -24,6 +24,7 @@ from jarvis_graph.security.c_facts import (
     macro_names,
     strip_casts,
     type_size,
+    worth_passing,
 )
 from jarvis_graph.security.c_source import CSource, Function, Statement
 from jarvis_graph.security.model import Issue
@@ -290,7 +291,7 @@ class FunctionScan:
         if not known:
             return
         sizes = _sizes_matter(callee)
-        if not any(_interesting(v, sizes) for v in known.values()):
+        if not any(worth_passing(v, sizes) for v in known.values()):
             return  # nothing the caller knows adds to the callee's own walk
         ctx = {i: v.copy() for i, v in known.items()}
         key = (name, tuple(sorted((i, _fact_key(v)) for i, v in ctx.items())))
@@ -404,12 +405,6 @@ def split_assign(text: str) -> tuple[str, str, str] | None:
     if not rhs:
         return None
     return lhs.rstrip() or lhs[:1], op, rhs.lstrip() or rhs[-1:]
-
-
-def _interesting(var: Var, sizes: bool) -> bool:
-    if var.taint or var.freed or var.null or var.alloc:
-        return True
-    return sizes and (var.cap is not None or var.ival is not None)
 
 
 _NULL_BRANCH = re.compile(r"\b(\w+)\s*==\s*(?:NULL|0|nullptr)\b|!\s*(\w+)\b")
