@@ -19,6 +19,7 @@ _LEX = re.compile(
     r"""|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'(?:\\.|[^'\\\n])+'""",
     re.S,
 )
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]+|[0-7]{1,3}|.)")
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7, "b": 8}
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)(\([^)]*\))?[ \t]*(.*)$")
 _INCLUDE = re.compile(r"^\s*#\s*include\s+__S(\d+)__")
@@ -133,7 +134,7 @@ def _char_value(text: str) -> int:
 
 def _unescape_len(text: str) -> str:
     """The literal's characters with escapes folded to one character each."""
-    return re.sub(r"\\(x[0-9a-fA-F]+|[0-7]{1,3}|.)", "?", text)
+    return _ESCAPE.sub("?", text) if "\\" in text else text
 
 
 def mask(text: str) -> tuple[str, list[Literal]]:
