@@ -389,9 +389,11 @@ def _prepare(job: Job, headers: dict[str, str]) -> tuple[Any, int] | FileOutcome
     if skipped:
         return FileOutcome([], skipped=skipped)
     try:
-        return prepare_c(text, label, headers, Path(path)), text.count("\n") + 1
+        prepared = prepare_c(text, label, headers, Path(path))
     except Exception as exc:  # noqa: BLE001 - one odd file must not end the scan of a tree
         return _failed(label, exc)
+    _ = prepared[0].lines  # split once here, not again in every worker that reports
+    return prepared, text.count("\n") + 1
 
 
 def _walk_inherited(key: int, language: str, part: tuple[int, int]) -> list[Issue] | str:
