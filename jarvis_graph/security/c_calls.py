@@ -45,7 +45,6 @@ _RAND_CALL = re.compile(r"\b(?:rand|random|RAND\d*)\s*\(")
 _ARGV = re.compile(r"\bargv\b")
 _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _INDEXED_LHS = re.compile(r"^\s*([A-Za-z_]\w*)\s*\[\s*(.+?)\s*\]\s*(?:\.\w+|->\w+)?\s*$")
-_ZERO_OR_LITERAL = re.compile(r"0|__S\d+__")
 
 
 def _var(scan: FunctionScan, expr: str) -> tuple[str | None, Var | None]:
@@ -379,17 +378,10 @@ def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
         var, idx = scan.env[m.group(1)], const_eval(m.group(2), scan.env)
         if var.init_elems is not None and idx is not None and idx == var.init_elems:
             var.init_elems += 1
-    if m and m.group(1) in scan.env and _ZERO_OR_LITERAL.fullmatch(rhs.strip()) is None:
-        var = scan.env[m.group(1)]
-        idx = const_eval(m.group(2), scan.env)
-        if idx is not None and rhs.strip() == "0":
-            var.slen = idx
-    elif m and m.group(1) in scan.env and rhs.strip() == "0":
-        idx = const_eval(m.group(2), scan.env)
-        if idx is not None and (scan.env[m.group(1)].cap or 0) > idx * (
-            scan.env[m.group(1)].elem or 1
-        ):
-            scan.env[m.group(1)].slen = idx
+        if rhs.strip() == "0" and idx is not None and (var.cap or 0) > idx * (var.elem or 1):
+            var.slen = idx  # a terminating zero inside the buffer
+    if not scan.has_heap:
+        return  # what escapes matters only for heap memory the walk holds
     name = strip_casts(rhs).strip()
     if name in scan.env:
         scan.env[name].escaped = True
