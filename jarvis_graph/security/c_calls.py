@@ -97,7 +97,8 @@ def call_checks(
         _scanf_width(scan, name, args, st)
         if name in scan.callees:
             scan.follow(name, args, st)
-        if name in scan.callees or not k._NONCAPTURE_RE.match(name):
+        if scan.has_heap and (name in scan.callees or not k._NONCAPTURE_RE.match(name)):
+            # what escapes through the call (only heap memory of the walk can leak)
             for arg in args:
                 b = base_var(arg, scan.env)
                 if b is not None:
