@@ -44,6 +44,7 @@ _NAME_OR_ADDR = re.compile(r"&?\s*[A-Za-z_]\w*")
 _RAND_CALL = re.compile(r"\b(?:rand|random|RAND\d*)\s*\(")
 _ARGV = re.compile(r"\bargv\b")
 _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+_BLANKS = re.compile(r"\s+")
 _INDEXED_LHS = re.compile(r"^\s*([A-Za-z_]\w*)\s*\[\s*(.+?)\s*\]\s*(?:\.\w+|->\w+)?\s*$")
 
 
@@ -370,6 +371,28 @@ def taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
             var.taint = var.taint or other.taint
     if var.taint:
         var.ival = None
+
+
+def realloc_in_place(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
+    """``p = realloc(p, n)``: when realloc fails it returns NULL and ``p``'s block is lost.
+
+    Confident when the walk knows ``p`` holds heap memory; a maybe when ``p`` comes from
+    elsewhere (a parameter, a member), since realloc of a NULL pointer only allocates.
+    """
+    found = calls(strip_casts(rhs))
+    if not found or found[0][2] != 0 or found[0][0].lstrip("_") != "realloc" or not found[0][1]:
+        return
+    resized = strip_casts(found[0][1][0])
+    if _BLANKS.sub("", resized) != _BLANKS.sub("", lhs):
+        return
+    var = scan.env.get(resized)
+    if var is not None and var.null:
+        return  # realloc(NULL, n) allocates: nothing to lose
+    known = var is not None and var.alloc in HEAP and not var.param
+    scan.report(
+        "c-realloc-leak", st.line, f"'{lhs.strip()}' is lost if realloc fails", lhs,
+        confidence=None if known else 0.35,
+    )  # fmt: skip
 
 
 def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:

@@ -268,6 +268,8 @@ class FunctionScan:
 
     def assign(self, lhs: str, rhs: str, st: Statement, op: str) -> None:
         """Apply ``lhs op= rhs`` to the facts."""
+        if not op and "realloc" in rhs:
+            c_calls.realloc_in_place(self, lhs, rhs, st)
         target = _NAME.fullmatch(lhs)
         if not target or target.group(1) not in self.env:
             c_calls.store(self, lhs, rhs, st)

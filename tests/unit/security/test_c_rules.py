@@ -291,3 +291,24 @@ def test_quotes_inside_literals_do_not_start_comments_or_strings():
     masked, literals = mask("a = '\"'; b = '/'; s = \"/* x */\"; /* ' \" */ c = '\\'';")
     assert masked == "a =  34 ; b =  47 ; s =  __S0__;   c =  39 ;"
     assert [lit.text for lit in literals] == ["/* x */"]
+
+
+def test_realloc_into_the_pointer_it_resizes_leaks_when_it_fails():
+    code = """
+struct s { char *buf; };
+void local(size_t n) { char *p = malloc(10); if (!p) return; p = (char *)realloc(p, n); free(p); }
+void member(struct s *o, size_t n) { o->buf = realloc( o->buf , n); }
+void from_null(size_t n) { char *p = NULL; p = realloc(p, n); free(p); }
+void temporary(size_t n) {
+    char *p = malloc(10); char *t;
+    if (!p) return;
+    t = realloc(p, n);
+    if (t) p = t;
+    free(p);
+}
+"""
+    found = [(i.function, i.confidence) for i in scan_c_text(code, "x.c")
+             if i.pattern == "c-realloc-leak"]  # fmt: skip
+    # memory this function allocated is lost for sure; a member may be NULL (then realloc
+    # only allocates): a maybe, under the default threshold
+    assert found == [("local", 0.6), ("member", 0.35)]
