@@ -108,10 +108,6 @@ class CSource:
     callees: dict[str, Function] | None = None
     _lines: list[str] | None = field(default=None, repr=False)
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled without its split lines (a worker that gets it by pickle splits them)."""
-        return {**self.__dict__, "_lines": None}
-
     @property
     def lines(self) -> list[str]:
         """The original lines (split on first use: only a finding needs them)."""

@@ -296,18 +296,20 @@ def _run_pools(
                 early.append(starter.submit(_scan_batch, [jobs[i] for i in batch], headers))
                 running[early[-1]] = partial(collect, batch)
         stack.callback(lambda: [_PREPARED.pop(key, None) for _, key, _, _ in parts])
+        inherits = context is not None and context.get_start_method() == "fork"
         for i in sorted(big, key=lambda i: sizes[i], reverse=True):
             prepared = _prepare(jobs[i], headers)
             if isinstance(prepared, FileOutcome):
                 collect([i], [prepared])
                 continue
+            if inherits:  # split the lines once here, not in every forked worker that reports
+                _ = prepared[0][0].lines
             key = next(_KEYS)
             _PREPARED[key] = prepared
             parts.extend((i, key, jobs[i][1], k) for k in range(workers * PARTS_PER_WORKER))
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
         executors.append(pool)
         found: dict[int, list[list[Issue] | str]] = {}
-        inherits = context is not None and context.get_start_method() == "fork"
         for i, key, language, k in parts:
             part = (k, workers * PARTS_PER_WORKER)
             future = (
@@ -392,7 +394,6 @@ def _prepare(job: Job, headers: dict[str, str]) -> tuple[Any, int] | FileOutcome
         prepared = prepare_c(text, label, headers, Path(path))
     except Exception as exc:  # noqa: BLE001 - one odd file must not end the scan of a tree
         return _failed(label, exc)
-    _ = prepared[0].lines  # split once here, not again in every worker that reports
     return prepared, text.count("\n") + 1
 
 
