@@ -102,6 +102,8 @@ class Settings(BaseModel):
     tool_output_limit: int = Field(default=20_000, ge=200)
     execute_timeout: float = Field(default=120.0, gt=0)
     allow_outside_workspace: bool = False
+    script_env_passthrough: list[str] = Field(default_factory=list)
+    """Variables (names or globs) scripts get although they look secret; see README."""
     checkpoint_url: str | None = None
     after_tool_call_cb_dirs: list[str] = Field(default_factory=list)
     # Workspace context attached to each new task (0 turns a part off): the text files the
@@ -305,6 +307,7 @@ _LIST_ENV = {
     "JARVIS_AFTER_TOOL_CALL_CB_DIRS": "after_tool_call_cb_dirs",
     "JARVIS_TOOL_LOAD_DIRS": "tool_load_dirs",
     "JARVIS_METHODOLOGY_DIRS": "methodology_dirs",
+    "JARVIS_SCRIPT_ENV_PASSTHROUGH": "script_env_passthrough",
 }
 _MODEL_ENV = {
     "JARVIS_PLATFORM": "platform",

@@ -26,6 +26,7 @@ from jarvis_graph.events import Event, get_event_bus
 from jarvis_graph.graphs.agent import RECURSION_LIMIT, build_agent_graph
 from jarvis_graph.nodes.messages import not_run_answers, pending_tool_calls
 from jarvis_graph.platforms.registry import PlatformError, ProviderError
+from jarvis_graph.secrets import strip_userinfo
 
 EXIT_OK, EXIT_ERROR, EXIT_CAPPED, EXIT_INTERRUPTED = 0, 1, 3, 130
 DRAIN_WAIT = 120.0  # seconds a Ctrl-C'd step may take to finish before the user's instruction
@@ -105,7 +106,9 @@ def thread_config(thread_id: str, ctx: dict[str, Any] | None = None) -> dict[str
         "recursion_limit": RECURSION_LIMIT,
     }
     if ctx is not None:
-        config["metadata"] = {"jarvis_context": json.dumps(ctx, sort_keys=True)}
+        # Stored in every checkpoint: URLs lose their user:password@ (this run still uses it).
+        stored = {k: strip_userinfo(v) if isinstance(v, str) else v for k, v in ctx.items()}
+        config["metadata"] = {"jarvis_context": json.dumps(stored, sort_keys=True)}
     return config
 
 

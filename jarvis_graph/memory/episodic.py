@@ -14,6 +14,7 @@ change keeps its first anchor.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -98,13 +99,15 @@ class EpisodicArchive:
         checkpoint_id: str | None,
         messages: list[AnyMessage],
         first_index: int = 0,
+        secrets: Sequence[str] = (),
     ) -> int:
         """Index the conversation's segments; returns how many were new or changed.
 
         ``first_index`` is the position of ``messages[0]`` in the checkpoint's messages
-        (a block about to be cleared from the history starts after the system prompt).
+        (a block about to be cleared from the history starts after the system prompt);
+        ``secrets`` are the configured secret values, masked in every snippet.
         """
-        segments = segment_messages(messages, first_index)
+        segments = segment_messages(messages, first_index, secrets)
         keys = [_key(thread_id, s) for s in segments]
         found = cast(list[Item | None], self.store.batch([GetOp(self.namespace, k) for k in keys]))
         stamp, task = now_iso(), ""

@@ -38,7 +38,7 @@ from jarvis_graph.events import Event, EventBus
 from jarvis_graph.memory.records import now_iso
 from jarvis_graph.memory.tools import SaveMemoryArgs, current_thread, save_memory, save_memory_impl
 from jarvis_graph.prompts import load_prompt
-from jarvis_graph.tools.base import ToolFailure
+from jarvis_graph.tools.base import ToolEnv, ToolFailure
 
 logger = logging.getLogger(__name__)
 
@@ -246,7 +246,8 @@ class EpisodeIndexer:
             if first is None and messages and not isinstance(messages[0], SystemMessage):
                 first = 1  # what is cleared starts after the system prompt
             archive = open_archive(ctx.workspace_path())
-            return archive.index_task(thread, checkpoint, messages, first_index=first or 0)
+            secrets = ToolEnv.from_context(ctx).secret_values  # masked, however short
+            return archive.index_task(thread, checkpoint, messages, first or 0, secrets)
         except Exception as exc:  # archiving never stops a run from completing
             logger.warning("episodic archive: thread %s not indexed: %s", thread, exc)
             return None

@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from jarvis_graph.config import mask_secrets
+from jarvis_graph.secrets import mask_values
 from jarvis_graph.state import is_task_message
 
 Kind = Literal["user", "reasoning", "tool_call", "tool_result", "response"]
@@ -51,8 +53,13 @@ _SECRET_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-def redact(text: str) -> str:
-    """``text`` with secret-looking values (API keys, tokens, passwords, keys) masked."""
+def redact(text: str, values: Sequence[str] = ()) -> str:
+    """``text`` with secret-looking values (API keys, tokens, passwords, keys) masked.
+
+    ``values`` are the configured secrets (see :func:`jarvis_graph.secrets.secret_values`),
+    masked wherever they appear, however short.
+    """
+    text = mask_values(text, values)
     for pattern, replacement in _SECRET_PATTERNS:
         text = pattern.sub(replacement, text)
     return text
@@ -93,35 +100,50 @@ class Segment:
         return hashlib.sha256(raw).hexdigest()[:16]
 
 
-def segment_messages(messages: list[AnyMessage], first_index: int = 0) -> list[Segment]:
+def segment_messages(
+    messages: list[AnyMessage], first_index: int = 0, secrets: Sequence[str] = ()
+) -> list[Segment]:
     """The segments of a conversation.
 
     System prompts and attached workspace context are left out: they are not what was
-    said or done. Indices count from ``first_index``.
+    said or done. Indices count from ``first_index``; ``secrets`` are values masked in
+    every snippet (see :func:`redact`).
     """
     out: list[Segment] = []
     for index, message in enumerate(messages, first_index):
         mid = str(message.id or f"index-{index}")
         if isinstance(message, HumanMessage):
             if is_task_message(message) and message.text.strip():
-                out.append(_segment("user", index, 0, mid, message.text))
+                out.append(_segment("user", index, 0, mid, message.text, secrets=secrets))
         elif isinstance(message, AIMessage):
-            out.extend(_ai_segments(message, index, mid))
+            out.extend(_ai_segments(message, index, mid, secrets))
         elif isinstance(message, ToolMessage):
             text = message.text if message.status != "error" else f"[error] {message.text}"
             name = str(message.name or "")
-            out.append(_segment("tool_result", index, 0, mid, text, name, TOOL_RESULT_CHARS))
+            out.append(
+                _segment("tool_result", index, 0, mid, text, name, TOOL_RESULT_CHARS, secrets)
+            )
     return out
 
 
 def _segment(
-    kind: Kind, index: int, part: int, mid: str, text: str, name: str = "", limit: int = 0
+    kind: Kind,
+    index: int,
+    part: int,
+    mid: str,
+    text: str,
+    name: str = "",
+    limit: int = 0,
+    secrets: Sequence[str] = (),
 ) -> Segment:
-    snippet = clip(redact(text), limit or SNIPPET_CHARS)
+    # redact before clip: a cut must not leave half a secret behind
+    snippet = clip(redact(text, secrets), limit or SNIPPET_CHARS)
     return Segment(kind, index, part, mid, snippet, name)
 
 
-def _ai_segments(message: AIMessage, index: int, mid: str) -> list[Segment]:
+def _ai_segments(
+    message: AIMessage, index: int, mid: str, secrets: Sequence[str] = ()
+) -> list[Segment]:
     out: list[Segment] = []
     reasoning = _reasoning_of(message)
     text = message.text.replace(_MARKER, "").strip()
@@ -130,12 +152,13 @@ def _ai_segments(message: AIMessage, index: int, mid: str) -> list[Segment]:
     if calls and text:
         reasoning = f"{reasoning}\n{text}".strip()
     if reasoning:
-        out.append(_segment("reasoning", index, len(out), mid, reasoning))
+        out.append(_segment("reasoning", index, len(out), mid, reasoning, secrets=secrets))
     for name, args in calls:
         shown = json.dumps(mask_secrets(args), ensure_ascii=False, default=str)
-        out.append(_segment("tool_call", index, len(out), mid, f"{name}({shown})", name))
+        text_call = f"{name}({shown})"
+        out.append(_segment("tool_call", index, len(out), mid, text_call, name, secrets=secrets))
     if text and not calls:
-        out.append(_segment("response", index, len(out), mid, text))
+        out.append(_segment("response", index, len(out), mid, text, secrets=secrets))
     return out
 
 

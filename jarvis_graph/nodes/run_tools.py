@@ -67,7 +67,7 @@ def _run_one(
         text = f"There is no tool named {name!r}. Available tools: {known}."
     else:
         text, status = _invoke(tools[name], args or {}, config)
-    text, saved = limit_output(text, env, name or "tool")
+    text, saved = limit_output(text, env, name or "tool")  # secrets masked: it is stored
     bus.emit(
         Event.AFTER_TOOL_CALL,
         {

@@ -15,6 +15,7 @@ from jarvis_graph.nodes.methodology_steps import methodology_section
 from jarvis_graph.nodes.services import bus_for, context_of, system_prompt
 from jarvis_graph.state import CONTEXT_NAME, AgentState
 from jarvis_graph.tools.attachments import AttachLimits, attachment_text
+from jarvis_graph.tools.base import ToolEnv
 
 SYSTEM_ID = "jarvis-system"
 CONTEXT_ID_PREFIX = "jarvis-context-"
@@ -79,4 +80,5 @@ def _context_message(task: str, ctx: JarvisContext) -> list[HumanMessage]:
     text = attachment_text(task, ctx.workspace_path(), limits)
     if text is None:
         return []
+    text = ToolEnv.from_context(ctx).mask(text)  # stored in the checkpoint: no secret values
     return [HumanMessage(content=text, name=CONTEXT_NAME, id=f"{CONTEXT_ID_PREFIX}{uuid.uuid4()}")]

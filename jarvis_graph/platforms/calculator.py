@@ -28,6 +28,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from jarvis_graph.secrets import SECRET_FILE_GLOBS, minimal_environment
+
 MAX_EXPRESSION_CHARS = 4000
 MAX_RESULT_CHARS = 500
 TIMEOUT_SECONDS = 3.0
@@ -78,7 +80,7 @@ def inside(path):
     if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
         raise PermissionError(f"{{path}} is outside the workspace")
     if any(p.startswith(".") for p in parts if p != ".") or any(
-        fnmatch.fnmatch(parts[-1].lower(), g) for g in secret
+        fnmatch.fnmatchcase(p.lower(), g) for p in parts for g in secret
     ):
         raise PermissionError(f"{{path}} is private")
     return full
@@ -178,7 +180,7 @@ def evaluate(
     expression: str,
     timeout: float = TIMEOUT_SECONDS,
     workspace: Path | None = None,
-    private: Sequence[str] = (),
+    private: Sequence[str] = SECRET_FILE_GLOBS,
 ) -> str:
     """The value of ``expression`` as text, computed in an isolated, limited process.
 
@@ -186,7 +188,8 @@ def evaluate(
         expression: A Python expression over literals (and the workspace, if given).
         timeout: Seconds the calculation may take.
         workspace: A folder the expression may read with ``open`` and ``glob``.
-        private: Glob patterns of file names that may not be read, hidden files aside.
+        private: Lower-case glob patterns of file and folder names that may not be read
+            (any part of the path), hidden files aside.
     """
     check(expression, files=workspace is not None)
     code = _CHILD.format(mem=MEMORY_BYTES, cpu=max(1, int(timeout)))
@@ -200,6 +203,7 @@ def evaluate(
             text=True,
             timeout=timeout,
             check=False,
+            env=minimal_environment(),  # the expression needs nothing of the user's
         )
     except subprocess.TimeoutExpired as exc:
         raise CalculationError(f"the calculation took longer than {timeout:g} s") from exc

@@ -4,18 +4,23 @@ A task that names ``app.json`` needs its content; attaching it (as editors attac
 mentioned in a chat) saves the model a tool round trip, and spares a small local model the
 step it most often skips: it answers from imagination instead of reading the file. Only text
 files inside the workspace are attached, never hidden files or files that look like secrets.
+
+"Inside" is decided on the resolved path, symlinks followed, and again just before a file is
+read. A hard link cannot be told from its path: a file with more than one link is not
+attached (the model can still read it with ``read_code``).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from jarvis_graph.secrets import SECRET_FILE_GLOBS, is_secret_path
 from jarvis_graph.tools.builtin import table_note, walk_files
 
-SECRET_GLOBS = ("*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "*secret*", "*token*")
+SECRET_GLOBS = SECRET_FILE_GLOBS
+"""Secret-looking file and folder names (kept under this name for the calculator's callers)."""
 READ_BYTES = 256 * 1024  # a named file is read this far at most
 _PATH_LIKE = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]*\w\.[A-Za-z0-9]{1,10})(?![\w/-])")
 
@@ -32,10 +37,12 @@ class AttachLimits:
 def small_listing(root: Path, limit: int) -> list[str] | None:
     """Relative paths of the workspace's files; ``None`` when there are more than ``limit``.
 
-    The walk stops at the limit, so a large tree costs little.
+    Links that lead out of the workspace are not listed. The walk stops at the limit, so a
+    large tree costs little.
     """
     found: list[str] = []
-    for path in walk_files(root, hidden=False):
+    root = root.resolve()
+    for path in walk_files(root, hidden=False, within=root):
         if len(found) == limit:
             return None
         found.append(path.relative_to(root).as_posix())
@@ -45,13 +52,14 @@ def small_listing(root: Path, limit: int) -> list[str] | None:
 def named_files(task: str, root: Path, listing: list[str] | None, limit: int) -> list[str]:
     """Workspace files the task names, as a relative path or a file name unique in ``listing``.
 
-    Hidden and secret-looking files are left out.
+    Hidden and secret-looking files are left out, as are links to them or out of the
+    workspace, and hard-linked files.
     """
     found: list[str] = []
     root = root.resolve()
     for token in _PATH_LIKE.findall(task):
         rel = _locate(token.rstrip("."), root, listing)
-        if rel and rel not in found and not _private(rel):
+        if rel and rel not in found and attachable(root, rel) is not None:
             found.append(rel)
         if len(found) == limit:
             break
@@ -59,9 +67,8 @@ def named_files(task: str, root: Path, listing: list[str] | None, limit: int) ->
 
 
 def _locate(token: str, root: Path, listing: list[str] | None) -> str | None:
-    full = (root / token).resolve()
-    if full.is_relative_to(root) and full.is_file():
-        return full.relative_to(root).as_posix()
+    if (root / token).is_file():
+        return token
     if listing and "/" not in token:
         matches = [p for p in listing if p.rsplit("/", 1)[-1] == token]
         if len(matches) == 1:
@@ -69,12 +76,27 @@ def _locate(token: str, root: Path, listing: list[str] | None) -> str | None:
     return None
 
 
+def attachable(root: Path, rel: str) -> Path | None:
+    """The file ``rel`` names under the resolved ``root``, or ``None`` if it may not be attached.
+
+    Refused: a path (or, for a link, its target) outside the workspace, hidden or
+    secret-looking (any part of it), not a regular file, or with more than one hard link.
+    """
+    try:
+        full = (root / rel).resolve(strict=True)
+        info = full.stat()
+    except (OSError, RuntimeError):  # missing, a dangling link or a link loop
+        return None
+    if not full.is_relative_to(root) or not full.is_file() or info.st_nlink > 1:
+        return None
+    target = full.relative_to(root).as_posix()
+    if _private(rel) or _private(target):
+        return None
+    return full
+
+
 def _private(rel: str) -> bool:
-    parts = rel.split("/")
-    name = parts[-1].lower()
-    return any(p.startswith(".") for p in parts) or any(
-        fnmatch.fnmatch(name, g) for g in SECRET_GLOBS
-    )
+    return any(p.startswith(".") for p in rel.split("/")) or is_secret_path(rel)
 
 
 def _text_lines(path: Path) -> tuple[list[str], bool] | None:
@@ -100,7 +122,8 @@ def attachment_text(task: str, root: Path, limits: AttachLimits) -> str | None:
         parts.append(f"The workspace holds {files}:\n" + "\n".join(listing))
     names = named_files(task, root, listing, limits.named_files) if limits.named_files else []
     for rel in names:
-        read = _text_lines(root / rel)
+        full = attachable(root.resolve(), rel)  # again: the file may have changed meanwhile
+        read = _text_lines(full) if full is not None else None
         if read is None:
             continue
         lines, cut = read

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jarvis_graph.config import Settings
+from jarvis_graph import secrets
+from jarvis_graph.config import ConfigError, McpServerSpec, Settings
 from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.tools.mcp_config import load_mcp_json, mcp_json_paths
 
 
 class ToolFailure(Exception):
@@ -54,6 +57,29 @@ class ToolEnv:
         """Where whole outputs of large tool results are written."""
         return self.workspace / ".jarvis" / "tool_outputs"
 
+    def mcp_specs(self) -> list[McpServerSpec]:
+        """Every MCP server configured for the workspace, disabled ones too (their secrets)."""
+        specs = list(self.settings.mcp)
+        for path in mcp_json_paths(self.workspace):
+            try:
+                specs += load_mcp_json(path)
+            except (ConfigError, OSError):  # a broken file is reported where MCP starts
+                continue
+        return specs
+
+    def script_environment(self) -> dict[str, str]:
+        """The environment for a process a tool starts: this one's, without secrets."""
+        return secrets.tool_environment(self.settings, self.mcp_specs())
+
+    @functools.cached_property
+    def secret_values(self) -> list[str]:
+        """Values of the configured secrets, masked in everything stored (longest first)."""
+        return secrets.secret_values(self.settings, self.mcp_specs())
+
+    def mask(self, text: str) -> str:
+        """``text`` with the value of every configured secret replaced by ``***``."""
+        return secrets.mask_values(text, self.secret_values)
+
 
 def current_env() -> ToolEnv:
     """The environment of the graph run this tool call belongs to (defaults outside a run)."""
@@ -70,11 +96,15 @@ def current_env() -> ToolEnv:
 
 
 def limit_output(text: str, env: ToolEnv, tool_name: str) -> tuple[str, str | None]:
-    """Keep head and tail of an over-long output; save the whole text to a file.
+    """Mask secrets; keep head and tail of an over-long output and save the whole to a file.
+
+    Configured secrets (:meth:`ToolEnv.mask`) are masked first, so neither the file nor
+    the message stored in the checkpoint holds them.
 
     Returns:
         The text to give the model, and the path of the saved file (or ``None``).
     """
+    text = env.mask(text)
     limit = env.settings.tool_output_limit
     if len(text) <= limit:
         return text, None

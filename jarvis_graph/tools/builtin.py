@@ -92,18 +92,36 @@ def table_note(path: str, lines: list[str]) -> str:
     return f": a header line and {rows} data row{'s' if rows != 1 else ''}"
 
 
-def walk_files(root: Path, hidden: bool = True) -> Iterator[Path]:
+def walk_files(root: Path, hidden: bool = True, within: Path | None = None) -> Iterator[Path]:
     """Files under ``root``, sorted, without VCS, venv and cache folders.
 
-    ``hidden=False`` also leaves out every name that starts with a dot.
+    ``hidden=False`` also leaves out every name that starts with a dot. With ``within`` (a
+    resolved folder), a symlink whose end is not inside it is left out; folders behind
+    symlinks are never entered.
     """
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
             d for d in dirnames if d not in SKIP_DIRS and (hidden or not d.startswith("."))
         )
-        yield from (
-            Path(dirpath) / name for name in sorted(filenames) if hidden or not name.startswith(".")
-        )
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if (hidden or not name.startswith(".")) and _stays_within(path, within):
+                yield path
+
+
+def _stays_within(path: Path, within: Path | None) -> bool:
+    """Whether ``path``, a link followed to its end, is inside ``within`` (``None``: anywhere)."""
+    if within is None or not path.is_symlink():
+        return True
+    try:
+        return path.resolve(strict=True).is_relative_to(within)
+    except (OSError, RuntimeError):  # a dangling link or a link loop
+        return False
+
+
+def _bounds(env: ToolEnv) -> Path | None:
+    """Where links found by a walk may lead: the workspace, unless leaving it is allowed."""
+    return None if env.settings.allow_outside_workspace else env.workspace.resolve()
 
 
 def list_files_impl(env: ToolEnv, path: str = ".", pattern: str = "*") -> str:
@@ -114,7 +132,7 @@ def list_files_impl(env: ToolEnv, path: str = ".", pattern: str = "*") -> str:
     if not root.is_dir():
         msg = f"{path!r} does not exist; give a directory relative to the workspace, e.g. '.'"
         raise ToolInputError(msg)
-    files = [p for p in walk_files(root) if fnmatch.fnmatch(p.name, pattern)]
+    files = [p for p in walk_files(root, within=_bounds(env)) if fnmatch.fnmatch(p.name, pattern)]
     rel = [str(p.relative_to(root)) for p in files]
     if not rel:
         return f"no files matching {pattern!r} under {path}"
@@ -149,7 +167,7 @@ def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "
     rg = shutil.which("rg")
     hits = _search_rg(rg, pattern, root, glob) if rg else None
     if hits is None:  # no rg, or rg rejected a pattern Python accepts (look-around, ...)
-        hits = _search_py(regex, root, glob)
+        hits = _search_py(regex, root, glob, _bounds(env))
     return _format_hits(hits, pattern, path)
 
 
@@ -170,7 +188,9 @@ def _format_hits(hits: list[str], pattern: str, path: str) -> str:
 
 
 def _search_rg(rg: str, pattern: str, root: Path, glob: str) -> list[str] | None:
-    cmd = [rg, "--line-number", "--no-heading", "--color=never", "--glob", glob]
+    # Without --follow, ripgrep skips symlinks in the tree (they may lead out of the
+    # workspace); --no-config keeps a user's ripgreprc from adding --follow.
+    cmd = [rg, "--no-config", "--line-number", "--no-heading", "--color=never", "--glob", glob]
     cmd += [f"--glob=!{d}" for d in sorted(SKIP_DIRS)]
     proc = subprocess.run(
         [*cmd, "--", pattern, "."], cwd=root, capture_output=True, text=True, timeout=60
@@ -192,9 +212,9 @@ def _search_file(regex: re.Pattern[str], file: Path, label: str) -> list[str]:
     return [f"{label}:{n}:{line}" for n, line in enumerate(lines, 1) if regex.search(line)]
 
 
-def _search_py(regex: re.Pattern[str], root: Path, glob: str) -> list[str]:
+def _search_py(regex: re.Pattern[str], root: Path, glob: str, within: Path | None) -> list[str]:
     hits: list[str] = []
-    for file in walk_files(root):
+    for file in walk_files(root, within=within):
         if fnmatch.fnmatch(file.name, glob):
             hits.extend(_search_file(regex, file, str(file.relative_to(root))))
             if len(hits) > MAX_SEARCH_RESULTS * 5:
@@ -222,6 +242,7 @@ def execute_script_impl(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        env=env.script_environment(),  # no provider keys or other secrets
     )
     with _running_lock:
         _running.add(proc)
