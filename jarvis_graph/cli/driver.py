@@ -113,9 +113,17 @@ def thread_config(thread_id: str, ctx: dict[str, Any] | None = None) -> dict[str
 
 
 def saved_context(state: Any) -> dict[str, Any]:
-    """The context a thread's snapshot was made with (kept in checkpoint metadata)."""
+    """The context a thread's snapshot was made with (kept in checkpoint metadata).
+
+    A base URL was stored without ``user:password@``; ``JARVIS_BASE_URL`` holding the same
+    URL with them gives them back.
+    """
     raw = (state.metadata or {}).get("jarvis_context")
-    return json.loads(raw) if isinstance(raw, str) else {}
+    ctx = json.loads(raw) if isinstance(raw, str) else {}
+    given = os.environ.get("JARVIS_BASE_URL", "")
+    if ctx.get("base_url") and ctx["base_url"] == strip_userinfo(given):
+        ctx["base_url"] = given
+    return ctx
 
 
 def run_task(

@@ -11,6 +11,7 @@ checkpoint, in the file under ``.jarvis/tool_outputs/`` and in the episodic arch
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from pathlib import Path
 from typing import Any
@@ -241,3 +242,21 @@ def test_base_url_credentials_are_not_stored(workspace: Path, tmp_path: Path) ->
     stored = stored_text(workspace)
     assert b"http://127.0.0.1:9/v1" in stored  # the endpoint is kept, for resume
     assert b"pw-Secret-77" not in stored and b"alice" not in stored
+
+
+def test_resume_gets_base_url_credentials_back_only_from_the_environment(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jarvis_graph.checkpointing import open_checkpointer
+    from jarvis_graph.cli.driver import saved_context
+
+    url = "http://alice:pw-Secret-77@127.0.0.1:9/v1"
+    out = run_cli(workspace, tmp_path, [{"text": f"Done. {MARKER}"}], "say done", "--base-url", url)
+    thread = re.search(r"session (\d{8}-\d{6}-[0-9a-f]{6})", out)
+    assert thread, out
+    with open_checkpointer(workspace) as saver:
+        found = saver.get_tuple({"configurable": {"thread_id": thread.group(1)}})
+    assert found is not None
+    assert saved_context(found)["base_url"] == "http://127.0.0.1:9/v1"
+    monkeypatch.setenv("JARVIS_BASE_URL", url)
+    assert saved_context(found)["base_url"] == url
