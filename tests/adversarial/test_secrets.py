@@ -22,7 +22,7 @@ import yaml
 from jarvis_graph.config import load_settings
 from jarvis_graph.tools.base import ToolEnv
 from jarvis_graph.tools.builtin import execute_script_impl
-from tests.support.cli import invoke, write_script
+from tests.support.cli import invoke, run_process, write_script
 
 OPENAI_KEY = "sk-test-leak-0123456789abcdefXYZ"
 ACME_KEY = "acme-key-5566-unique"
@@ -173,10 +173,15 @@ def test_passthrough_from_the_jarvis_variable_accepts_globs(
 def test_env_end_to_end_keeps_keys_out_of_the_session_db(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A real ``jarvis run`` process, with the keys in its environment."""
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("ACME_LLM", ACME_KEY)
     configure(workspace, **acme_group())
-    run_cli(workspace, tmp_path, script_turns("env; printenv OPENAI_API_KEY"), "show env")
+    script = write_script(tmp_path / "s.yaml", script_turns("env; printenv OPENAI_API_KEY"))
+    args = ["run", "-n", "--yes", "-w", str(workspace), "--platform", "scripted"]
+    done = run_process([*args, "--script", str(script), "show env"], cwd=workspace)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert OPENAI_KEY not in done.stdout and ACME_KEY not in done.stdout  # not on screen
     stored = stored_text(workspace)
     assert b"PATH=" in stored  # the script's output is there ...
     assert OPENAI_KEY.encode() not in stored and ACME_KEY.encode() not in stored  # ... the keys not
