@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +21,14 @@ from jarvis_graph.cli.driver import (
     WAITING,
     console,
     drive,
+    held_thread,
     new_thread_id,
     open_agent,
     prepare_tools,
 )
 from jarvis_graph.config import ConfigError
 from jarvis_graph.platforms.registry import PlatformError
+from jarvis_graph.thread_lock import ThreadBusyError
 
 HELP = """\
   !cmd        run a shell command in the workspace and show its output
@@ -46,12 +49,20 @@ def chat_loop(ctx: dict[str, Any], thread_id: str | None = None, verbose: bool =
         with open_agent(ctx) as graph:
             prepare_tools(ctx)
             return _loop(graph, ctx, thread_id or new_thread_id(), verbose)
-    except (ConfigError, PlatformError) as exc:
+    except (ConfigError, PlatformError, ThreadBusyError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return EXIT_ERROR
 
 
 def _loop(graph: Any, ctx: dict[str, Any], thread_id: str, verbose: bool) -> int:
+    # The session is held for the whole REPL, not only while a message runs: another
+    # process must not take the thread while the user types.
+    with ExitStack() as held:
+        held.enter_context(held_thread(graph, ctx, thread_id))
+        return _repl(graph, ctx, thread_id, verbose, held)
+
+
+def _repl(graph: Any, ctx: dict[str, Any], thread_id: str, verbose: bool, held: ExitStack) -> int:
     workspace = Path(ctx["workspace"])
     waiting = bool(graph.get_state({"configurable": {"thread_id": thread_id}}).interrupts)
     console.print(f"[dim]session {thread_id} · workspace {workspace} · /help for commands[/]")
@@ -73,6 +84,8 @@ def _loop(graph: Any, ctx: dict[str, Any], thread_id: str, verbose: bool) -> int
                 return 0
             if command == "/clear":
                 thread_id, waiting = new_thread_id(), False
+                held.close()
+                held.enter_context(held_thread(graph, ctx, thread_id))
                 console.print(f"[dim]new session {thread_id}[/]")
             else:
                 _builtin(command, graph, ctx)

@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 from rich.console import Console
+from rich.markup import escape
 
 from jarvis_graph.checkpointing import CheckpointError, open_checkpointer
 from jarvis_graph.cli.render import RunRenderer, short
@@ -26,7 +27,9 @@ from jarvis_graph.events import Event, get_event_bus
 from jarvis_graph.graphs.agent import RECURSION_LIMIT, build_agent_graph
 from jarvis_graph.nodes.messages import not_run_answers, pending_tool_calls
 from jarvis_graph.platforms.registry import PlatformError, ProviderError
+from jarvis_graph.script_groups import end_orphans, scripts_db
 from jarvis_graph.secrets import strip_userinfo
+from jarvis_graph.thread_lock import ThreadBusyError, hold_thread, release_all
 
 EXIT_OK, EXIT_ERROR, EXIT_CAPPED, EXIT_INTERRUPTED = 0, 1, 3, 130
 DRAIN_WAIT = 120.0  # seconds a Ctrl-C'd step may take to finish before the user's instruction
@@ -151,11 +154,53 @@ def drive(
     verbose: bool = False,
     chat: bool = False,
 ) -> int:
-    """Stream the thread until it completes, stops, or fails; answer interrupts on the way.
+    """Hold the thread (one run at a time, across processes) and drive it.
+
+    A thread another live process holds is an error (exit 1) and nothing runs.
 
     With ``chat``, an ``ask_user`` interrupt returns :data:`WAITING` so the REPL reads the
     next message itself.
     """
+    try:
+        with held_thread(graph, ctx, thread_id):
+            return _drive_thread(graph, ctx, graph_input, thread_id, verbose, chat)
+    except ThreadBusyError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        return EXIT_ERROR
+
+
+@contextmanager
+def held_thread(graph: Any, ctx: dict[str, Any], thread_id: str) -> Iterator[None]:
+    """Hold ``thread_id`` in the graph's session store while the block runs (re-entrant).
+
+    Says so when the lock of a process that is gone is taken over, and ends the scripts a
+    killed run of the thread left running.
+
+    Raises:
+        ThreadBusyError: Another live process holds the thread.
+    """
+    with hold_thread(graph.checkpointer, thread_id) as stale:
+        if stale is not None:
+            console.print(
+                f"[dim]took over session {escape(thread_id)} from {escape(stale.describe())},"
+                " which is no longer running[/]"
+            )
+        settings = resolve_settings(JarvisContext(**ctx))
+        db = scripts_db(Path(ctx["workspace"]), settings.checkpoint_url)
+        for line in end_orphans(db, thread_id):
+            console.print(f"[yellow]{escape(line)}[/]")
+        yield
+
+
+def _drive_thread(
+    graph: Any,
+    ctx: dict[str, Any],
+    graph_input: Any,
+    thread_id: str,
+    verbose: bool,
+    chat: bool,
+) -> int:
+    """Stream the thread until it completes, stops, or fails; answer interrupts on the way."""
     config = thread_config(thread_id, ctx)
     config["metadata"]["jarvis_graph"] = graph.name  # sessions resume with the same graph
     non_interactive = bool(ctx.get("non_interactive"))
@@ -278,6 +323,7 @@ def _exit_now(run: StreamThread) -> None:
         return
     console.file.flush()
     sys.stderr.flush()
+    release_all()  # os._exit runs no cleanup: the thread would look held until taken over
     os._exit(EXIT_INTERRUPTED)
 
 

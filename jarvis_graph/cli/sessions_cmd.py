@@ -172,18 +172,49 @@ def fork(
         console.print(f"[dim]continue with: jarvis sessions resume {new_id}[/]")
 
 
+@app.command("unlock")
+def unlock(
+    thread_id: str = typer.Argument(..., help="Session id."),
+    workspace: Path | None = o.Workspace,
+) -> None:
+    """Release a session's lock left by a run on another host that is gone.
+
+    A run on this host that is gone is noticed by the next run, which takes its lock over.
+    """
+    from rich.markup import escape
+
+    from jarvis_graph.cli.driver import console, open_agent
+    from jarvis_graph.thread_lock import break_lock
+
+    with open_agent(_ctx(workspace)) as graph:
+        _existing(graph, thread_id)
+        holder = break_lock(graph.checkpointer, thread_id)
+    if holder is None:
+        console.print(f"session {escape(thread_id)} was not locked")
+    else:
+        console.print(f"released session {escape(thread_id)} (held by {escape(holder.describe())})")
+
+
 @app.command("delete")
 def delete(
     thread_id: str = typer.Argument(..., help="Session id."),
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Delete a session, all its checkpoints and its episodes in the archive."""
-    from jarvis_graph.cli.driver import console, open_agent
+    from jarvis_graph.cli.driver import console, held_thread, open_agent
     from jarvis_graph.memory.episodic import forget_project_thread
+    from jarvis_graph.thread_lock import ThreadBusyError
 
     ctx = _ctx(workspace)
     with open_agent(ctx) as graph:
         _existing(graph, thread_id)
-        graph.checkpointer.delete_thread(thread_id)
+        try:
+            with held_thread(graph, ctx, thread_id):  # not under a run that is using it
+                graph.checkpointer.delete_thread(thread_id)
+        except ThreadBusyError as exc:
+            from rich.markup import escape
+
+            console.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(1) from None
         episodes = forget_project_thread(Path(ctx["workspace"]), thread_id)
         console.print(f"deleted session {thread_id} and its {episodes} archived episodes")

@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import get_executor_for_config
+from langchain_core.runnables.config import get_executor_for_config, merge_configs
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, ParentCommand
@@ -66,7 +66,7 @@ def _run_one(
         known = ", ".join(sorted(tools))
         text = f"There is no tool named {name!r}. Available tools: {known}."
     else:
-        text, status = _invoke(tools[name], args or {}, config)
+        text, status = _invoke(tools[name], args or {}, config, call_id)
     text, saved = limit_output(text, env, name or "tool")  # secrets masked: it is stored
     bus.emit(
         Event.AFTER_TOOL_CALL,
@@ -82,7 +82,11 @@ def _run_one(
     return ToolMessage(content=text, tool_call_id=call_id, name=name or "unknown", status=status)
 
 
-def _invoke(tool: BaseTool, args: dict[str, Any], config: RunnableConfig) -> tuple[str, str]:
+def _invoke(
+    tool: BaseTool, args: dict[str, Any], config: RunnableConfig, call_id: str = ""
+) -> tuple[str, str]:
+    if call_id:  # execute_script records its process group under the call's id
+        config = merge_configs(config, {"metadata": {"jarvis_tool_call_id": call_id}})
     try:
         result = tool.invoke(args, config)
     except GraphBubbleUp:

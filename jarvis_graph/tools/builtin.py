@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from langchain_core.tools import BaseTool, tool
 
+from jarvis_graph import script_groups
 from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".jarvis"}
@@ -235,6 +236,11 @@ def execute_script_impl(
         raise ToolInputError(msg)
     workdir = env.resolve(cwd)
     limit = timeout or env.settings.execute_timeout
+    # Recorded in the session store: a run killed with kill -9 leaves the script's group
+    # running, and the resumed run ends it before starting the call again.
+    call = script_groups.current_call(env.workspace, env.settings.checkpoint_url)
+    note = script_groups.before_run(call) if call else ""
+    head = f"{note}\n" if note else ""
     proc = subprocess.Popen(
         ["bash", "-c", script],
         cwd=workdir,
@@ -247,17 +253,21 @@ def execute_script_impl(
     with _running_lock:
         _running.add(proc)
     try:
+        if call:
+            script_groups.started(call, proc.pid)
         out, _ = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         text = out.decode("utf-8", errors="replace")
-        return f"timed out after {limit:g} s (process killed)\noutput so far:\n{text}"
+        return f"{head}timed out after {limit:g} s (process killed)\noutput so far:\n{text}"
     except BaseException:  # Ctrl-C or shutdown: do not leave the script running
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         raise
     finally:
+        if call:
+            script_groups.finished(call, proc.pid)
         with _running_lock:
             _running.discard(proc)
             interrupted = proc.pid in _killed
@@ -266,7 +276,7 @@ def execute_script_impl(
         msg = "the script was killed because the run was interrupted"
         raise ScriptInterrupted(msg)
     text = out.decode("utf-8", errors="replace")
-    return f"exit code: {proc.returncode}\n{text}"
+    return f"{head}exit code: {proc.returncode}\n{text}"
 
 
 @tool(parse_docstring=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from jarvis_graph.platforms import calculator
+from jarvis_graph.tools import builtin
 from jarvis_graph.tools.attachments import SECRET_GLOBS, AttachLimits, attachment_text
 from jarvis_graph.tools.base import ToolEnv, ToolInputError
 from jarvis_graph.tools.builtin import list_files_impl, read_code_impl, search_files_impl
@@ -175,8 +176,25 @@ def test_search_files_python_fallback_does_not_follow_links_out(
     assert "readme.txt:1:hello from inside" in out
 
 
-def test_search_files_ripgrep_does_not_follow_links_out(ws: Path) -> None:
+def test_search_files_ripgrep_does_not_follow_links_out(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert shutil.which("rg"), "ripgrep must be installed for this scenario"
+
+    def no_fallback(*_args: object) -> list[str]:
+        raise AssertionError("ripgrep failed and the Python fallback ran")
+
+    monkeypatch.setattr(builtin, "_search_py", no_fallback)  # the answer must come from rg
+    out = search_files_impl(ToolEnv(ws), "OUTSIDE|root:|hello")
+    assert OUTSIDE not in out and "root:" not in out
+    assert "readme.txt:1:hello from inside" in out
+
+
+def test_search_files_ignores_a_ripgreprc_that_adds_follow(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ripgreprc").write_text("--follow\n--hidden\n")
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(tmp_path / "ripgreprc"))
     out = search_files_impl(ToolEnv(ws), "OUTSIDE|root:|hello")
     assert OUTSIDE not in out and "root:" not in out
     assert "readme.txt:1:hello from inside" in out
