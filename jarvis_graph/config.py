@@ -42,6 +42,9 @@ class ModelSpec(BaseModel):
     tool_protocol: Literal["native", "text"] = "native"
     """``text``: tools are described in the prompt and called with <TOOL_CALL> blocks."""
     single_tool_per_turn: bool = False
+    stream: bool = True
+    """``openai``: stream replies; ``false`` asks for whole replies (endpoints that cannot
+    stream tool calls)."""
     n_ctx: int = Field(default=8192, ge=512)
     """Context window of the local model, in tokens."""
     max_repeats: int = Field(default=1, ge=1)

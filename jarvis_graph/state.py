@@ -17,7 +17,9 @@ SUMMARIZED_TURNS = "summarized_ai_turns"
 """``response_metadata`` key of a summary message: how many model turns it replaced."""
 SUMMARY_NAME = "jarvis_summary"
 """``name`` of the human message holding a history summary (not a task)."""
-NOT_TASK_NAMES = frozenset({CONTEXT_NAME, SUMMARY_NAME})
+CORRECTION_NAME = "jarvis_correction"
+"""``name`` of the human message telling the model its reply was a call written as text."""
+NOT_TASK_NAMES = frozenset({CONTEXT_NAME, SUMMARY_NAME, CORRECTION_NAME})
 
 
 def is_task_message(message: object) -> bool:

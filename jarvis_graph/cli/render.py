@@ -9,9 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
 
-from jarvis_graph.nodes.services import COMPLETE_MARKER
+from jarvis_graph.nodes.marker import split_settled, strip_complete_marker
 
-_KEEP = len(COMPLETE_MARKER) - 1
 _QUIET_EVENTS = {"before_tool_call", "after_tool_call", "before_model_call", "after_model_call"}
 
 
@@ -57,10 +56,9 @@ class RunRenderer:
         self._spin(False)
         if not self._in_text:
             self._in_text, self.streamed_text = True, ""
-        self._buffer += piece
-        if COMPLETE_MARKER in self._buffer:
-            self._buffer = self._buffer.replace(COMPLETE_MARKER, "")
-        out, self._buffer = self._buffer[:-_KEEP], self._buffer[-_KEEP:]
+        # The marker, and near misses of it, never reach the screen: a tail that may still
+        # become one is held until the next piece or the end of the text.
+        out, self._buffer = split_settled(self._buffer + piece)
         self._write(out)
 
     def _write(self, text: str) -> None:
@@ -70,7 +68,7 @@ class RunRenderer:
 
     def _end_text(self) -> None:
         if self._in_text:
-            self._write(self._buffer.replace(COMPLETE_MARKER, "").rstrip())
+            self._write(strip_complete_marker(self._buffer))
             self._buffer, self._in_text = "", False
             self.console.print()
 

@@ -4,6 +4,7 @@ START -> start_task -> filter_tools (passes through when tools are few) -> call_
 call_model -> route_after_model
   tool calls         -> confirm_tools (when the user must confirm or answer) -> run_tools
   no tool call       -> complete_task (marker, or non-interactive) | ask_user (interactive)
+  call written as text -> correct_call_text -> call_model (twice at most, then complete_task)
   iteration cap hit  -> complete_task
 run_tools -> route_after_tools -> summarize_history (over budget) | call_model
 summarize_history -> call_model
@@ -17,6 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.nodes.ask_user import ask_user
 from jarvis_graph.nodes.call_model import call_model, route_after_model
+from jarvis_graph.nodes.call_text import correct_call_text
 from jarvis_graph.nodes.complete_task import complete_task
 from jarvis_graph.nodes.confirm_tools import confirm_tools, route_after_confirm_tools
 from jarvis_graph.nodes.filter_tools import filter_tools
@@ -41,6 +43,7 @@ def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, Age
     builder.add_node("start_task", start_task)
     builder.add_node("filter_tools", filter_tools)
     builder.add_node("call_model", call_model)
+    builder.add_node("correct_call_text", correct_call_text)
     builder.add_node("confirm_tools", confirm_tools)
     builder.add_node("run_tools", run_tools)
     builder.add_node("summarize_history", summarize_history)
@@ -51,6 +54,7 @@ def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, Age
     builder.add_edge("start_task", "filter_tools")
     builder.add_edge("filter_tools", "call_model")
     builder.add_conditional_edges("call_model", route_after_model)
+    builder.add_edge("correct_call_text", "call_model")
     builder.add_conditional_edges("confirm_tools", route_after_confirm_tools)
     builder.add_conditional_edges("run_tools", route_after_tools)
     builder.add_edge("summarize_history", "call_model")

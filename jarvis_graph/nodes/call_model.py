@@ -11,9 +11,13 @@ from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event
+from jarvis_graph.nodes.call_text import MAX_CORRECTIONS, call_in_text, corrections_since_task
+from jarvis_graph.nodes.marker import has_complete_marker
 from jarvis_graph.nodes.messages import pending_tool_calls, text_of
-from jarvis_graph.nodes.services import COMPLETE_MARKER, bus_for, context_of, model_for
-from jarvis_graph.platforms.registry import PlatformError, ProviderError
+from jarvis_graph.nodes.services import bus_for, context_of, model_for, tools_for
+from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
+from jarvis_graph.platforms.openai import counting_requests
+from jarvis_graph.platforms.registry import PlatformError, ProviderError, resolve_platform
 from jarvis_graph.state import AgentState
 from jarvis_graph.tools.registry import asks_user, is_risky
 
@@ -31,13 +35,14 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     iteration = state.get("iteration", 0) + 1
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
     model = model_for(ctx, "normal", state.get("selected_tools"))
-    try:
-        response = model.invoke(messages)
-    except (GraphBubbleUp, PlatformError):
-        raise
-    except Exception as exc:
-        raise ProviderError(_describe_provider_error(exc, ctx)) from exc
-    response = _reject_truncated_calls(response)
+    with counting_requests() as sent:
+        try:
+            response = model.invoke(messages)
+        except (GraphBubbleUp, PlatformError):
+            raise
+        except Exception as exc:
+            raise ProviderError(_describe_provider_error(exc, ctx, sent[0])) from exc
+    response = _refuse_unparsed_calls(_reject_truncated_calls(response))
     bus.emit(
         Event.AFTER_MODEL_CALL,
         {
@@ -49,15 +54,24 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     return {"messages": [response], "iteration": iteration}
 
 
-def _describe_provider_error(exc: Exception, ctx: JarvisContext) -> str:
+def _describe_provider_error(exc: Exception, ctx: JarvisContext, sent: int) -> str:
+    """What failed, said as it happened: the requests actually sent, not the retry budget."""
     spec = resolve_settings(ctx).model_for("normal")
     status = getattr(exc, "status_code", None)
     where = spec.base_url or "the provider's default endpoint"
     what = f"HTTP {status}" if status else type(exc).__name__
-    retried = status is None or status in (408, 409, 429) or status >= 500
-    how = f"failed after {spec.max_retries} retries" if retried else "was rejected"
+    rejected = status is not None and 400 <= status < 500 and status not in (408, 409, 429)
+    verb = "was rejected" if rejected else "failed"
+    if sent == 0:  # no request counted: not sent at all, or a platform without HTTP
+        how = "failed before any request was sent" if resolve_platform(spec) == "openai" else verb
+    elif sent == 1:
+        how = f"{verb} after 1 request"
+    else:
+        retries = "1 retry" if sent == 2 else f"{sent - 1} retries"
+        how = f"{verb} after {sent} requests (the first and {retries})"
+    reason = str(exc).strip().rstrip(".") or "no details given"  # we add the period
     return (
-        f"the model call {how} ({what} from {where}, model {spec.model!r}): {exc}. "
+        f"the model call {how} ({what} from {where}, model {spec.model!r}): {reason}. "
         "The session is saved; resume it once the problem is fixed."
     )
 
@@ -82,6 +96,47 @@ def _reject_truncated_calls(response: AIMessage) -> AIMessage:
     )
 
 
+def _refuse_unparsed_calls(response: AIMessage) -> AIMessage:
+    """Calls whose arguments, as received, are not exactly one JSON object become invalid.
+
+    LangChain parses streamed arguments with a forgiving partial-JSON parser (a cut
+    ``{"script": "touch x`` becomes ``{"script": "touch x"}``). The ``openai`` platform
+    keeps the strings it received under ``RAW_TOOL_CALLS``; they are checked here, and
+    dropped from the message (they would only double the stored history). Platforms that
+    parse their own replies exactly (text protocol, local, scripted) send none.
+    """
+    extra = dict(response.additional_kwargs or {})
+    raw_calls = extra.pop(RAW_TOOL_CALLS, None)
+    if not isinstance(raw_calls, list):
+        return response
+    raw_args = {c.get("id"): c.get("arguments") for c in raw_calls if isinstance(c, dict)}
+    good: list[Any] = []
+    bad: list[Any] = []
+    for call in response.tool_calls:
+        raw = raw_args.get(call["id"])
+        args, error = parse_arguments(raw) if isinstance(raw, str) else (call["args"], None)
+        if error is None:
+            good.append({**call, "args": args})
+        else:
+            bad.append(_invalid(call["name"], raw, call["id"], error))
+    for rejected in response.invalid_tool_calls:  # LangChain's own: say exactly why
+        raw = raw_args.get(rejected["id"], rejected.get("args"))
+        error = parse_arguments(raw)[1] if isinstance(raw, str) else None
+        bad.append(_invalid(rejected["name"], raw, rejected["id"], error or rejected["error"]))
+    update = {"tool_calls": good, "invalid_tool_calls": bad, "additional_kwargs": extra}
+    return response.model_copy(update=update)
+
+
+def _invalid(name: str | None, args: Any, call_id: str | None, error: str | None) -> dict:
+    return {
+        "type": "invalid_tool_call",
+        "name": name,
+        "args": args if isinstance(args, str) else json.dumps(args),
+        "id": call_id,
+        "error": error,
+    }
+
+
 def needs_human(call: dict[str, Any], ctx: JarvisContext) -> bool:
     """Whether a pending tool call must be confirmed, or answered, by the user.
 
@@ -103,15 +158,24 @@ def needs_human(call: dict[str, Any], ctx: JarvisContext) -> bool:
 
 def route_after_model(
     state: AgentState, runtime: Runtime[JarvisContext]
-) -> Literal["confirm_tools", "run_tools", "ask_user", "complete_task"]:
-    """Tool calls -> confirm or run them; otherwise finish or ask for the next instruction."""
+) -> Literal["confirm_tools", "run_tools", "correct_call_text", "ask_user", "complete_task"]:
+    """Tool calls -> confirm or run them; otherwise finish or ask for the next instruction.
+
+    A reply that holds a tool call written as text goes back to the model with a
+    correction, at most ``MAX_CORRECTIONS`` times; then ``complete_task`` says so.
+    """
     ctx = context_of(runtime)
     messages = state["messages"]
     pending = pending_tool_calls(messages)
-    if pending and state.get("iteration", 0) >= state.get("max_iterations", 1 << 30):
-        return "complete_task"
+    capped = state.get("iteration", 0) >= state.get("max_iterations", 1 << 30)
     if pending:
+        if capped:
+            return "complete_task"
         return "confirm_tools" if any(needs_human(c, ctx) for c in pending) else "run_tools"
-    if ctx.non_interactive or COMPLETE_MARKER in text_of(messages[-1]):
+    text = text_of(messages[-1])
+    if call_in_text(text, tools_for(ctx)):
+        more = corrections_since_task(messages) < MAX_CORRECTIONS
+        return "correct_call_text" if more and not capped else "complete_task"
+    if ctx.non_interactive or has_complete_marker(text):
         return "complete_task"
     return "ask_user"

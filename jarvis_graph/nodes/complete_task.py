@@ -9,14 +9,16 @@ from langgraph.runtime import Runtime
 from jarvis_graph.checkpointing import run_position
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
+from jarvis_graph.nodes.call_text import call_in_text, corrections_since_task
+from jarvis_graph.nodes.marker import has_complete_marker, strip_complete_marker
 from jarvis_graph.nodes.messages import last_ai, not_run_answers, pending_tool_calls, text_of
-from jarvis_graph.nodes.services import COMPLETE_MARKER, bus_for, context_of
+from jarvis_graph.nodes.services import bus_for, context_of, tools_for
 from jarvis_graph.state import AgentState
 
 
 def strip_marker(text: str) -> str:
-    """The text without the auto-complete marker."""
-    return text.replace(COMPLETE_MARKER, "").strip()
+    """The text without the auto-complete marker or a mistyped one (``!!COMPLETE!!``)."""
+    return strip_complete_marker(text)
 
 
 def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
@@ -38,9 +40,17 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
             f"Stopped after {iteration} model calls (max_iterations={cap}) before the task "
             f"was finished.{' Last model text: ' + answer if answer else ''}"
         )
+    elif found := call_in_text(answer, tools_for(context_of(runtime))):
+        status = "stopped"  # not "completed": what the model meant to do never ran
+        tries = corrections_since_task(messages)
+        answer = (
+            f"Stopped: the model's reply holds {found} written as text instead of a tool "
+            f"call, so nothing was run (it was told so {tries} time{'s' if tries != 1 else ''}"
+            f"). Its last reply:\n{answer}"
+        )
     else:
         status = "completed"
-        if ai is not None and COMPLETE_MARKER in text_of(ai):
+        if ai is not None and has_complete_marker(text_of(ai)):
             update.append(ai.model_copy(update={"content": answer}))  # same id: replaced
     payload = {"status": status, "final_answer": answer, "iterations": iteration}
     # For subscribers (memory hooks, episodic archive); not written to the stream.

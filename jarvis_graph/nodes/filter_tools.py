@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event
+from jarvis_graph.nodes.helper_model import warn_helper_failure
 from jarvis_graph.nodes.services import bus_for, context_of, model_for, tools_for
 from jarvis_graph.state import AgentState
 from jarvis_graph.tools.tool_filter import (
@@ -69,6 +70,6 @@ def _ask_cheap_model(ctx: JarvisContext, task: str, candidates: list[ToolCard]) 
         return pick_with_model(task, candidates, model.invoke) or []
     except GraphBubbleUp:
         raise
-    except Exception:
-        logger.warning("the cheap model could not filter the tools", exc_info=True)
+    except Exception as exc:
+        warn_helper_failure(logger, "filter the tools", exc)
         return []

@@ -19,6 +19,7 @@ from langgraph.types import interrupt
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.methodology import select as chooser
 from jarvis_graph.methodology.store import find, home_dir, load_all, methodology_dirs, save
+from jarvis_graph.nodes.helper_model import warn_helper_failure
 from jarvis_graph.nodes.history import render_transcript
 from jarvis_graph.nodes.services import context_of, current_context, model_for
 from jarvis_graph.state import AgentState
@@ -43,8 +44,8 @@ def methodology_section(task: str, ctx: JarvisContext) -> str:
         return chooser.prompt_section(chooser.select(task, records, model.invoke))
     except GraphBubbleUp:
         raise
-    except Exception:
-        logger.warning("the cheap model could not select methodologies", exc_info=True)
+    except Exception as exc:
+        warn_helper_failure(logger, "select methodologies", exc)
         return ""
 
 
@@ -88,8 +89,8 @@ def analyze_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
         ).text
     except GraphBubbleUp:
         raise
-    except Exception:
-        logger.warning("the cheap model could not analyze the task", exc_info=True)
+    except Exception as exc:
+        warn_helper_failure(logger, "analyze the finished task", exc)
         return {}
     found = chooser.parse_analysis(str(reply_text))
     if found is not None:

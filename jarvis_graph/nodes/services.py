@@ -13,8 +13,9 @@ from jarvis_graph.config import ModelSpec
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import EventBus, get_event_bus
 from jarvis_graph.memory.hooks import install_memory_hooks
+from jarvis_graph.nodes.marker import COMPLETE_MARKER
 from jarvis_graph.platforms.registry import create_chat_model, resolve_platform
-from jarvis_graph.prompts import load_prompt
+from jarvis_graph.prompts import load_prompt, tool_use_line
 from jarvis_graph.tools.registry import ToolRegistry, get_registry, get_tools
 
 if TYPE_CHECKING:
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langchain_core.tools import BaseTool
     from langgraph.runtime import Runtime
-
-COMPLETE_MARKER = "!!!COMPLETE!!!"
 
 
 def context_of(runtime: Runtime[JarvisContext] | None) -> JarvisContext:
@@ -132,7 +131,9 @@ def system_prompt(ctx: JarvisContext) -> str:
         else "- Use ask_user when you need information only the user has."
     )
     prompt = load_prompt("system") + (load_prompt("code") if ctx.toolset == "code" else "")
+    spec = resolve_settings(ctx).model_for("normal")
     prompt = prompt.format(
+        tool_use=tool_use_line(resolve_platform(spec), spec.tool_protocol),
         workspace=ctx.workspace_path(),
         date=time.strftime("%Y-%m-%d"),
         os=platform.system(),

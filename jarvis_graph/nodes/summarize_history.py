@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event
+from jarvis_graph.nodes.helper_model import warn_helper_failure
 from jarvis_graph.nodes.history import (
     CHARS_PER_TOKEN,
     KEEP_FRACTION,
@@ -94,7 +95,7 @@ def _summarize(ctx: JarvisContext, transcript: str) -> str:
         reply = model_for(ctx, "cheap", tool_names=()).invoke(prompt)
     except GraphBubbleUp:
         raise
-    except Exception:
-        logger.warning("the cheap model could not summarize the history", exc_info=True)
+    except Exception as exc:
+        warn_helper_failure(logger, "summarize the history", exc)
         return ""
     return text_of(reply).strip()

@@ -2,14 +2,50 @@
 
 from __future__ import annotations
 
+import functools
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
 
 from jarvis_graph.config import ModelSpec
 from jarvis_graph.platforms.registry import PlatformError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+
+# Requests sent by the OpenAI client within ``counting_requests()`` (retries included), so
+# an error can say how many were made instead of quoting the retry budget.
+_SENT: ContextVar[list[int] | None] = ContextVar("jarvis_requests_sent", default=None)
+
+
+@contextmanager
+def counting_requests() -> Iterator[list[int]]:
+    """Count the HTTP requests the ``openai`` platform sends inside the block (``box[0]``)."""
+    box = [0]
+    token = _SENT.set(box)
+    try:
+        yield box
+    finally:
+        _SENT.reset(token)
+
+
+def _count_request(_request: Any) -> None:
+    box = _SENT.get()
+    if box is not None:
+        box[0] += 1
+
+
+@functools.cache
+def _http_client() -> Any:
+    """One HTTP client for the process, as LangChain shares its own.
+
+    It has the OpenAI client's defaults plus a hook that sees every attempt, retries too.
+    """
+    from openai import DefaultHttpxClient
+
+    return DefaultHttpxClient(event_hooks={"request": [_count_request]})
 
 
 def create_openai_model(spec: ModelSpec) -> BaseChatModel:
@@ -18,8 +54,9 @@ def create_openai_model(spec: ModelSpec) -> BaseChatModel:
     The OpenAI client retries 429, 5xx and timeouts ``max_retries`` times with
     exponential backoff; after that the error reaches ``call_model``.
     """
-    from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
+
+    from jarvis_graph.platforms.openai_raw import RawArgumentsChatOpenAI
 
     key = os.environ.get(spec.api_key_env)
     if not key and not spec.base_url:
@@ -31,7 +68,7 @@ def create_openai_model(spec: ModelSpec) -> BaseChatModel:
     if not spec.model:
         msg = "platform 'openai' needs a model name (config `model:` or JARVIS_MODEL)"
         raise PlatformError(msg)
-    model = ChatOpenAI(
+    model = RawArgumentsChatOpenAI(
         model=spec.model,
         base_url=spec.base_url,
         api_key=SecretStr(key or "not-needed"),  # local servers accept any key
@@ -39,8 +76,9 @@ def create_openai_model(spec: ModelSpec) -> BaseChatModel:
         max_completion_tokens=spec.max_tokens,
         timeout=spec.timeout,
         max_retries=spec.max_retries,
-        streaming=True,
+        streaming=spec.stream,
         stream_usage=True,
+        http_client=_http_client(),
     )
     if spec.tool_protocol == "text":  # no native function calling: <TOOL_CALL> blocks
         from jarvis_graph.platforms.text_protocol_model import TextProtocolChatModel

@@ -155,7 +155,14 @@ def create_chat_model(spec: ModelSpec) -> BaseChatModel:
     _load_plugins()
     name = resolve_platform(spec)
     if spec.platform == "auto" and name == "local" and not _names_local_model(spec.model):
-        spec = spec.model_copy(update={"model": ""})  # e.g. gpt-4o-mini: not a local model
+        # A model the user named is never swapped for another (the local default).
+        msg = (
+            f"model {spec.model!r} needs {spec.api_key_env} (the API key of an "
+            "OpenAI-compatible provider) or a base URL, and neither is set: set "
+            f"{spec.api_key_env}, pass --base-url, or pass --platform local (without "
+            "this model name) to run the embedded local model"
+        )
+        raise PlatformError(msg)
     info = _registry.get(name)
     if info is None:
         known = ", ".join(sorted(_registry))

@@ -23,6 +23,7 @@ from typing import Any, TypedDict
 import yaml
 
 from jarvis_graph.editing.patch_text import PATCH_OPEN, parse_patch_blocks
+from jarvis_graph.platforms.arguments import parse_arguments
 
 OPEN_TAG = re.compile(r"<tool_call>", re.IGNORECASE)
 CLOSE_TAG = re.compile(r"</tool_call>", re.IGNORECASE)
@@ -63,9 +64,23 @@ class ParseResult:
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML with JSON-like scalars only: ``yes``, ``on``, dates and ``0755`` stay text."""
+    """YAML with JSON-like scalars only: ``yes``, ``on``, dates and ``0755`` stay text.
+
+    A key given twice in one mapping is an error (PyYAML would keep the last value).
+    """
 
     yaml_implicit_resolvers: dict[Any, Any] = {}
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if key is not None and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} appears more than once", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 for _tag, _pattern, _first in (
@@ -99,9 +114,11 @@ class _Block:
 def parse_tool_calls(text: str, single_tool_per_turn: bool = False) -> ParseResult:
     """Split a model reply into prose, tool calls and errors for the broken blocks.
 
-    Repairs: a block without its end tag runs to the next ``<TOOL_CALL>`` or the end of
-    the reply; code fences around or inside a block are dropped; tags may be lowercase;
-    ``arguments`` may be JSON. Results the model invents after its calls are cut off.
+    Accepted forms: a block without its end tag runs to the next ``<TOOL_CALL>`` or the
+    end of the reply (a reply cut off by the token limit is refused in ``call_model``);
+    code fences around or inside a block are dropped; tags may be lowercase; ``arguments``
+    may be JSON. YAML and JSON are parsed exactly, never repaired by guessing. Results the
+    model invents after its calls are cut off.
 
     With ``single_tool_per_turn`` the first block is handled as usual and every later one
     becomes an error telling the model to send it again on its own: the first call runs,
@@ -253,11 +270,11 @@ def _parse_block(body: str) -> dict[str, Any]:
 def _check_args(name: str, args: Any) -> dict[str, Any]:
     if args is None:
         args = {}
-    if isinstance(args, str) and args.lstrip().startswith("{"):
-        try:
-            args = json.loads(args)
-        except json.JSONDecodeError:
-            pass
+    if isinstance(args, str) and args.lstrip().startswith("{"):  # a JSON string: exactly
+        parsed, error = parse_arguments(args)
+        if error:
+            return _fail(name, f"`arguments` holds JSON that does not parse: {error}")
+        args = parsed
     if not isinstance(args, dict):
         return _fail(
             name,
@@ -285,15 +302,21 @@ def _strip_fences(body: str) -> str:
 
 
 def _load_mapping(body: str) -> tuple[Any, str | None]:
-    """The block's data, or the YAML error; JSON and quoting repairs are tried in order."""
+    """The block's data, or why it does not parse.
+
+    YAML first, then JSON (a block written as one JSON object), both parsed exactly.
+    Nothing is guessed: a block that parses as neither (``pattern: *.py`` is a YAML
+    alias) goes back to the model with the parse error and how to quote, and nothing runs.
+    """
     try:
         return yaml.load(body, Loader=_Loader), None  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         problem = _describe_yaml_error(exc)
-    for repair in (_as_json, _quote_values):
-        data = repair(body)
-        if isinstance(data, dict):
+    if body.startswith("{"):
+        data, error = parse_arguments(body)
+        if data is not None:
             return data, None
+        problem = f"{problem}; read as JSON instead: {error}"
     return None, problem
 
 
@@ -308,35 +331,6 @@ def _describe_yaml_error(exc: yaml.YAMLError) -> str:
 def _at(exc: yaml.YAMLError, attr: str) -> str:
     mark = getattr(exc, attr, None)
     return f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-
-
-def _as_json(body: str) -> Any:
-    try:
-        return json.loads(body) if body.startswith("{") else None
-    except json.JSONDecodeError:
-        return None
-
-
-def _quote_values(body: str) -> Any:
-    """Quote plain ``key: value`` values (``pattern: *.py``), except inside ``|`` blocks."""
-    out, block_indent = [], -1
-    for line in body.split("\n"):
-        indent = len(line) - len(line.lstrip())
-        if block_indent >= 0 and (indent > block_indent or not line.strip()):
-            out.append(line)
-            continue
-        block_indent = -1
-        match = re.fullmatch(r"([ \t]*[\w.-]+:)[ \t]+(.+?)[ \t]*", line)
-        if match and match[2][0] in "|>":
-            block_indent = indent
-        elif match and match[2][0] not in "'\"[{":
-            quoted = match[2].replace("'", "''")
-            line = f"{match[1]} '{quoted}'"
-        out.append(line)
-    try:
-        return yaml.load("\n".join(out), Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError:
-        return None
 
 
 def _guess_name(body: str) -> str:

@@ -29,6 +29,8 @@ def test_every_route_is_drawn() -> None:
     assert ("call_model", "confirm_tools", True) in edges
     assert ("call_model", "run_tools", True) in edges
     assert ("call_model", "complete_task", True) in edges
+    assert ("call_model", "correct_call_text", True) in edges
+    assert ("correct_call_text", "call_model", False) in edges
     assert ("confirm_tools", "run_tools", True) in edges
     assert ("confirm_tools", "call_model", True) in edges
     assert ("ask_user", "call_model", True) in edges
@@ -61,6 +63,7 @@ def test_exported_graph_has_a_name_and_no_checkpointer() -> None:
         "start_task",
         "filter_tools",
         "call_model",
+        "correct_call_text",
         "confirm_tools",
         "run_tools",
         "summarize_history",

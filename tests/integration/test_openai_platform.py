@@ -188,7 +188,7 @@ def test_timeout_becomes_provider_error(agent: Any, server: FakeOpenAI, ws: Path
 
     assert time.monotonic() - started < 3
     assert "Timeout" in str(caught.value)
-    assert "1 retries" in str(caught.value)
+    assert "after 2 requests (the first and 1 retry)" in str(caught.value)
     assert len(server.requests) == 2
 
 

@@ -143,20 +143,23 @@ def test_yaml_scalars_stay_json_like() -> None:
     }
 
 
-def test_unquoted_special_values_are_repaired() -> None:
-    block = (
+def test_unquoted_special_values_are_refused_not_guessed() -> None:
+    # Quoting them would guess where each value ends; the model is told how to quote.
+    error = only_error(
         "<TOOL_CALL>\nname: search_files\narguments:\n  pattern: *.py: x\n  path: @src\n"
         "</TOOL_CALL>"
     )
-    assert only_call(block)["args"] == {"pattern": "*.py: x", "path": "@src"}
+    assert error["name"] == "search_files"
+    assert "does not parse" in error["error"]
+    assert "quote values" in error["error"]
 
 
-def test_quoting_repair_leaves_literal_blocks_alone() -> None:
-    block = (
-        "<TOOL_CALL>\nname: execute_script\narguments:\n  script: |\n    echo a: b\n"
-        "    key: value\n  note: *odd\n</TOOL_CALL>"
+def test_a_key_given_twice_is_refused() -> None:
+    error = only_error(
+        "<TOOL_CALL>\nname: execute_script\narguments:\n  script: echo hi\n"
+        "  script: rm -rf build\n</TOOL_CALL>"
     )
-    assert only_call(block)["args"] == {"script": "echo a: b\nkey: value\n", "note": "*odd"}
+    assert "'script' appears more than once" in error["error"]
 
 
 def test_results_the_model_invents_are_cut_off() -> None:

@@ -1,0 +1,109 @@
+"""Tool calls a model wrote as text instead of making them.
+
+Weak models served over HTTP often answer with ``{"name": "execute_script", "arguments":
+{...}}``, a fenced JSON block or a ``<tool_call>`` tag in the reply's text. Nothing parsed
+it, so nothing ran; taking it as the final answer would report a task "completed" that was
+never done. ``route_after_model`` sends such a reply to ``correct_call_text``, which tells
+the model what happened and how to call tools in the mode in use, a bounded number of
+times; after that ``complete_task`` ends the run saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection
+from typing import Any
+
+from langchain_core.messages import AnyMessage, HumanMessage
+from langgraph.runtime import Runtime
+
+from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.nodes.messages import text_of
+from jarvis_graph.nodes.services import context_of, tools_for
+from jarvis_graph.state import CORRECTION_NAME, AgentState, is_task_message
+
+MAX_CORRECTIONS = 2
+"""Replies written as calls that are sent back to the model before the run gives up."""
+
+_TAGS = re.compile(r"<\s*/?\s*(?:tool_call|function_call|tool_use|function=)", re.IGNORECASE)
+_FENCED = re.compile(r"```[\w-]*[ \t]*\n(.*?)```", re.DOTALL)
+_ARG_KEYS = ("arguments", "args", "parameters", "input")
+
+
+def call_in_text(text: str, tool_names: Collection[str]) -> str | None:
+    """How ``text`` holds a tool call written out instead of made, or ``None``.
+
+    A call is a tool-call tag (``<tool_call>``, ``<function_call>``, ...), or a JSON object
+    (the whole reply, or a fenced block) naming one of ``tool_names`` with its arguments:
+    ``{"name": ..., "arguments": ...}``, ``{"tool": ...}``, ``{"function": {"name": ...}}``
+    or ``{"tool_calls": [...]}``. Prose that merely mentions a tool is not a call.
+    """
+    tag = _TAGS.search(text)
+    if tag:
+        tag_name = re.sub(r"[<>/=\s]", "", tag.group(0))
+        return f"a <{tag_name}> tag"
+    for candidate in [text, *_FENCED.findall(text)]:
+        called = _named_call(_json_value(candidate), tool_names)
+        if called:
+            return f"a JSON object calling {called!r}"
+    return None
+
+
+def _json_value(text: str) -> Any:
+    text = text.strip()
+    if not text.startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _named_call(value: Any, tool_names: Collection[str]) -> str | None:
+    """The tool a JSON call names, when ``value`` is shaped like one."""
+    if isinstance(value, list):
+        return next((n for v in value if (n := _named_call(v, tool_names))), None)
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("tool_calls"), list):
+        return _named_call(value["tool_calls"], tool_names)
+    function = value.get("function")
+    if isinstance(function, dict):
+        return _named_call(function, tool_names)
+    name = value.get("name", value.get("tool"))
+    if isinstance(name, str) and name in tool_names:
+        return name if "tool" in value or any(k in value for k in _ARG_KEYS) else None
+    return None
+
+
+def corrections_since_task(messages: list[AnyMessage]) -> int:
+    """Corrective messages sent since the user's last task message."""
+    count = 0
+    for message in reversed(messages):
+        if is_task_message(message):
+            break
+        count += getattr(message, "name", None) == CORRECTION_NAME
+    return count
+
+
+def correct_call_text(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Tell the model its reply was a tool call written as text, and how to make one."""
+    ctx = context_of(runtime)
+    messages = state["messages"]
+    found = call_in_text(text_of(messages[-1]), tools_for(ctx)) or "a tool call"
+    spec = resolve_settings(ctx).model_for("normal")
+    how = (
+        "write it as a <TOOL_CALL> block with YAML `name:` and `arguments:`, as the Tools "
+        "section of the system prompt shows"
+        if spec.tool_protocol == "text"
+        else "make it through the tool-calling interface (a function call), not as text"
+    )
+    left = MAX_CORRECTIONS - corrections_since_task(messages) - 1
+    note = (
+        f"Your last reply holds {found} written as plain text: nothing was run. To call a "
+        f"tool, {how}. If you meant it as your final answer, answer in plain prose instead. "
+        f"(This notice is given {left} more time{'s' if left != 1 else ''}; then the run "
+        "stops without an answer.)"
+    )
+    return {"messages": [HumanMessage(content=note, name=CORRECTION_NAME)]}

@@ -1,0 +1,76 @@
+"""``ChatOpenAI`` that keeps the raw argument strings of the tool calls it receives.
+
+LangChain turns a call's arguments into a dict on its own terms: streamed pieces are
+merged with a forgiving partial-JSON parser (a cut ``{"script": "touch x`` becomes
+``{"script": "touch x"}``), and the merged message drops the pieces. This subclass also
+records each call's arguments exactly as the provider sent them, under
+:data:`RAW_TOOL_CALLS` in ``additional_kwargs``, so ``call_model`` can refuse every call
+whose arguments are not exactly one JSON object.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+from langchain_core.messages import AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_openai import ChatOpenAI
+
+from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
+
+
+class RawArgumentsChatOpenAI(ChatOpenAI):
+    """``ChatOpenAI`` plus the raw tool-call arguments, streamed or not."""
+
+    def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        calls: dict[int, dict[str, str]] = {}
+        for chunk in super()._stream(*args, **kwargs):
+            for part in getattr(chunk.message, "tool_call_chunks", None) or []:
+                index = part.get("index")
+                slot = calls.setdefault(
+                    len(calls) if index is None else index, {"id": "", "name": "", "arguments": ""}
+                )
+                slot["id"] = slot["id"] or part.get("id") or ""
+                slot["name"] = slot["name"] or part.get("name") or ""
+                slot["arguments"] += part.get("args") or ""
+            yield chunk
+        if calls:  # one last, empty chunk: merged into the message like any other
+            raw = [calls[i] for i in sorted(calls)]
+            message = AIMessageChunk(content="", additional_kwargs={RAW_TOOL_CALLS: raw})
+            yield ChatGenerationChunk(message=message)
+
+    def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
+        data = response if isinstance(response, dict) else response.model_dump()
+        raws = [_raw_calls(choice) for choice in data.get("choices") or []]
+        if any(parse_arguments(c["arguments"])[1] for calls in raws for c in calls):
+            # LangChain would take ``[...]`` or ``null`` for arguments and fail on them:
+            # such calls reach it as plainly invalid, and their raw text travels alongside.
+            data = copy.deepcopy(data)
+            for choice in data["choices"]:
+                for call in (choice.get("message") or {}).get("tool_calls") or []:
+                    function = call.get("function") or {}
+                    if parse_arguments(function.get("arguments") or "")[1]:
+                        function["arguments"] = _NOT_JSON
+            response = data
+        result = super()._create_chat_result(response, generation_info)
+        for generation, raw in zip(result.generations, raws, strict=False):
+            if raw:
+                generation.message.additional_kwargs[RAW_TOOL_CALLS] = raw
+        return result
+
+
+_NOT_JSON = "(arguments refused: see the raw text)"
+
+
+def _raw_calls(choice: dict[str, Any]) -> list[dict[str, str]]:
+    """The tool calls of one choice, arguments exactly as received."""
+    return [
+        {
+            "id": call.get("id") or "",
+            "name": (call.get("function") or {}).get("name") or "",
+            "arguments": (call.get("function") or {}).get("arguments") or "",
+        }
+        for call in (choice.get("message") or {}).get("tool_calls") or []
+    ]
