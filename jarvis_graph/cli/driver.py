@@ -35,6 +35,7 @@ EXIT_OK, EXIT_ERROR, EXIT_CAPPED, EXIT_INTERRUPTED = 0, 1, 3, 130
 DRAIN_WAIT = 120.0  # seconds a Ctrl-C'd step may take to finish before the user's instruction
 WAITING = -1  # drive() in chat mode: the agent waits for the next message
 STREAM_MODES = ["messages", "updates", "custom"]
+CONFIRM_PROMPT = "[a]pprove, [e]dit arguments, [r]eject? [a] "  # shown as is (no markup)
 
 console = Console(highlight=False, soft_wrap=True)
 logger = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ def prepare_tools(ctx: dict[str, Any]) -> None:
 
     context = JarvisContext(**ctx)
     for note in tool_registry_for(context).problems:
-        console.print(f"[yellow]warning:[/] {note}", markup=True, highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(note)}", markup=True, highlight=False)
     tools_for(context)  # an undefined tool group fails here, before the run starts
 
 
@@ -205,7 +206,7 @@ def _drive_thread(
     config["metadata"]["jarvis_graph"] = graph.name  # sessions resume with the same graph
     non_interactive = bool(ctx.get("non_interactive"))
     if not chat:
-        console.print(f"[dim]session {thread_id} · workspace {ctx['workspace']}[/]")
+        console.print(f"[dim]session {escape(thread_id)} · workspace {escape(ctx['workspace'])}[/]")
     renderer = RunRenderer(console, verbose)
     pending: Any = graph_input
     while True:
@@ -225,18 +226,19 @@ def _drive_thread(
             continue
         except (ProviderError, PlatformError) as exc:
             renderer.close()
-            console.print(f"[red]error:[/] {exc}")
-            console.print(f"[dim]resume with: jarvis sessions resume {thread_id}[/]")
+            console.print(f"[red]error:[/] {escape(str(exc))}")
+            console.print(f"[dim]resume with: jarvis sessions resume {escape(thread_id)}[/]")
             return EXIT_ERROR
         except Exception as exc:  # a bug: say so plainly, keep the session resumable
             renderer.close()
             logger.debug("run failed", exc_info=True)
-            console.print(f"[red]error:[/] the run failed: {type(exc).__name__}: {exc}")
+            what = escape(f"{type(exc).__name__}: {exc}")
+            console.print(f"[red]error:[/] the run failed: {what}")
             if verbose:
                 console.print_exception()
             console.print(
                 f"[dim]the session is saved at its last step; resume with: "
-                f"jarvis sessions resume {thread_id} (-v shows the traceback)[/]"
+                f"jarvis sessions resume {escape(thread_id)} (-v shows the traceback)[/]"
             )
             return EXIT_ERROR
         state = graph.get_state(config)
@@ -246,7 +248,8 @@ def _drive_thread(
             try:
                 pending = Command(resume=answer_interrupt(state.interrupts[0].value))
             except (KeyboardInterrupt, EOFError):
-                console.print(f"\n[dim]stopped; resume with: jarvis sessions resume {thread_id}[/]")
+                hint = f"stopped; resume with: jarvis sessions resume {escape(thread_id)}"
+                console.print(f"\n[dim]{hint}[/]")
                 return EXIT_INTERRUPTED
             continue
         return _finish(state, renderer, thread_id)
@@ -262,16 +265,15 @@ def _finish(state: Any, renderer: RunRenderer, thread_id: str) -> int:
     status = values.get("status", "running")
     answer = values.get("final_answer", "")
     if state.interrupts:
-        console.print(
-            f"[yellow]waiting for input[/]; continue with: jarvis sessions resume {thread_id}"
-        )
+        hint = f"continue with: jarvis sessions resume {escape(thread_id)}"
+        console.print(f"[yellow]waiting for input[/]; {hint}")
         return EXIT_ERROR
     if answer and answer.strip() != renderer.streamed_text.strip():
         console.print(answer, markup=False)
     colour = "green" if status == "completed" else "yellow"
     console.print(
-        f"[{colour}]■ {status}[/] [dim]· {values.get('iteration', 0)} model calls · "
-        f"session {thread_id}[/]"
+        f"[{colour}]■ {escape(str(status))}[/] [dim]· {values.get('iteration', 0)} model calls · "
+        f"{renderer.usage()} · session {escape(thread_id)}[/]"
     )
     return EXIT_OK if status == "completed" else EXIT_CAPPED
 
@@ -290,7 +292,7 @@ def _on_ctrl_c(
     instruction.
     """
     get_event_bus().emit(Event.INTERRUPT_TRIGGERED, {"kind": "user", "thread_id": thread_id})
-    hint = f"resume later with: jarvis sessions resume {thread_id}"
+    hint = escape(f"resume later with: jarvis sessions resume {thread_id}")
     console.print("\n[yellow]interrupted[/]")
     text = ""
     if not non_interactive:
@@ -333,14 +335,14 @@ def answer_interrupt(value: Any) -> Any:
     if kind == "ask_user":
         return console.input("[bold]next instruction[/] (Enter to finish): ").strip()
     if kind == "feedback":  # after a completed task, with use_analysis
-        return console.input(f"[bold]{value.get('question', 'feedback')}[/] ").strip()
+        return console.input(f"[bold]{escape(str(value.get('question', 'feedback')))}[/] ").strip()
     if kind != "confirm_tools":
-        console.print(f"[yellow]the graph is waiting for input:[/] {short(value)}")
+        console.print(f"[yellow]the graph is waiting for input:[/] {escape(short(value))}")
         return console.input("reply: ")
     decisions: dict[str, Any] = {}
     for request in value["requests"]:
         if request["kind"] == "question":
-            console.print(f"[bold magenta]? {request.get('question', '')}[/]")
+            console.print(f"[bold magenta]? {escape(str(request.get('question', '')))}[/]")
             decisions[request["id"]] = {"answer": console.input("answer: ")}
         else:
             decisions[request["id"]] = _confirm(request)
@@ -348,9 +350,10 @@ def answer_interrupt(value: Any) -> Any:
 
 
 def _confirm(request: dict[str, Any]) -> dict[str, Any]:
-    console.print(f"[bold yellow]confirm[/] {request['name']} {short(request['args'], 400)}")
+    what = escape(f"{request['name']} {short(request['args'], 400)}")
+    console.print(f"[bold yellow]confirm[/] {what}")
     while True:
-        choice = console.input("[a]pprove, [e]dit arguments, [r]eject? [a] ").strip().lower()
+        choice = console.input(CONFIRM_PROMPT, markup=False).strip().lower()
         if choice in ("", "a", "approve", "y", "yes"):
             return {"action": "approve"}
         if choice in ("r", "reject", "n", "no"):
@@ -360,7 +363,7 @@ def _confirm(request: dict[str, Any]) -> dict[str, Any]:
             try:
                 args = json.loads(raw)
             except json.JSONDecodeError as exc:
-                console.print(f"[red]not valid JSON ({exc}); try again[/]")
+                console.print(f"[red]not valid JSON ({escape(str(exc))}); try again[/]")
                 continue
             if isinstance(args, dict):
                 return {"action": "edit", "args": args}

@@ -31,6 +31,8 @@ def multi(
     verbose: bool = o.Verbose,
 ) -> None:
     """Run TASK with the agents of --config: they hand work to each other until one answers."""
+    from rich.markup import escape
+
     from jarvis_graph.cli.driver import EXIT_ERROR, console, run_task
     from jarvis_graph.config import ConfigError
 
@@ -41,7 +43,7 @@ def multi(
     try:
         _check_agents(ctx)
     except ConfigError as exc:
-        console.print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         raise typer.Exit(EXIT_ERROR) from None
     finally:
         from jarvis_graph.tools.registry import close_registries

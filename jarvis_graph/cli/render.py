@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
+from rich.text import Text
 
 from jarvis_graph.nodes.marker import split_settled, strip_complete_marker
 
@@ -31,13 +33,16 @@ class RunRenderer:
         self._in_text = False
         self._status: Status | None = None
         self.streamed_text = ""
+        self.progress = Progress()
 
     def handle(self, mode: str, chunk: Any) -> None:
         """Render one stream item."""
         if mode == "messages":
             message, meta = chunk
-            if meta.get("langgraph_node") == "call_model" and isinstance(message.content, str):
-                self._text(message.content)
+            if meta.get("langgraph_node") == "call_model":
+                self.progress.chunk(message)
+                if isinstance(message.content, str):
+                    self._text(message.content)
         elif mode == "updates":
             for node, update in chunk.items():
                 if isinstance(update, dict):
@@ -76,39 +81,101 @@ class RunRenderer:
         messages = update.get("messages") or []
         if node == "call_model":
             self._end_text()
-        for message in messages:
+            self._spin(False)
+            self.progress.end_call(messages)
+        for message in messages:  # names, arguments and output are text, never markup
             kind = getattr(message, "type", "")
             if kind == "ai" and node == "call_model":
                 for call in getattr(message, "tool_calls", []):
                     self.console.print(
-                        f"[bold cyan]⚙ {call['name']}[/] [dim]{short(call['args'])}[/]"
+                        f"[bold cyan]⚙ {escape(str(call['name']))}[/] "
+                        f"[dim]{escape(short(call['args']))}[/]"
                     )
                 for bad in getattr(message, "invalid_tool_calls", []):
-                    self.console.print(f"[red]⚙ {bad.get('name')} (unparsable arguments)[/]")
+                    name = escape(str(bad.get("name")))
+                    self.console.print(f"[red]⚙ {name} (unparsable arguments)[/]")
             elif kind == "tool":
                 colour = "red" if getattr(message, "status", "") == "error" else "green"
                 self.console.print(
-                    f"  [{colour}]↳ {message.name}[/] [dim]{short(message.content, 200)}[/]"
+                    f"  [{colour}]↳ {escape(str(message.name))}[/] "
+                    f"[dim]{escape(short(message.content, 200))}[/]"
                 )
 
     def _event(self, name: str, payload: dict[str, Any]) -> None:
         if name == "before_model_call":
+            self.progress.start_call(payload.get("iteration"))
             self._spin(True)
         elif name in ("plan_updated", "plan_step_finished", "handoff"):
             self._end_text()
             self.console.print(f"[bold magenta]{escape(_describe(name, payload))}[/]")
         if self.verbose and name not in _QUIET_EVENTS:
-            self.console.print(f"[dim]· {name} {short(payload, 120)}[/]")
+            self.console.print(f"[dim]· {escape(name)} {escape(short(payload, 120))}[/]")
         elif self.verbose:
-            self.console.print(f"[dim]· {name}[/]")
+            self.console.print(f"[dim]· {escape(name)}[/]")
 
     def _spin(self, on: bool) -> None:
         if on and self._status is None and self.console.is_terminal:
-            self._status = self.console.status("thinking…", spinner="dots")
+            self._status = self.console.status(self.progress, spinner="dots")
             self._status.start()
         elif not on and self._status is not None:
             self._status.stop()
             self._status = None
+
+    def usage(self) -> str:
+        """Tokens the model generated and the time the run took, for the closing line."""
+        return self.progress.usage()
+
+
+class Progress:
+    """What the model is doing: step, time on it, tokens so far (rendered live by rich)."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.step: int | None = None
+        self.tokens = 0  # finished calls
+        self._call_started = self.started
+        self._call_tokens = 0
+
+    def start_call(self, step: Any) -> None:
+        """A model call begins (``before_model_call``)."""
+        self.step = step if isinstance(step, int) else None
+        self._call_started, self._call_tokens = time.monotonic(), 0
+
+    def chunk(self, message: Any) -> None:
+        """One streamed chunk of the reply: about one token for llama.cpp and most APIs."""
+        if type(message).__name__ == "AIMessageChunk" and (
+            message.content or getattr(message, "tool_call_chunks", None)
+        ):
+            self._call_tokens += 1
+
+    def end_call(self, messages: list[Any]) -> None:
+        """The call's reply arrived; the provider's count wins over counted chunks."""
+        reported = sum(
+            int((getattr(m, "usage_metadata", None) or {}).get("output_tokens") or 0)
+            for m in messages
+        )
+        self.tokens += reported or self._call_tokens
+        self._call_tokens = 0
+
+    def usage(self) -> str:
+        """``N tokens · T`` for the whole run."""
+        return f"{self.tokens} tokens · {_duration(time.monotonic() - self.started)}"
+
+    def __rich__(self) -> Text:
+        """The live line (re-rendered at every refresh, so the time keeps moving)."""
+        spent = max(time.monotonic() - self._call_started, 1e-6)
+        step = f"step {self.step} · " if self.step is not None else ""
+        speed = self._call_tokens / spent
+        return Text(
+            f"thinking… {step}{_duration(spent)} · {self._call_tokens} tokens · {speed:.1f} tok/s"
+        )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
 
 
 def _describe(name: str, payload: dict[str, Any]) -> str:

@@ -18,7 +18,9 @@ def list_tools(
 ) -> None:
     """List the tools by name with their source (MCP servers are started to ask them)."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from jarvis_graph.config import ConfigError, load_settings
     from jarvis_graph.tools.registry import close_registries, filter_group, get_registry
@@ -33,19 +35,19 @@ def list_tools(
         for name, tool in sorted(tools.items()):
             meta = tool.metadata or {}
             first = (tool.description or "").strip().splitlines()[:1]
-            table.add_row(
-                name,
-                str(meta.get("source", "built-in")),
+            table.add_row(  # names and descriptions (MCP servers' too) are text, not markup
+                Text(name),
+                Text(str(meta.get("source", "built-in"))),
                 "yes" if meta.get("risky") else "",
-                first[0][:100] if first else "",
+                Text(first[0][:100] if first else ""),
             )
         console.print(table)
         count = f"{len(tools)} tool{'' if len(tools) == 1 else 's'}"
-        console.print(count + (f" in group {group!r}" if group else ""))
+        console.print(count + (f" in group {group!r}" if group else ""), markup=False)
         for note in registry.problems:
-            console.print(f"[yellow]warning:[/] {note}")
+            console.print(f"[yellow]warning:[/] {escape(note)}")
     except ConfigError as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(1) from None
     finally:
         close_registries()

@@ -57,6 +57,7 @@ class Turn:
     error: str = ""
     delay: float = 0.0
     headers: tuple[tuple[str, str], ...] = ()
+    chunk_delay: float = 0.0  # seconds between streamed pieces (a slow model)
 
     @property
     def finish_reason(self) -> str:
@@ -139,11 +140,16 @@ class FakeOpenAI:
         text: str = "",
         tool_calls: list[ToolCall] | tuple[ToolCall, ...] = (),
         delay: float = 0,
+        chunk_delay: float = 0,
     ) -> None:
-        """Queue an assistant turn, sent after ``delay`` seconds; calls without id get one."""
+        """Queue an assistant turn, sent after ``delay`` seconds; calls without id get one.
+
+        A streamed turn waits ``chunk_delay`` seconds before each piece.
+        """
         calls = tuple(replace(c, id=c.id or f"call_{next(self._ids)}") for c in tool_calls)
+        turn = Turn(text=text, tool_calls=calls, delay=delay, chunk_delay=chunk_delay)
         with self._lock:
-            self._turns.append(Turn(text=text, tool_calls=calls, delay=delay))
+            self._turns.append(turn)
 
     def fail(
         self, status: int, message: str = "", times: int = 1, retry_after_ms: int | None = None
@@ -282,6 +288,8 @@ class _Handler(BaseHTTPRequestHandler):
         base = self._envelope(body, "chat.completion.chunk")
 
         def send(delta: dict[str, Any], finish: str | None = None) -> None:
+            if turn.chunk_delay and delta and self.fake._stopping.wait(turn.chunk_delay):
+                return  # the server is shutting down
             chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
             self._event({**chunk, "usage": None} if with_usage else chunk)
 
