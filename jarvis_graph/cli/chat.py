@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.types import Command
+from rich.markup import escape
 
-from jarvis_graph.checkpointing import list_threads
+from jarvis_graph.checkpointing import CheckpointError, list_threads
 from jarvis_graph.cli.driver import (
     EXIT_ERROR,
     WAITING,
@@ -26,6 +27,7 @@ from jarvis_graph.cli.driver import (
     open_agent,
     prepare_tools,
 )
+from jarvis_graph.cli.preflight import RunSetupError, check_model, check_thread
 from jarvis_graph.config import ConfigError
 from jarvis_graph.platforms.registry import PlatformError
 from jarvis_graph.thread_lock import ThreadBusyError
@@ -43,14 +45,27 @@ _AT_PATH = re.compile(r"(?<!\S)@([^\s]+)")
 MAX_ATTACH = 100_000
 
 
-def chat_loop(ctx: dict[str, Any], thread_id: str | None = None, verbose: bool = False) -> int:
-    """Run the REPL until /exit or end of input; returns the exit code."""
+def chat_loop(
+    ctx: dict[str, Any],
+    thread_id: str | None = None,
+    verbose: bool = False,
+    new_thread: str | None = None,
+) -> int:
+    """Run the REPL until /exit or end of input; returns the exit code.
+
+    The session id and the model are checked before the first prompt.
+    """
     try:
+        check_thread(ctx, thread_id, new_thread)
+        check_model(ctx)
         with open_agent(ctx) as graph:
             prepare_tools(ctx)
-            return _loop(graph, ctx, thread_id or new_thread_id(), verbose)
-    except (ConfigError, PlatformError, ThreadBusyError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+            return _loop(graph, ctx, thread_id or new_thread or new_thread_id(), verbose)
+    except RunSetupError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        return exc.code
+    except (ConfigError, PlatformError, ThreadBusyError, CheckpointError) as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_ERROR
 
 
@@ -65,7 +80,8 @@ def _loop(graph: Any, ctx: dict[str, Any], thread_id: str, verbose: bool) -> int
 def _repl(graph: Any, ctx: dict[str, Any], thread_id: str, verbose: bool, held: ExitStack) -> int:
     workspace = Path(ctx["workspace"])
     waiting = bool(graph.get_state({"configurable": {"thread_id": thread_id}}).interrupts)
-    console.print(f"[dim]session {thread_id} · workspace {workspace} · /help for commands[/]")
+    where = escape(f"session {thread_id} · workspace {workspace}")
+    console.print(f"[dim]{where} · /help for commands[/]")
     while True:
         try:
             line = console.input("[bold green]you>[/] ")
@@ -86,7 +102,7 @@ def _repl(graph: Any, ctx: dict[str, Any], thread_id: str, verbose: bool, held: 
                 thread_id, waiting = new_thread_id(), False
                 held.close()
                 held.enter_context(held_thread(graph, ctx, thread_id))
-                console.print(f"[dim]new session {thread_id}[/]")
+                console.print(f"[dim]new session {escape(thread_id)}[/]")
             else:
                 _builtin(command, graph, ctx)
             continue
@@ -105,12 +121,12 @@ def _builtin(command: str, graph: Any, ctx: dict[str, Any]) -> None:
 
         for name, tool in sorted(tools_for(JarvisContext(**ctx)).items()):
             first = (tool.description or "").strip().splitlines()[0:1]
-            console.print(f"  [cyan]{name}[/] {first[0] if first else ''}")
+            console.print(f"  [cyan]{escape(name)}[/] {escape(first[0] if first else '')}")
     elif command == "/sessions":
         for row in list_threads(graph.checkpointer)[:20]:
-            console.print(f"  {row.thread_id}  ({row.checkpoints} checkpoints)")
+            console.print(f"  {row.thread_id}  ({row.checkpoints} checkpoints)", markup=False)
     else:
-        console.print(f"[yellow]unknown command {command}; /help lists the commands[/]")
+        console.print(f"[yellow]unknown command {escape(command)}; /help lists the commands[/]")
 
 
 def _shell(command: str, workspace: Path) -> None:
@@ -136,7 +152,7 @@ def expand_mentions(text: str, workspace: Path) -> str:
         rel = match.group(1).rstrip(".,;:!?)'\"")  # "what is in @notes.txt?"
         path = (workspace / rel).resolve()
         if not path.is_relative_to(workspace.resolve()) or not path.is_file():
-            console.print(f"[yellow]@{rel}: no such file in the workspace; sent as text[/]")
+            console.print(f"[yellow]@{escape(rel)}: no such file in the workspace; sent as text[/]")
             continue
         body = path.read_text(encoding="utf-8", errors="replace")
         if len(body) > MAX_ATTACH:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -20,7 +21,8 @@ def code(
         None, "--prefix", help="Commit message prefix (default from config: 'jarvis:')."
     ),
     suffix: str | None = typer.Option(None, "--suffix", help="Commit message suffix."),
-    thread: str | None = typer.Option(None, "--thread", "-t", help="Continue this session."),
+    thread: str | None = o.Thread,
+    new_thread: str | None = o.NewThread,
     workspace: Path | None = o.Workspace,
     platform: str | None = o.Platform,
     model: str | None = o.Model,
@@ -38,6 +40,32 @@ def code(
         workspace, platform, model, base_url, script, confirm, yes, max_iterations, non_interactive
     )
     ctx |= {"toolset": "code", "event_bus": "code"}
+    _check(ctx, requirement, thread, new_thread)
+    tid = thread or new_thread
     raise typer.Exit(
-        run_code(ctx, requirement, thread_id=thread, prefix=prefix, suffix=suffix, verbose=verbose)
+        run_code(ctx, requirement, thread_id=tid, prefix=prefix, suffix=suffix, verbose=verbose)
     )
+
+
+def _check(
+    ctx: dict[str, Any], requirement: str | None, thread: str | None, new_thread: str | None
+) -> None:
+    """Refuse, before the repository or the session is touched, a run that cannot start."""
+    from rich.markup import escape
+
+    from jarvis_graph.checkpointing import CheckpointError
+    from jarvis_graph.cli.driver import console
+    from jarvis_graph.cli.preflight import RunSetupError, check_model, check_task, check_thread
+    from jarvis_graph.config import ConfigError
+
+    try:
+        if requirement is not None:
+            check_task(requirement)
+        check_thread(ctx, thread, new_thread)
+        check_model(ctx, "code_agent")
+    except RunSetupError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(exc.code) from None
+    except (ConfigError, CheckpointError) as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(1) from None

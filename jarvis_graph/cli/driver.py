@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from jarvis_graph.checkpointing import CheckpointError, open_checkpointer
+from jarvis_graph.cli.preflight import RunSetupError, check_model, check_task, check_thread
 from jarvis_graph.cli.render import RunRenderer, short
 from jarvis_graph.cli.streaming import StreamThread
 from jarvis_graph.config import ConfigError
@@ -136,14 +137,26 @@ def run_task(
     thread_id: str | None = None,
     verbose: bool = False,
     kind: str = "agent",
+    new_thread: str | None = None,
 ) -> int:
-    """Open the session store and drive one thread; returns the process exit code."""
+    """Open the session store and drive one thread; returns the process exit code.
+
+    ``thread_id`` continues an existing session, ``new_thread`` names a new one. The task,
+    the session id, the model and the tools are checked before the session is written.
+    """
     try:
+        check_task(graph_input.get("task") if isinstance(graph_input, dict) else None)
+        check_thread(ctx, thread_id, new_thread)
+        check_model(ctx, kind)
         with open_agent(ctx, kind) as graph:
             prepare_tools(ctx)
-            return drive(graph, ctx, graph_input, thread_id or new_thread_id(), verbose)
+            tid = thread_id or new_thread or new_thread_id()
+            return drive(graph, ctx, graph_input, tid, verbose)
+    except RunSetupError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        return exc.code
     except (ConfigError, CheckpointError, PlatformError) as exc:
-        console.print(f"[red]error:[/] {exc}", markup=True)
+        console.print(f"[red]error:[/] {escape(str(exc))}", markup=True)
         return EXIT_ERROR
 
 

@@ -18,6 +18,12 @@ Confirm = typer.Option(None, "--confirm", help="Ask before tools: never, risky o
 Yes = typer.Option(False, "--yes", "-y", help="Run risky tools without asking (confirm never).")
 MaxIter = typer.Option(None, "--max-iterations", help="Cap on model calls for this run.")
 Verbose = typer.Option(False, "--verbose", "-v", help="Show every event.")
+Thread = typer.Option(
+    None, "--thread", "-t", help="Continue this session (an id from `jarvis sessions list`)."
+)
+NewThread = typer.Option(
+    None, "--new-thread", help="Start a new session with this id (default: a generated id)."
+)
 ToolGroup = typer.Option(
     None, "--tool-group", "-g", help="Only the tools of this group (tool_groups in config)."
 )

@@ -14,7 +14,8 @@ def run(
     non_interactive: bool = typer.Option(
         False, "--non-interactive", "-n", help="Never ask: finish when the model answers."
     ),
-    thread: str | None = typer.Option(None, "--thread", "-t", help="Continue this session."),
+    thread: str | None = o.Thread,
+    new_thread: str | None = o.NewThread,
     workspace: Path | None = o.Workspace,
     platform: str | None = o.Platform,
     model: str | None = o.Model,
@@ -45,11 +46,13 @@ def run(
         tool_group,
     )
     kind = "planner" if plan else "agent"
-    raise typer.Exit(run_task(ctx, {"task": task}, thread_id=thread, verbose=verbose, kind=kind))
+    code = run_task(ctx, {"task": task}, thread, verbose, kind, new_thread=new_thread)
+    raise typer.Exit(code)
 
 
 def chat(
-    thread: str | None = typer.Option(None, "--thread", "-t", help="Continue this session."),
+    thread: str | None = o.Thread,
+    new_thread: str | None = o.NewThread,
     workspace: Path | None = o.Workspace,
     platform: str | None = o.Platform,
     model: str | None = o.Model,
@@ -76,4 +79,4 @@ def chat(
         False,
         tool_group,
     )
-    raise typer.Exit(chat_loop(ctx, thread_id=thread, verbose=verbose))
+    raise typer.Exit(chat_loop(ctx, thread_id=thread, verbose=verbose, new_thread=new_thread))

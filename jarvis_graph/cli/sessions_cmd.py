@@ -41,9 +41,11 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
             calls = str(values.get("iteration", 0))
             lines.append((row.thread_id, status, calls, str(row.checkpoints), updated, task))
         if console.is_terminal:
+            from rich.text import Text
+
             table = Table(*header)
-            for line in lines:
-                table.add_row(*line)
+            for line in lines:  # task texts are shown as typed, never as markup
+                table.add_row(*(Text(cell) for cell in line))
             console.print(table)
         else:  # piped: one plain line per session, easy to grep and cut
             for line in lines:
@@ -69,16 +71,18 @@ def show(
                 continue
             calls = getattr(message, "tool_calls", None)
             text = escape(short(message.content, 300)) if message.content else ""
-            extra = " ".join(f"⚙ {c['name']}{short(c['args'], 80)}" for c in calls or [])
+            extra = escape(" ".join(f"⚙ {c['name']}{short(c['args'], 80)}" for c in calls or []))
             console.print(f"[bold]{message.type:>5}[/] {text} [cyan]{extra}[/]")
-        console.print(f"[dim]status {state.values.get('status', '?')} · next {list(state.next)}[/]")
+        where = escape(f"status {state.values.get('status', '?')} · next {list(state.next)}")
+        console.print(f"[dim]{where}[/]")
         _show_sub_runs(graph.checkpointer, thread_id)
         if history:
             for snap in graph.get_state_history(thread_config(thread_id)):
                 cid = snap.config["configurable"]["checkpoint_id"]
                 step = snap.metadata.get("step") if snap.metadata else "?"
                 n = len(snap.values.get("messages", []))
-                console.print(f"  {cid}  step {step:>3}  next {list(snap.next)}  messages {n}")
+                line = f"  {cid}  step {step:>3}  next {list(snap.next)}  messages {n}"
+                console.print(line, markup=False)
 
 
 def _show_sub_runs(saver: Any, thread_id: str) -> None:
@@ -95,11 +99,16 @@ def _show_sub_runs(saver: Any, thread_id: str) -> None:
 
 
 def _existing(graph: Any, thread_id: str) -> Any:
+    from rich.markup import escape
+
+    from jarvis_graph.checkpointing import list_threads
     from jarvis_graph.cli.driver import console, thread_config
+    from jarvis_graph.cli.preflight import unknown_session
 
     state = graph.get_state(thread_config(thread_id))
     if not state.created_at:
-        console.print(f"[red]error:[/] no session {thread_id!r}; see `jarvis sessions list`")
+        known = [row.thread_id for row in list_threads(graph.checkpointer)]
+        console.print(f"[red]error:[/] {escape(unknown_session(thread_id, known))}")
         raise typer.Exit(1)
     return state
 
@@ -113,6 +122,8 @@ def resume(
     verbose: bool = o.Verbose,
 ) -> None:
     """Continue a session from its last checkpoint (tool calls already done are not re-run)."""
+    from rich.markup import escape
+
     from jarvis_graph.cli.driver import (
         EXIT_OK,
         console,
@@ -121,6 +132,7 @@ def resume(
         prepare_tools,
         saved_context,
     )
+    from jarvis_graph.cli.preflight import RunSetupError, check_model
     from jarvis_graph.config import ConfigError
 
     base = _ctx(workspace)
@@ -138,13 +150,15 @@ def resume(
         if not state.next:
             console.print(
                 f"session {thread_id} is {state.values.get('status', 'finished')}; give it a new "
-                f'task with: jarvis run --thread {thread_id} "..."'
+                f'task with: jarvis run --thread {thread_id} "..."',
+                markup=False,
             )
             raise typer.Exit(EXIT_OK)
         try:
             prepare_tools(ctx)
-        except ConfigError as exc:
-            console.print(f"[red]error:[/] {exc}")
+            check_model(ctx, kind)  # before a step is added to the session
+        except (ConfigError, RunSetupError) as exc:
+            console.print(f"[red]error:[/] {escape(str(exc))}")
             raise typer.Exit(1) from None
         raise typer.Exit(drive(graph, ctx, None, thread_id, verbose))
 
@@ -158,17 +172,21 @@ def fork(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Copy a session, as of a checkpoint, into a new session (time travel)."""
+    from rich.markup import escape
+
     from jarvis_graph.checkpointing import CheckpointError, fork_thread
     from jarvis_graph.cli.driver import console, new_thread_id, open_agent
 
     with open_agent(_ctx(workspace)) as graph:
+        _existing(graph, thread_id)
         new_id = new_thread_id()
         try:
             at = fork_thread(graph.checkpointer, thread_id, new_id, checkpoint)
         except CheckpointError as exc:
-            console.print(f"[red]error:[/] {exc}; see `jarvis sessions show ID --history`")
+            message = escape(f"{exc}; see `jarvis sessions show ID --history`")
+            console.print(f"[red]error:[/] {message}")
             raise typer.Exit(1) from None
-        console.print(f"forked {thread_id} at checkpoint {at} into {new_id}")
+        console.print(f"forked {thread_id} at checkpoint {at} into {new_id}", markup=False)
         console.print(f"[dim]continue with: jarvis sessions resume {new_id}[/]")
 
 
@@ -217,4 +235,5 @@ def delete(
             console.print(f"[red]error:[/] {escape(str(exc))}")
             raise typer.Exit(1) from None
         episodes = forget_project_thread(Path(ctx["workspace"]), thread_id)
-        console.print(f"deleted session {thread_id} and its {episodes} archived episodes")
+        message = f"deleted session {thread_id} and its {episodes} archived episodes"
+        console.print(message, markup=False)

@@ -174,6 +174,7 @@ def test_jarvis_code_refuses_a_second_agent_in_the_same_repository(
 
 
 def test_jarvis_code_needs_a_requirement_when_non_interactive(repo: Path) -> None:
-    proc = run_process(["code", "-n", "--platform", "scripted", "--script", "x.yaml"], cwd=repo)
+    script = write_script(repo.parent / "x.yaml", [{"text": "done"}])  # a model that can start
+    proc = run_process(["code", "-n", "--platform", "scripted", "--script", str(script)], cwd=repo)
     assert proc.returncode == 1
     assert "no requirement given: pass it with -r/--requirement" in proc.stdout

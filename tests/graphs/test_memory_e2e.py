@@ -81,7 +81,7 @@ def tool_outputs(workspace: Path, thread: str) -> list[str]:
 
 def run_thread(workspace: Path, script: Path, thread: str) -> None:
     args = ["run", "-n", "--yes", "--platform", "scripted", "--script", str(script)]
-    proc = run_process([*args, "--thread", thread, "remember things"], cwd=workspace)
+    proc = run_process([*args, "--new-thread", thread, "remember things"], cwd=workspace)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -141,7 +141,7 @@ def test_run_continues_a_thread_with_a_new_task(calc_ws: Path, tmp_path: Path) -
         tmp_path / "two.yaml",
         [{"text": "first answer !!!COMPLETE!!!"}, {"text": "second answer !!!COMPLETE!!!"}],
     )
-    one = invoke(run_args(calc_ws, script, "-n", "--thread", "t-1", "first"))
+    one = invoke(run_args(calc_ws, script, "-n", "--new-thread", "t-1", "first"))
     two = invoke(run_args(calc_ws, script, "-n", "--thread", "t-1", "second"))
     assert "first answer" in one.output and "second answer" in two.output
     shown = invoke(["sessions", "show", "t-1", "-w", str(calc_ws)]).output
@@ -150,7 +150,7 @@ def test_run_continues_a_thread_with_a_new_task(calc_ws: Path, tmp_path: Path) -
 
 def test_fork_from_an_earlier_checkpoint_and_resume(calc_ws: Path, tmp_path: Path) -> None:
     result = invoke(
-        run_args(calc_ws, calc_script(tmp_path), "-n", "--yes", "--thread", "src", "go")
+        run_args(calc_ws, calc_script(tmp_path), "-n", "--yes", "--new-thread", "src", "go")
     )
     assert result.exit_code == 0
     history = invoke(["sessions", "show", "src", "-w", str(calc_ws), "--history"]).output
@@ -168,7 +168,7 @@ def test_fork_from_an_earlier_checkpoint_and_resume(calc_ws: Path, tmp_path: Pat
 
 
 def test_sessions_delete(calc_ws: Path, tmp_path: Path) -> None:
-    invoke(run_args(calc_ws, calc_script(tmp_path), "-n", "--thread", "gone", "x"))
+    invoke(run_args(calc_ws, calc_script(tmp_path), "-n", "--new-thread", "gone", "x"))
     episodes = ["memory", "episodes", "search", "--thread", "gone", "-w", str(calc_ws)]
     assert "gone:" in invoke(episodes).output  # the completed task was archived
     deleted = invoke(["sessions", "delete", "gone", "-w", str(calc_ws)])
@@ -301,7 +301,7 @@ def test_unexpected_error_is_reported_and_session_stays_resumable(
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(call_model, "model_for", broken)
-    args = run_args(calc_ws, calc_script(tmp_path), "-n", "--yes", "--thread", "bug", "go")
+    args = run_args(calc_ws, calc_script(tmp_path), "-n", "--yes", "--new-thread", "bug", "go")
     failed = invoke(args)
     assert failed.exit_code == 1
     assert "RuntimeError: disk on fire" in failed.output

@@ -66,8 +66,9 @@ def test_each_commit_is_confirmed_and_a_declined_one_stays_in_the_tree(
 def test_declining_git_init_stops(tmp_path: Path) -> None:
     ws = tmp_path / "plain"
     ws.mkdir()
+    script = write_script(tmp_path / "s.yaml", [{"text": "done"}])  # a model that can start
     result = invoke(
-        ["code", "-r", "x", "-w", str(ws), "--platform", "scripted", "--script", "s.yaml"],
+        ["code", "-r", "x", "-w", str(ws), "--platform", "scripted", "--script", str(script)],
         input="n\n",
     )
     assert result.exit_code == 1

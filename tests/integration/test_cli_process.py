@@ -36,7 +36,7 @@ def _script(tmp_path: Path) -> Path:
 
 
 def _start(workspace: Path, script: Path, thread: str, *extra: str) -> subprocess.Popen[str]:
-    args = ["run", "--platform", "scripted", "--script", str(script), "--thread", thread]
+    args = ["run", "--platform", "scripted", "--script", str(script), "--new-thread", thread]
     return subprocess.Popen(
         [*jarvis_cmd(), *args, *extra, "work through the steps"],
         cwd=workspace,
@@ -119,7 +119,7 @@ def test_ctrl_c_during_a_slow_model_call_stops_without_waiting_for_it(
         server.reply("answered after resume !!!COMPLETE!!!")
         args = ["--platform", "openai", "--base-url", server.base_url, "--model", "m"]
         proc = subprocess.Popen(
-            [*jarvis_cmd(), "run", "-n", *args, "--thread", "slow", "hello"],
+            [*jarvis_cmd(), "run", "-n", *args, "--new-thread", "slow", "hello"],
             cwd=workspace,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
