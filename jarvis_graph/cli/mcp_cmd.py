@@ -46,6 +46,7 @@ def _fail(message: str) -> typer.Exit:
 def list_servers(workspace: Path | None = o.Workspace) -> None:
     """Start each server and list its tools, resources and prompts."""
     from rich.console import Console
+    from rich.markup import escape
 
     from jarvis_graph.config import ConfigError
 
@@ -58,18 +59,26 @@ def list_servers(workspace: Path | None = o.Workspace) -> None:
         console.print("no MCP servers configured (mcp: in config.yaml, or mcpServers in mcp.json)")
         return
     hub = _hub(ws, specs, settings)
+    failures: dict[str, str] = {}
     try:
         failures = hub.start()
         for spec in specs:
             where = spec.command if spec.type == "stdio" else spec.base_url
-            console.print(f"[bold]{spec.name}[/] [dim]({spec.type}: {where})[/]")
+            console.print(f"[bold]{spec.name}[/] [dim]({spec.type}: {escape(str(where))})[/]")
             if spec.name in failures:
-                console.print(f"  [red]failed to start:[/] {failures[spec.name]}")
+                console.print(f"  [red]failed to start:[/] {escape(failures[spec.name])}")
                 continue
             for line in hub.run(_describe(hub, spec.name)):
                 console.print(f"  {line}", markup=False)
     finally:
         hub.close()
+    if failures:
+        names = ", ".join(failures)
+        raise _fail(
+            f"{len(failures)} of {len(specs)} MCP servers failed to start ({names}); "
+            "the reasons are above, the servers' output in "
+            f"{ws / '.jarvis' / 'mcp_logs'}"
+        )
 
 
 async def _describe(hub: McpHub, name: str) -> list[str]:

@@ -3,7 +3,7 @@
 The JSON files use the form desktop MCP clients use::
 
     {"mcpServers": {
-        "time":   {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+        "time":   {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"]},
         "remote": {"url": "http://127.0.0.1:3001/mcp", "headers": {"X-Key": "${KEY}"}},
         "old":    {"type": "sse", "url": "http://127.0.0.1:3002/sse"}
     }}

@@ -16,6 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import shutil
+import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -74,6 +77,41 @@ def _connection_closed(exc: BaseException) -> bool:
     from mcp.types import CONNECTION_CLOSED
 
     return isinstance(exc, ProtocolError) and exc.error.code == CONNECTION_CLOSED
+
+
+class CommandNotFound(McpError):
+    """A stdio server's command is not an executable file that can be found."""
+
+
+def resolve_command(spec: McpServerSpec) -> str:
+    """The executable that starts a stdio server.
+
+    A bare name is looked up on ``PATH``, then beside the Python running Jarvis (its
+    virtualenv's ``bin``), so a server installed with Jarvis works without activating
+    the environment; a name with a folder is taken relative to the server's ``cwd``.
+
+    Raises:
+        CommandNotFound: Nothing executable is found; the text says where it looked.
+    """
+    command = spec.command or ""
+    if os.sep in command or (os.altsep and os.altsep in command):
+        path = Path(spec.cwd or ".").expanduser() / Path(command).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return command
+        msg = (
+            f"MCP server {spec.name!r}: command {command!r} is not an executable file "
+            f"(looked at {path.absolute()}); fix `command` in its configuration"
+        )
+        raise CommandNotFound(msg)
+    here = Path(sys.executable).parent  # not resolved: a venv's python is a symlink
+    found = shutil.which(command) or shutil.which(command, path=str(here))
+    if found:
+        return found
+    msg = (
+        f"MCP server {spec.name!r}: command {command!r} was not found on PATH nor in {here}; "
+        "install it, or give its full path in `command`"
+    )
+    raise CommandNotFound(msg)
 
 
 def describe_error(exc: BaseException) -> str:
@@ -248,10 +286,18 @@ class McpHub:
         reason = describe_error(exc)
         if spec.type != "stdio":
             return f"{reason} (at {spec.base_url})"
+        if isinstance(exc, CommandNotFound):
+            return reason
+        return f"{reason} (command {spec.command!r}){self._last_output(spec)}"
+
+    def _last_output(self, spec: McpServerSpec) -> str:
+        """``; its last output: ...; full log: <file>`` for a stdio server ("" for others)."""
         log = self._log_path(spec)
+        if spec.type != "stdio" or not log.is_file():
+            return ""
         tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
         said = f"; its last output: {' | '.join(tail)}" if tail else ""
-        return f"{reason} (command {spec.command!r}){said}; full log: {log}"
+        return f"{said}; full log: {log}"
 
     def _log_path(self, spec: McpServerSpec) -> Path:
         return self._log_dir / f"{spec.name}.log"
@@ -259,10 +305,9 @@ class McpHub:
     @contextlib.asynccontextmanager
     async def _connect(self, spec: McpServerSpec) -> AsyncIterator[ClientSession]:
         if spec.type == "stdio":
-            assert spec.command is not None
             env = {k: expand_vars(v.get_secret_value()) for k, v in spec.env.items()}
             params = StdioServerParameters(
-                command=spec.command, args=spec.args, env=env or None, cwd=spec.cwd
+                command=resolve_command(spec), args=spec.args, env=env or None, cwd=spec.cwd
             )
             self._log_dir.mkdir(parents=True, exist_ok=True)
             log = self._log_path(spec).open("w", encoding="utf-8")  # the server's stderr
@@ -317,33 +362,53 @@ class McpHub:
                 self._retire_if(server, sess)
                 raise McpServerDown(self._down_text(name, what, exc)) from exc
         call.cancel()
-        if sess.task.done() or not await self._alive(sess):
+        if call not in done and sess.task in done:  # the server ended during the call
             self._retire_if(server, sess)
             raise McpServerDown(self._down_text(name, what, None))
+        raise await self._timed_out(server, sess, what, timeout)
+
+    async def _timed_out(
+        self, server: _Server, sess: Session, what: str, timeout: float
+    ) -> McpTimeout:
+        """The error for a call that took too long.
+
+        A server that no longer answers a ping is stopped (it is started again on the next
+        call); one that still answers keeps its session.
+        """
+        name = server.spec.name
+        head = f"MCP {what} on server {name!r} timed out after {timeout:g} s"
+        if await self._alive(sess, min(PING_TIMEOUT, max(timeout, 1.0))):
+            msg = (
+                f"{head} and was cancelled; the server still answers and keeps its session. "
+                "Try a smaller request, or another way"
+            )
+            return McpTimeout(msg)
+        self._retire_if(server, sess)
         msg = (
-            f"{what} on MCP server {name!r} did not answer within {timeout:g} s and was "
-            "abandoned; try a smaller request, or another way"
+            f"{head}, and the server did not answer a ping either (it hangs), so it was "
+            "stopped; it will be started again on the next call to one of its tools, "
+            "and anything it held in memory is lost"
         )
-        raise McpTimeout(msg)
+        return McpTimeout(msg)
 
     def _retire_if(self, server: _Server, sess: Session) -> None:
         if server.current is sess:
             self._retire(server)
 
     @staticmethod
-    async def _alive(sess: Session) -> bool:
+    async def _alive(sess: Session, within: float = PING_TIMEOUT) -> bool:
         if sess.task.done():
             return False
         try:
-            await asyncio.wait_for(sess.session.send_ping(), PING_TIMEOUT)
+            await asyncio.wait_for(sess.session.send_ping(), within)
         except Exception:
             return False
         return not sess.task.done()
 
-    @staticmethod
-    def _down_text(name: str, what: str, exc: BaseException | None) -> str:
+    def _down_text(self, name: str, what: str, exc: BaseException | None) -> str:
         why = f" ({describe_error(exc)})" if exc is not None else ""
         return (
-            f"MCP server {name!r} stopped while running {what}{why}. It will be restarted "
-            "on the next call to one of its tools; anything it held in memory is lost."
+            f"MCP server {name!r} stopped while running {what}{why}"
+            f"{self._last_output(self.spec(name))}. It will be restarted on the next call "
+            "to one of its tools; anything it held in memory is lost."
         )

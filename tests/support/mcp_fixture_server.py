@@ -1,4 +1,4 @@
-"""A FastMCP server for the tests: a per-session counter, echo, add, pid, sleep, fail, crash.
+"""A FastMCP server for the tests: a per-session counter, echo, add, pid, sleep, hang, fail, crash.
 
 Run as ``python -m tests.support.mcp_fixture_server [stdio|sse|streamable-http] [PORT]``.
 The counter counts per client session, so it proves that calls share one session.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 import weakref
 from typing import Any
 
@@ -46,6 +47,12 @@ def build(port: int = 8000) -> FastMCP:
         """Wait, then answer."""
         await asyncio.sleep(seconds)
         return f"slept {seconds}"
+
+    @server.tool()
+    async def hang() -> str:
+        """Block the server's event loop for an hour: it answers nothing, not even pings."""
+        time.sleep(3600)
+        return "woke up"
 
     @server.tool()
     def fail(reason: str) -> str:
