@@ -140,6 +140,10 @@ class Settings(BaseModel):
     # jarvis code: every successful edit is committed as "<prefix> <summary> <suffix>".
     code_commit_prefix: str = "jarvis:"
     code_commit_suffix: str = ""
+    # Author of those commits when git has no identity of its own (user.name/user.email);
+    # without both, jarvis code refuses to start in such a repository.
+    code_git_name: str | None = None
+    code_git_email: str | None = None
     # Context management: summaries, tool filtering, methodologies.
     max_input_tokens: int = Field(default=32_000, ge=0)
     """Approximate tokens of a request above which older messages are summarized (0: off)."""
@@ -305,6 +309,8 @@ _SCALAR_ENV = {
     "JARVIS_MAX_INPUT_TOKENS": "max_input_tokens",
     "JARVIS_AUTO_SUMMARY_ROUNDS": "auto_summary_rounds",
     "JARVIS_CENTRAL_METHODOLOGY_REPO": "central_methodology_repo",
+    "JARVIS_GIT_NAME": "code_git_name",
+    "JARVIS_GIT_EMAIL": "code_git_email",
 }
 _LIST_ENV = {
     "JARVIS_AFTER_TOOL_CALL_CB_DIRS": "after_tool_call_cb_dirs",
@@ -417,8 +423,8 @@ episodic_archive: true        # index completed tasks for `jarvis memory episode
 # mcp:                          # MCP servers (also: mcpServers in ~/.jarvis/mcp.json)
 #   - name: time
 #     type: stdio               # stdio | sse | streamable
-#     command: uvx
-#     args: [mcp-server-time]
+#     command: mcp-server-time  # on PATH or beside Jarvis' Python (pip install mcp-server-time)
+#     args: [--local-timezone, UTC]
 #   - name: search
 #     type: streamable
 #     base_url: http://127.0.0.1:3001/mcp

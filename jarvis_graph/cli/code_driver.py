@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from filelock import Timeout
+from rich.markup import escape
 
 from jarvis_graph.checkpointing import CheckpointError
 from jarvis_graph.cli.driver import (
@@ -23,9 +24,12 @@ from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import get_event_bus
 from jarvis_graph.gitflow.repo import (
     GitError,
+    Identity,
     changed_paths,
     commit_all,
-    ensure_gitignore,
+    commit_identity,
+    ensure_excluded,
+    fallback_identity,
     find_repo_root,
     init_repo,
     repo_lock,
@@ -55,9 +59,11 @@ def run_code(
     interactive = not ctx.get("non_interactive")
     try:
         settings = resolve_settings(JarvisContext(**ctx))
-        root = _repository(Path(ctx["workspace"]), interactive)
+        fallback = fallback_identity(settings.code_git_name, settings.code_git_email)
+        root, identity = _repository(Path(ctx["workspace"]), interactive, fallback)
         with _one_agent(root):
-            baseline = _dirty_tree(root, interactive, prefix or settings.code_commit_prefix)
+            commit_prefix = prefix or settings.code_commit_prefix
+            baseline = _dirty_tree(root, interactive, commit_prefix, identity)
             task = requirement or _ask_requirement(interactive)
             workflow = GitWorkflow(
                 root,
@@ -67,6 +73,7 @@ def run_code(
                 show=_show,
                 confirm=_ask_commit if interactive else None,
                 baseline=baseline,
+                identity=identity,
             )
             detach = attach_workflow(get_event_bus(ctx["event_bus"]), workflow)
             try:
@@ -86,7 +93,14 @@ def run_code(
         return EXIT_ERROR
 
 
-def _repository(workspace: Path, interactive: bool) -> Path:
+def _repository(
+    workspace: Path, interactive: bool, fallback: Identity | None
+) -> tuple[Path, Identity | None]:
+    """The repository root and the fallback identity to commit with (``None``: git's own).
+
+    Every check comes before the first change, so a refusal leaves the folder as it was.
+    """
+    identity = commit_identity(workspace, fallback)
     root = find_repo_root(workspace)
     if root is None:
         if interactive:
@@ -96,9 +110,14 @@ def _repository(workspace: Path, interactive: bool) -> Path:
                 raise CodeRunError(msg)
         root = init_repo(workspace)
         console.print(f"[dim]initialised a git repository in {root}[/]")
-    if ensure_gitignore(root):
-        console.print("[dim]added .jarvis/ to .gitignore[/]")
-    return root
+    if identity is not None:
+        console.print(
+            f"[dim]git has no identity here: committing as {escape(identity.name)} "
+            f"<{escape(identity.email)}> (code_git_name / code_git_email)[/]"
+        )
+    if ensure_excluded(root) is not None:
+        console.print("[dim]excluded .jarvis/ from git in .git/info/exclude (nothing committed)[/]")
+    return root, identity
 
 
 @contextmanager
@@ -118,7 +137,7 @@ def _one_agent(root: Path) -> Iterator[None]:
         lock.release()
 
 
-def _dirty_tree(root: Path, interactive: bool, prefix: str) -> set[str]:
+def _dirty_tree(root: Path, interactive: bool, prefix: str, identity: Identity | None) -> set[str]:
     """Commit uncommitted changes first (asked when interactive); else the paths to leave."""
     dirty = changed_paths(root)
     if not dirty:
@@ -131,7 +150,8 @@ def _dirty_tree(root: Path, interactive: bool, prefix: str) -> set[str]:
         if answer.strip().lower() not in ("", "y", "yes"):
             console.print("[dim]left as they are; the agent's commits will not include them[/]")
             return set(dirty)
-    sha = commit_all(root, f"{prefix.strip()} checkpoint before the code agent's edits".strip())
+    message = f"{prefix.strip()} checkpoint before the code agent's edits".strip()
+    sha = commit_all(root, message, identity)
     console.print(f"[dim]committed the uncommitted changes first ({sha[:7] if sha else '-'})[/]")
     return set()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock
@@ -15,26 +16,95 @@ class GitError(RuntimeError):
     """A git command failed; the text has the command and git's own message."""
 
 
+@dataclass(frozen=True)
+class Identity:
+    """Who commits: the fallback from Jarvis' settings when git has no identity."""
+
+    name: str
+    email: str
+
+    def config_args(self) -> list[str]:
+        """``-c user.name=... -c user.email=...`` for one git command."""
+        return ["-c", f"user.name={self.name}", "-c", f"user.email={self.email}"]
+
+
+def _run(
+    repo: Path, args: tuple[str, ...], literal: bool = True
+) -> subprocess.CompletedProcess[str]:
+    if not repo.is_dir():
+        msg = f"{repo} is not a folder; give an existing folder as the workspace"
+        raise GitError(msg)
+    # Paths are file names, never globs ("a*.py" is one file); check-ignore refuses that.
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env["GIT_LITERAL_PATHSPECS"] = "1" if literal else "0"
+    try:
+        return subprocess.run(
+            ["git", *args], cwd=repo, capture_output=True, text=True, env=env, timeout=120
+        )
+    except FileNotFoundError as exc:
+        msg = "git is not installed; jarvis code needs git (install it and try again)"
+        raise GitError(msg) from exc
+
+
 def git(repo: Path, *args: str, check: bool = True) -> str:
     """Run ``git args`` in ``repo`` and return its stdout.
 
     Raises:
         GitError: The command exited non-zero (with ``check``), or git is not installed.
     """
-    # Paths are file names, never globs ("a*.py" is one file).
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_LITERAL_PATHSPECS": "1"}
-    try:
-        proc = subprocess.run(
-            ["git", *args], cwd=repo, capture_output=True, text=True, env=env, timeout=120
-        )
-    except FileNotFoundError as exc:
-        msg = "git is not installed; jarvis code needs git (install it and try again)"
-        raise GitError(msg) from exc
+    proc = _run(repo, args)
     if check and proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip()
         msg = f"`git {' '.join(args)}` failed in {repo}: {detail}"
         raise GitError(msg)
     return proc.stdout
+
+
+def fallback_identity(name: str | None, email: str | None) -> Identity | None:
+    """The identity configured for commits when git has none (``None``: not configured).
+
+    Raises:
+        GitError: Only one of the two is set.
+    """
+    if not name and not email:
+        return None
+    if not (name and email):
+        missing = "code_git_email (JARVIS_GIT_EMAIL)" if name else "code_git_name (JARVIS_GIT_NAME)"
+        msg = f"the fallback git identity is incomplete: set {missing} too, or neither"
+        raise GitError(msg)
+    return Identity(name.strip(), email.strip())
+
+
+def commit_identity(folder: Path, fallback: Identity | None) -> Identity | None:
+    """Check, before anything changes, that commits can be made from ``folder``.
+
+    Returns:
+        ``None`` when git has an identity of its own (the user's is always preferred),
+        else ``fallback``.
+
+    Raises:
+        GitError: git is missing, or has no identity and no fallback is configured; the
+            text says how to set one.
+    """
+    for var in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+        proc = _run(folder, ("var", var))
+        if proc.returncode != 0:
+            break
+    else:
+        return None
+    if fallback is not None:
+        return fallback
+    said = [line for line in proc.stderr.strip().splitlines() if line.startswith("fatal:")]
+    msg = (
+        f"git has no identity to commit with in {folder}"
+        + (f" ({said[-1]})" if said else "")
+        + ". jarvis code commits every edit, so it changed nothing. Set your identity with "
+        '`git config --global user.name "Your Name"` and `git config --global user.email '
+        "you@example.com` (without --global: this repository only), or give Jarvis one to "
+        "use when git has none: code_git_name and code_git_email in ~/.jarvis/config.yaml, "
+        "or JARVIS_GIT_NAME and JARVIS_GIT_EMAIL"
+    )
+    raise GitError(msg)
 
 
 def find_repo_root(path: Path) -> Path | None:
@@ -53,18 +123,29 @@ def init_repo(path: Path) -> Path:
     return path.resolve()
 
 
-def ensure_gitignore(root: Path) -> bool:
-    """Add ``.jarvis/`` to the repository's ``.gitignore``; returns whether it was added."""
-    ignore = root / ".gitignore"
-    text = ignore.read_text(encoding="utf-8") if ignore.is_file() else ""
-    if any(
-        line.strip() in (IGNORE_LINE, ".jarvis", "/.jarvis/", "/.jarvis")
-        for line in text.splitlines()
-    ):
-        return False
+def ensure_excluded(root: Path) -> Path | None:
+    """Keep ``.jarvis/`` out of the repository without touching its files.
+
+    The line goes into ``.git/info/exclude`` (local to this clone, never committed), so
+    the user's history gets no commit of Jarvis' own. Nothing is written when git already
+    ignores ``.jarvis/`` (``.gitignore``, a global excludes file, ...).
+
+    Returns:
+        The exclude file written to, or ``None`` when nothing was needed.
+    """
+    probe = ".jarvis/probe"  # a path inside the folder: it need not exist
+    checked = _run(root, ("check-ignore", "-q", "--no-index", probe), literal=False)
+    if checked.returncode == 0:
+        return None
+    if checked.returncode != 1:
+        msg = f"`git check-ignore {probe}` failed in {root}: {checked.stderr.strip()}"
+        raise GitError(msg)
+    exclude = root / git(root, "rev-parse", "--git-path", "info/exclude").strip()
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    text = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
     sep = "" if not text or text.endswith("\n") else "\n"
-    ignore.write_text(f"{text}{sep}{IGNORE_LINE}\n", encoding="utf-8")
-    return True
+    exclude.write_text(f"{text}{sep}{IGNORE_LINE}\n", encoding="utf-8")
+    return exclude
 
 
 def changed_paths(root: Path) -> list[str]:
@@ -86,12 +167,17 @@ def has_head(root: Path) -> bool:
     return bool(git(root, "rev-parse", "--verify", "-q", "HEAD", check=False).strip())
 
 
-def commit_all(root: Path, message: str) -> str | None:
+def commit_args(identity: Identity | None) -> list[str]:
+    """``commit`` with the fallback identity's ``-c`` options before it, when there is one."""
+    return [*(identity.config_args() if identity else []), "commit"]
+
+
+def commit_all(root: Path, message: str, identity: Identity | None = None) -> str | None:
     """Commit every change of the work tree; returns the new commit id (``None``: clean)."""
     if not changed_paths(root):
         return None
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
+    git(root, *commit_args(identity), "-q", "-m", message)
     return git(root, "rev-parse", "HEAD").strip()
 
 

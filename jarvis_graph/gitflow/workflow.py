@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from jarvis_graph.events import Event, EventBus
-from jarvis_graph.gitflow.repo import GitError, changed_paths, git, has_head
+from jarvis_graph.gitflow.repo import (
+    GitError,
+    Identity,
+    changed_paths,
+    commit_args,
+    git,
+    has_head,
+)
 from jarvis_graph.gitflow.stats import CodeStats
 
 FULL_DIFF_LIMIT = 300
@@ -86,6 +93,8 @@ class GitWorkflow:
     confirm: Callable[[str], bool] | None = None
     baseline: set[str] = field(default_factory=set)
     """Paths dirty before the run that the user chose not to commit (see the module doc)."""
+    identity: Identity | None = None
+    """Who commits when git has no identity of its own (Jarvis' fallback setting)."""
     commits: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -135,7 +144,7 @@ class GitWorkflow:
             self.show("not committed: the change stays in the work tree")
             stats.save(self.root)
             return None
-        git(self.root, "commit", "-q", "-m", message, "--", *paths)
+        git(self.root, *commit_args(self.identity), "-q", "-m", message, "--", *paths)
         sha = git(self.root, "rev-parse", "--short", "HEAD").strip()
         stats.commits += 1
         stats.save(self.root)

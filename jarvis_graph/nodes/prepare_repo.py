@@ -1,10 +1,13 @@
 """prepare_repo: make the workspace a git repository the code agent can commit to.
 
-Finds the repository root (``git init`` when there is none), adds ``.jarvis/`` to
-``.gitignore``, and, unless the caller already attached one (the CLI does, with its
-console), attaches a :class:`GitWorkflow` that commits every successful edit. A dirty
-tree is committed first in non-interactive runs; in interactive ones its paths are left
-alone and never swept into the agent's commits.
+Checks first that git can commit here (git installed, an identity of the user's or the
+configured fallback) and changes nothing when it cannot; then finds the repository root
+(``git init`` when there is none), keeps ``.jarvis/`` out of git through
+``.git/info/exclude`` (no commit of Jarvis' own in the user's history), and, unless the
+caller already attached one (the CLI does, with its console), attaches a
+:class:`GitWorkflow` that commits every successful edit. A dirty tree is committed first
+in non-interactive runs; in interactive ones its paths are left alone and never swept into
+the agent's commits.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.gitflow.repo import (
     changed_paths,
     commit_all,
-    ensure_gitignore,
+    commit_identity,
+    ensure_excluded,
+    fallback_identity,
     find_repo_root,
     init_repo,
 )
@@ -33,16 +38,20 @@ def prepare_repo(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     """Set up the repository and the commit subscriber (idempotent; no state change)."""
     ctx = context_of(runtime)
     workspace = ctx.workspace_path()
-    root = find_repo_root(workspace) or init_repo(workspace)
+    root = find_repo_root(workspace)
     bus = bus_for(ctx)
-    if workflow_for(bus, root) is not None:
+    if root is not None and workflow_for(bus, root) is not None:
         return {}
     settings = resolve_settings(ctx)
-    ensure_gitignore(root)
+    fallback = fallback_identity(settings.code_git_name, settings.code_git_email)
+    identity = commit_identity(workspace, fallback)  # raises before anything changes
+    root = root or init_repo(workspace)
+    ensure_excluded(root)
     baseline: set[str] = set()
     if ctx.non_interactive:
         prefix = settings.code_commit_prefix.strip()
-        commit_all(root, f"{prefix} checkpoint before the code agent's edits".strip())
+        message = f"{prefix} checkpoint before the code agent's edits".strip()
+        commit_all(root, message, identity)
     else:
         baseline = set(changed_paths(root))
     workflow = GitWorkflow(
@@ -52,6 +61,7 @@ def prepare_repo(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
         suffix=settings.code_commit_suffix,
         show=_log,
         baseline=baseline,
+        identity=identity,
     )
     attach_workflow(bus, workflow)
     return {}

@@ -63,7 +63,8 @@ def test_each_commit_is_confirmed_and_a_declined_one_stays_in_the_tree(
     assert sorted(git(repo, "status", "--porcelain").splitlines()) == [" M b.txt", "?? notes.txt"]
 
 
-def test_declining_git_init_stops(tmp_path: Path) -> None:
+def test_declining_git_init_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    set_identity(monkeypatch)  # git could commit: the question is asked
     ws = tmp_path / "plain"
     ws.mkdir()
     script = write_script(tmp_path / "s.yaml", [{"text": "done"}])  # a model that can start

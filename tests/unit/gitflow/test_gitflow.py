@@ -15,7 +15,7 @@ from jarvis_graph.events import Event, EventBus
 from jarvis_graph.gitflow.repo import (
     changed_paths,
     commit_all,
-    ensure_gitignore,
+    ensure_excluded,
     find_repo_root,
     repo_lock,
 )
@@ -63,11 +63,14 @@ def test_repo_root_gitignore_and_changes(repo: Path, tmp_path: Path) -> None:
     outside = tmp_path / "plain"
     outside.mkdir()
     assert find_repo_root(outside) is None
-    assert ensure_gitignore(repo) is False
+    assert ensure_excluded(repo) is None  # the .gitignore has the line already
     (repo / ".gitignore").write_text("*.log")  # no final newline
-    assert ensure_gitignore(repo) is True
-    assert ensure_gitignore(repo) is False
-    assert (repo / ".gitignore").read_text() == "*.log\n.jarvis/\n"
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.write_text("*.tmp")
+    assert ensure_excluded(repo) == exclude
+    assert ensure_excluded(repo) is None
+    assert exclude.read_text() == "*.tmp\n.jarvis/\n"
+    assert (repo / ".gitignore").read_text() == "*.log"  # the user's file is left alone
     (repo / "new dir").mkdir()
     (repo / "new dir" / "n.txt").write_text("n")
     git(repo, "mv", "old.txt", "renamed.txt")
@@ -161,10 +164,10 @@ def test_declining_in_a_repository_without_commits(
     root.mkdir()
     git(root, "init", "-q")
     (root / "n.py").write_text("n = 1\n")
-    ensure_gitignore(root)
+    ensure_excluded(root)
     flow = GitWorkflow(root, root, show=lambda _: None, confirm=lambda _: False)
     flow(Event.AFTER_TOOL_CALL, edit_event("n.py"))
-    assert git(root, "status", "--porcelain") == "?? .gitignore\n?? n.py\n"
+    assert git(root, "status", "--porcelain") == "?? n.py\n"
 
 
 def test_git_errors_are_shown_not_raised(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
