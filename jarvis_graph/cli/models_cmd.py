@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -96,14 +96,6 @@ def pull(
     """Assemble the embedded local model from its installed part packages and verify it."""
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
 
     from jarvis_graph.platforms import local_models
     from jarvis_graph.platforms.registry import PlatformError
@@ -116,6 +108,43 @@ def pull(
         raise typer.Exit(1)
     try:
         recipe = local_models.get_recipe(spec)
+        with _StepBars(console, recipe.size) as bars:
+            path = local_models.pull(
+                recipe,
+                local_models.models_dir(),
+                force=force,
+                progress=bars.progress,
+                step=bars.step,
+            )
+    except PlatformError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    done = "assembled" if "assembling" in bars.steps else "already assembled"
+    console.print(f"{spec}: {done} and verified (sha256 {recipe.sha256[:12]}...)")
+    typer.echo(str(path))
+
+
+class _StepBars:
+    """One progress bar per step of a pull, named for what it does (checking, assembling).
+
+    No bar is shown before a step starts, so a file vouched for by its last check shows
+    one line, not an empty download bar.
+    """
+
+    def __init__(self, console: Any, total: int) -> None:
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
+        self.console = console
+        self.total = total
+        self.steps: list[str] = []
+        self.task: Any = None
         columns = (
             TextColumn("{task.description}"),
             BarColumn(),
@@ -123,16 +152,35 @@ def pull(
             TransferSpeedColumn(),
             TimeRemainingColumn(),
         )
-        with Progress(*columns, console=console, transient=True) as bar:
-            task = bar.add_task(spec, total=recipe.size)
-            path = local_models.pull(
-                recipe,
-                local_models.models_dir(),
-                force=force,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
-    except PlatformError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(1) from None
-    console.print(f"{spec}: assembled and verified (sha256 {recipe.sha256[:12]}...)")
-    typer.echo(str(path))
+        self.bar = Progress(*columns, console=console, transient=True)
+
+    def __enter__(self) -> _StepBars:
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+    def step(self, kind: str, path: Path) -> None:
+        """Start showing step ``kind`` of :func:`local_models.pull` on ``path``."""
+        from rich.markup import escape
+
+        self.steps.append(kind)
+        if self.task is not None:
+            self.bar.remove_task(self.task)
+            self.task = None
+        where = escape(str(path))
+        if kind == "recorded":
+            self.bar.console.print(f"checking {where}: unchanged since its last full check")
+        elif kind == "damaged":
+            self.bar.console.print(f"{where} does not match its checksum: assembling it again")
+        elif kind == "checking":
+            self.bar.console.print(f"checking {where} (sha256 of every byte)")
+            self.task = self.bar.add_task(f"checking {escape(path.name)}", total=self.total)
+        else:
+            self.task = self.bar.add_task(f"assembling {escape(path.name)}", total=self.total)
+
+    def progress(self, done: int, total: int) -> None:
+        """Bytes hashed or written so far in the current step."""
+        if self.task is not None:
+            self.bar.update(self.task, completed=done, total=total)

