@@ -16,6 +16,7 @@ A run that takes a thread over ends every group still alive from its records
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import signal
@@ -35,6 +36,7 @@ _SCHEMA = (
     "PRIMARY KEY (thread_id, checkpoint_ns, tool_call_id))"
 )
 logger = logging.getLogger(__name__)
+ENV_VAR = "JARVIS_SCRIPT_THREAD"
 TERM_WAIT = 2.0  # seconds a group gets to end after SIGTERM before SIGKILL
 
 
@@ -69,6 +71,39 @@ def current_call(workspace: Path, checkpoint_url: str | None) -> ScriptCall | No
         return None
     ns = str((config.get("configurable") or {}).get("checkpoint_ns") or "")
     return ScriptCall(scripts_db(workspace, checkpoint_url), str(thread), ns, str(call_id))
+
+
+def script_env(call: ScriptCall) -> dict[str, str]:
+    """The variable that marks a script, and every process it starts, as its thread's.
+
+    A kill -9 can land after the script started and before its record was written; the
+    next run still finds it by this mark (see :func:`end_orphans`).
+    """
+    return {ENV_VAR: _thread_token(call.db, call.thread_id)}
+
+
+def _thread_token(db: Path, thread_id: str) -> str:
+    return hashlib.sha256(f"{db.resolve()}\0{thread_id}".encode()).hexdigest()[:16]
+
+
+def _marked_groups(token: str) -> set[int]:
+    """Process groups of the live processes that carry ``token`` in their environment."""
+    needle = f"{ENV_VAR}={token}".encode()
+    if not Path("/proc/self/environ").exists():
+        return set()
+    with os.scandir("/proc") as entries:
+        names = [entry.name for entry in entries if entry.name.isdigit()]
+    groups = set()
+    for name in names:
+        try:
+            if needle not in Path(f"/proc/{name}/environ").read_bytes().split(b"\0"):
+                continue
+            fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:  # gone, or another user's process
+            continue
+        if fields[0] not in ("Z", "X"):
+            groups.add(int(fields[2]))
+    return groups
 
 
 def _connect(db: Path) -> sqlite3.Connection:
@@ -192,11 +227,12 @@ def finished(call: ScriptCall, pid: int) -> None:
 
 
 def end_orphans(db: Path, thread_id: str) -> list[str]:
-    """End every recorded group of ``thread_id`` still alive on this host.
+    """End every group of ``thread_id``'s scripts still alive on this host.
 
     Call it holding the thread: no live run can then own them, so a live group is left
-    over from a run that was killed. Their records stay, marked, so that the call's
-    next run tells the model.
+    over from a run that was killed. The recorded ones keep their record, marked, so that
+    the call's next run tells the model; a script killed before its record was written is
+    found by the mark in its environment (:func:`script_env`).
 
     Returns:
         One line per group ended.
@@ -204,29 +240,33 @@ def end_orphans(db: Path, thread_id: str) -> list[str]:
     if not db.exists():
         return []
     with contextlib.closing(_connect(db)) as conn:
-        rows = conn.execute(
-            "SELECT checkpoint_ns, tool_call_id, pgid, start, since FROM running_scripts "
-            "WHERE thread_id = ? AND host = ? AND ended = ''",
-            (thread_id, socket.gethostname()),
-        ).fetchall()
-        lines = []
-        for ns, call_id, pgid, start, since in rows:
-            if not group_alive(int(pgid), str(start)):  # ended with its run: nothing to say
-                conn.execute(
-                    "DELETE FROM running_scripts WHERE thread_id = ? AND checkpoint_ns = ? "
-                    "AND tool_call_id = ?",
-                    (thread_id, ns, call_id),
-                )
-                continue
-            how = end_group(int(pgid), str(start))
-            conn.execute(
-                "UPDATE running_scripts SET ended = ? WHERE thread_id = ? AND checkpoint_ns = ? "
-                "AND tool_call_id = ?",
-                (how, thread_id, ns, call_id),
-            )
-            when = time.strftime("%H:%M:%S", time.localtime(since))
-            lines.append(
-                f"ended a script the stopped run left running: tool call {call_id}, "
-                f"process group {pgid}, running since {when} ({how})"
-            )
+        lines = _end_recorded(conn, thread_id)
+    for pgid in sorted(_marked_groups(_thread_token(db, thread_id))):
+        how = end_group(pgid, "")
+        lines.append(
+            f"ended a script the stopped run left running: process group {pgid}, started "
+            f"just before the run was stopped ({how})"
+        )
+    return lines
+
+
+def _end_recorded(conn: sqlite3.Connection, thread_id: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT checkpoint_ns, tool_call_id, pgid, start, since FROM running_scripts "
+        "WHERE thread_id = ? AND host = ? AND ended = ''",
+        (thread_id, socket.gethostname()),
+    ).fetchall()
+    lines = []
+    where = "WHERE thread_id = ? AND checkpoint_ns = ? AND tool_call_id = ?"
+    for ns, call_id, pgid, start, since in rows:
+        if not group_alive(int(pgid), str(start)):  # ended with its run: nothing to say
+            conn.execute(f"DELETE FROM running_scripts {where}", (thread_id, ns, call_id))
+            continue
+        how = end_group(int(pgid), str(start))
+        conn.execute(f"UPDATE running_scripts SET ended = ? {where}", (how, thread_id, ns, call_id))
+        when = time.strftime("%H:%M:%S", time.localtime(since))
+        lines.append(
+            f"ended a script the stopped run left running: tool call {call_id}, "
+            f"process group {pgid}, running since {when} ({how})"
+        )
     return lines

@@ -241,6 +241,9 @@ def execute_script_impl(
     call = script_groups.current_call(env.workspace, env.settings.checkpoint_url)
     note = script_groups.before_run(call) if call else ""
     head = f"{note}\n" if note else ""
+    variables = env.script_environment()  # no provider keys or other secrets
+    if call:  # marks the script and its children as the thread's, even before it is recorded
+        variables |= script_groups.script_env(call)
     proc = subprocess.Popen(
         ["bash", "-c", script],
         cwd=workdir,
@@ -248,7 +251,7 @@ def execute_script_impl(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        env=env.script_environment(),  # no provider keys or other secrets
+        env=variables,
     )
     with _running_lock:
         _running.add(proc)

@@ -504,3 +504,33 @@ def test_chat_holds_its_session_while_waiting_for_input(workspace: Path, tmp_pat
     done = run_process(_run(script, "--thread", thread), cwd=workspace)
     assert done.returncode == 0, done.stdout
     assert _log(workspace) == ["ran"]
+
+
+def test_a_script_not_yet_recorded_at_the_kill_is_still_ended(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # kill -9 can land between the script's start and its record: the script carries
+    # its thread's mark in its environment, and the next run finds it by that.
+    from jarvis_graph.script_groups import ScriptCall, script_env
+
+    thread = _new_thread(workspace, tmp_path)
+    db = workspace / ".jarvis" / "sessions.sqlite"
+    mark = script_env(ScriptCall(db, thread, "", "call_9_0"))
+    orphan = subprocess.Popen(
+        ["bash", "-c", "sleep 60; echo orphan-finished >> log.txt"],
+        cwd=workspace,
+        start_new_session=True,
+        env={**os.environ, **mark},
+    )
+    assert _rows(workspace, "SELECT * FROM running_scripts WHERE thread_id = ?", thread) == []
+
+    done = run_process(
+        _run(_held_script(tmp_path, "echo ran >> log.txt"), "--thread", thread), cwd=workspace
+    )
+
+    assert done.returncode == 0, done.stdout
+    assert f"ended a script the stopped run left running: process group {orphan.pid}" in (
+        done.stdout
+    )
+    assert orphan.wait(timeout=10) == -signal.SIGTERM
+    assert _log(workspace) == ["ran"]
