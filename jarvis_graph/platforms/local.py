@@ -12,6 +12,7 @@ import functools
 import json
 import os
 import re
+import sys
 import threading
 import time
 import uuid
@@ -529,6 +530,20 @@ def close_models() -> None:
             with lock:
                 llm.close()
         _models.clear()
+
+
+@atexit.register  # registered first, so it runs after close_models (exit handlers are LIFO)
+def _close_null_files() -> None:
+    """Close the two ``/dev/null`` files llama_cpp opens on import and never closes.
+
+    They silence llama.cpp only while a model loads, which no longer happens at exit; left
+    open, every process that imported llama_cpp ends with two unclosed-file warnings.
+    """
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        handle = getattr(utils, name, None)
+        if handle is not None and not handle.closed:
+            handle.close()
 
 
 @functools.lru_cache(maxsize=64)

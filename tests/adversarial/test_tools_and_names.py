@@ -282,3 +282,18 @@ def test_models_pull_on_an_existing_file_says_checking_not_a_download(tmp_path: 
     again = pull_in_a_terminal(tmp_path, model)  # the sidecar vouches: nothing to read
     assert f"checking {model}: unchanged since its last full check" in again, again
     assert "0.0/" not in again and "MB" not in again
+
+
+# --- resource warnings -------------------------------------------------------------------
+
+
+def test_a_process_that_imported_llama_cpp_ends_without_unclosed_files() -> None:
+    code = "import jarvis_graph.platforms.local, llama_cpp"
+    proc = subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "ResourceWarning" not in proc.stderr, proc.stderr
