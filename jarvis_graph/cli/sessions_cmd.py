@@ -147,7 +147,9 @@ def resume(
             ctx["confirm"] = "never"
         if non_interactive:
             ctx["non_interactive"] = True
-        if not state.next:
+        # A step whose tasks all saved their results before a kill has no ``next`` but
+        # still has ``tasks``: resuming applies those results and goes on.
+        if not state.next and not state.tasks:
             console.print(
                 f"session {thread_id} is {state.values.get('status', 'finished')}; give it a new "
                 f'task with: jarvis run --thread {thread_id} "..."',

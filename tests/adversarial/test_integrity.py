@@ -13,6 +13,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -534,3 +535,63 @@ def test_a_script_not_yet_recorded_at_the_kill_is_still_ended(
     )
     assert orphan.wait(timeout=10) == -signal.SIGTERM
     assert _log(workspace) == ["ran"]
+
+
+# Starts the CLI with a session store that dies (SIGKILL) at the moment a tool's result
+# has been saved (LangGraph writes a finished task's output first) and the checkpoint
+# that follows has not: the narrowest point a kill -9 can land in.
+KILL_BEFORE_CHECKPOINT = """
+import os, signal, sys
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+original = SqliteSaver.put_writes
+
+def put_writes(self, config, writes, task_id, task_path=""):
+    original(self, config, writes, task_id, task_path)
+    if any(channel == "messages" and "exit code" in str(value) for channel, value in writes):
+        os.kill(os.getpid(), signal.SIGKILL)  # the tool's result is saved, nothing after
+
+SqliteSaver.put_writes = put_writes
+from jarvis_graph.cli.app import main
+
+sys.argv = ["jarvis", *sys.argv[1:]]
+main()
+"""
+
+
+def test_kill_after_a_result_is_saved_but_before_its_checkpoint_resumes(
+    workspace: Path, tmp_path: Path
+) -> None:
+    launcher = tmp_path / "dying_store.py"
+    launcher.write_text(KILL_BEFORE_CHECKPOINT)
+    script = _script(tmp_path, ["echo one >> log.txt", "echo two >> log.txt"])
+    killed = subprocess.run(
+        [sys.executable, str(launcher), *_run(script)],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    found = re.search(r"session (\S+) · workspace", killed.stdout)
+    assert found, killed.stdout
+    assert _log(workspace) == ["one"]
+
+    resumed = run_process(_resume(found.group(1)), cwd=workspace)
+
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "all steps done" in resumed.stdout
+    assert _log(workspace) == ["one", "two"]  # the saved result is used, not run again
+
+
+def test_resume_of_a_finished_session_runs_nothing(workspace: Path, tmp_path: Path) -> None:
+    done = Run(_run(_script(tmp_path, ["echo one >> log.txt"])), workspace)
+    thread = done.session()
+    assert done.finish() == 0, done.output
+
+    resumed = run_process(_resume(thread), cwd=workspace)
+
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"session {thread} is completed; give it a new task" in resumed.stdout
+    assert _log(workspace) == ["one"]
