@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/checkpoints.py
 	$(BIN)/python bench/tool_filter.py
 	$(BIN)/python bench/sec_speed.py
+	$(BIN)/python bench/kill_resume.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .cache
