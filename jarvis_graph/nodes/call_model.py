@@ -103,25 +103,31 @@ def _refuse_unparsed_calls(response: AIMessage) -> AIMessage:
     ``{"script": "touch x`` becomes ``{"script": "touch x"}``). The ``openai`` platform
     keeps the strings it received under ``RAW_TOOL_CALLS``; they are checked here, and
     dropped from the message (they would only double the stored history). Platforms that
-    parse their own replies exactly (text protocol, local, scripted) send none.
+    parse their own replies exactly (text protocol, scripted) send none; the local platform
+    sends its unparsable replies with the reason.
     """
     extra = dict(response.additional_kwargs or {})
     raw_calls = extra.pop(RAW_TOOL_CALLS, None)
     if not isinstance(raw_calls, list):
         return response
     raw_args = {c.get("id"): c.get("arguments") for c in raw_calls if isinstance(c, dict)}
+    # A platform that already knows a reply did not parse says why (the local model).
+    known = {c.get("id"): c["error"] for c in raw_calls if isinstance(c, dict) and c.get("error")}
     good: list[Any] = []
     bad: list[Any] = []
     for call in response.tool_calls:
         raw = raw_args.get(call["id"])
         args, error = parse_arguments(raw) if isinstance(raw, str) else (call["args"], None)
+        error = known.get(call["id"], error)
         if error is None:
             good.append({**call, "args": args})
         else:
             bad.append(_invalid(call["name"], raw, call["id"], error))
     for rejected in response.invalid_tool_calls:  # LangChain's own: say exactly why
         raw = raw_args.get(rejected["id"], rejected.get("args"))
-        error = parse_arguments(raw)[1] if isinstance(raw, str) else None
+        error = known.get(rejected["id"]) or (
+            parse_arguments(raw)[1] if isinstance(raw, str) else None
+        )
         bad.append(_invalid(rejected["name"], raw, rejected["id"], error or rejected["error"]))
     update = {"tool_calls": good, "invalid_tool_calls": bad, "additional_kwargs": extra}
     return response.model_copy(update=update)

@@ -41,6 +41,7 @@ from pydantic import Field
 from jarvis_graph.config import ModelSpec
 from jarvis_graph.platforms import calculator
 from jarvis_graph.platforms import local_protocol as proto
+from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
 from jarvis_graph.platforms.registry import PlatformError
 from jarvis_graph.state import is_task_message
 from jarvis_graph.tools.attachments import SECRET_GLOBS
@@ -488,8 +489,13 @@ def _final_chunk(run: _Generation, model: str) -> ChatGenerationChunk:
         content, chunks = "", [tool_call_chunk(name=reply.tool, args=args, id=call_id, index=0)]
     else:  # unparsable (cut off): an invalid call the agent answers with the raw text
         raw = stream.raw.strip()
+        named = proto.tool_name_of(raw)
+        name = reply.tool or (named if named and named != proto.FINAL_ANSWER else "unknown")
         content = ""
-        chunks = [tool_call_chunk(name=reply.tool or "unknown", args=raw, id=call_id, index=0)]
+        chunks = [tool_call_chunk(name=name, args=raw, id=call_id, index=0)]
+        # LangChain would close the cut JSON into a call; call_model refuses it with this reason.
+        error = reply.error or "the reply is not one complete JSON object"
+        extra[RAW_TOOL_CALLS] = [{"id": call_id, "name": name, "arguments": raw, "error": error}]
     message = AIMessageChunk(
         content=content,
         additional_kwargs=extra,

@@ -454,6 +454,14 @@ def parse_reply(raw: str) -> Reply:
 
 _HEAD = r'^\s*\{\s*(?:"thought"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*)?"tool"\s*:\s*'
 _TOOL_NAME = re.compile(_HEAD + r'"([^"]*)"')
+
+
+def tool_name_of(raw: str) -> str | None:
+    """The tool a reply names at its start, even when the rest of it is cut off."""
+    named = _TOOL_NAME.match(raw)
+    return named.group(1) if named else None
+
+
 _ANSWER_START = re.compile(_HEAD + r'"final_answer"\s*,\s*"arguments"\s*:\s*\{\s*"answer"\s*:\s*"')
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 

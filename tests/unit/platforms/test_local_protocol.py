@@ -713,3 +713,16 @@ def test_a_history_summary_is_not_taken_for_the_task(fake_llama: FakeLlama) -> N
     model.invoke(messages)  # still a run task: after one look, only the script tools
     assert "read_code" not in fake_llama.grammars[-1]
     assert "execute_script" in fake_llama.grammars[-1]
+
+
+def test_a_cut_reply_is_refused_not_repaired_into_a_call(fake_llama: FakeLlama) -> None:
+    # LangChain's partial-JSON parser would close this reply into a list_files call.
+    fake_llama.reply = lambda prompt: '{"thought": "", "tool": "list_files", "arguments": {"path"'
+    from jarvis_graph.nodes.call_model import _refuse_unparsed_calls
+
+    reply = _refuse_unparsed_calls(_model().invoke([HumanMessage("list")]))
+    assert reply.tool_calls == []
+    [bad] = reply.invalid_tool_calls
+    assert bad["name"] == "list_files"
+    assert "not valid JSON" in str(bad["error"])
+    assert "jarvis_raw_tool_calls" not in reply.additional_kwargs
