@@ -138,6 +138,20 @@ def tool_environment(
     }
 
 
+def unnamed_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``environ`` without the variables that look secret by name or hold a URL password.
+
+    For processes started where the run's settings are not at hand (git in the code
+    agent: hooks in a repository the model can write to run with git's environment).
+    """
+    source = os.environ if environ is None else environ
+    return {
+        name: value
+        for name, value in source.items()
+        if not (is_secret_name(name) or url_password(value))
+    }
+
+
 def minimal_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a helper process that needs nothing of the user's (the calculator)."""
     source = os.environ if environ is None else environ

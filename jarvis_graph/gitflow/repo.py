@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock
+
+from jarvis_graph.secrets import unnamed_environment
 
 IGNORE_LINE = ".jarvis/"
 
@@ -35,7 +36,8 @@ def _run(
         msg = f"{repo} is not a folder; give an existing folder as the workspace"
         raise GitError(msg)
     # Paths are file names, never globs ("a*.py" is one file); check-ignore refuses that.
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    # Hooks run with this environment, and the model can write to the repository: no keys.
+    env = {**unnamed_environment(), "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     env["GIT_LITERAL_PATHSPECS"] = "1" if literal else "0"
     try:
         return subprocess.run(

@@ -206,3 +206,22 @@ def test_without_git_installed_nothing_is_changed(tmp_path: Path) -> None:
     assert proc.returncode == 1, out
     assert "git is not installed; jarvis code needs git" in out
     assert list(folder.iterdir()) == []
+
+
+def test_a_git_hook_the_agent_could_write_never_sees_provider_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hook runs with git's environment; a model that wrote one must not get the keys.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-hook-must-not-see-this-0123456789")
+    monkeypatch.setenv("JARVIS_GIT_NAME", "Fallback")
+    monkeypatch.setenv("JARVIS_GIT_EMAIL", "fallback@example.invalid")
+    folder = repo_without_identity(tmp_path / "repo")
+    hook = folder / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\nenv > {tmp_path / 'hook_env.txt'}\n")
+    hook.chmod(0o755)
+    proc = code(folder, tmp_path, "-n", "-y")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = (tmp_path / "hook_env.txt").read_text()
+    assert "PATH=" in seen  # the hook ran, with an environment
+    assert "sk-hook-must-not-see-this" not in seen
+    assert "OPENAI_API_KEY" not in seen
