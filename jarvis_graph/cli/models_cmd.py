@@ -171,11 +171,15 @@ class _StepBars:
             self.task = None
         where = escape(str(path))
         if kind == "recorded":
-            self.bar.console.print(f"checking {where}: unchanged since its last full check")
+            self.bar.console.print(
+                f"checking {where}: unchanged since its last full check", soft_wrap=True
+            )
         elif kind == "damaged":
-            self.bar.console.print(f"{where} does not match its checksum: assembling it again")
+            self.bar.console.print(
+                f"{where} does not match its checksum: assembling it again", soft_wrap=True
+            )
         elif kind == "checking":
-            self.bar.console.print(f"checking {where} (sha256 of every byte)")
+            self.bar.console.print(f"checking {where} (sha256 of every byte)", soft_wrap=True)
             self.task = self.bar.add_task(f"checking {escape(path.name)}", total=self.total)
         else:
             self.task = self.bar.add_task(f"assembling {escape(path.name)}", total=self.total)
