@@ -473,7 +473,7 @@ def _final_chunk(run: _Generation, model: str) -> ChatGenerationChunk:
     usage = UsageMetadata(input_tokens=n_prompt, output_tokens=n_out, total_tokens=n_prompt + n_out)
     meta: dict[str, Any] = {"model_name": model, **run.timing}
     reply = proto.parse_reply(stream.raw)
-    extra = {THOUGHT_KEY: reply.thought} if reply.thought else {}
+    extra: dict[str, Any] = {THOUGHT_KEY: reply.thought} if reply.thought else {}
     if stream.is_answer:
         if not stream.done:  # cut off at the token limit: keep what was said
             meta["finish_reason"] = "length"
