@@ -1,4 +1,9 @@
-"""C/C++ rules on calls and assignments: copies, formats, commands, frees, results, leaks."""
+"""The walk's passes over calls and assignments: copies, frees, taint, arithmetic, leaks.
+
+Rules with a check of their own (formats, commands, dropped results...) are called from here
+at their hook (see :mod:`jarvis_graph.security.rules`); the shared passes here report the
+rules whose facts they keep (sizes of copies, frees, leaks, integer ranges).
+"""
 
 from __future__ import annotations
 
@@ -19,38 +24,35 @@ from jarvis_graph.security.c_facts import (
     calls,
     const_eval,
     strip_casts,
+    var_of,
     worth_passing,
 )
 from jarvis_graph.security.c_source import Statement
+from jarvis_graph.security.rules import (
+    WATCHED_CALLS,
+    call_hooks,
+    run_text_hooks,
+    watched_by_pattern,
+)
+from jarvis_graph.security.rules.c_copy_overflow import CAT, COPY, MEM, NCAT, NCPY, SIZED, WIDE
 
 if TYPE_CHECKING:
     from jarvis_graph.security.c_flow import FunctionScan
 
-_WIDE = re.compile(r"^(?:wcs|wmem|_?w|_snw|_vsnw)")
-_COPY = {"strcpy", "wcscpy", "_mbscpy", "lstrcpy", "lstrcpyA", "lstrcpyW"}
-_CAT = {"strcat", "wcscat", "_mbscat", "lstrcat"}
-_NCPY = {"strncpy", "wcsncpy", "_mbsncpy"}
-_NCAT = {"strncat", "wcsncat", "_mbsncat"}
-_MEM = {"memcpy", "memmove", "wmemcpy", "wmemmove", "CopyMemory", "bcopy"}
-_SIZED = {"snprintf", "_snprintf", "vsnprintf", "_vsnprintf", "swprintf", "_snwprintf",
-          "_vsnwprintf", "vswprintf", "fgets", "fgetws"}  # fmt: skip
-
-
-_EXEC = re.compile(r"_?w?(?:exec|spawn)[lv]p?e?")
+# the calls the walk's own passes look at (frees, and the calls that fill variables with
+# outside input); with the calls the rules watch, the only calls a statement is read for
+_ENGINE_CALLS = frozenset({"free", "realloc", *k.INPUT_FILL})
+_KNOWN = _ENGINE_CALLS | WATCHED_CALLS
 _MEMBER = re.compile(r"->|\.\s*[A-Za-z_]|\[")
-_STRING_CONV = re.compile(r"%(?:s|\[)")
 _ALLOC_WORD = re.compile(r"\b(?:new|\w*alloc\w*|\w*dup)\b")
 _NAME_OR_ADDR = re.compile(r"&?\s*[A-Za-z_]\w*")
-_RAND_CALL = re.compile(r"\b(?:rand|random|RAND\d*)\s*\(")
 _ARGV = re.compile(r"\bargv\b")
 _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
-_BLANKS = re.compile(r"\s+")
 _INDEXED_LHS = re.compile(r"^\s*([A-Za-z_]\w*)\s*\[\s*(.+?)\s*\]\s*(?:\.\w+|->\w+)?\s*$")
 
 
 def _var(scan: FunctionScan, expr: str) -> tuple[str | None, Var | None]:
-    name = base_var(expr, scan.env)
-    return name, (scan.env.get(name) if name else None)
+    return var_of(expr, scan.env)
 
 
 def _src_len(scan: FunctionScan, expr: str) -> int | None:
@@ -69,7 +71,7 @@ def call_checks(
     condition: bool = False,
     in_expression: bool = False,
 ) -> None:
-    """Every rule that looks at the calls of one statement."""
+    """The passes and the rules' ``on_call``/``on_dropped_result`` checks on one statement."""
     names = call_names(text)
     if not names:
         return
@@ -84,18 +86,15 @@ def call_checks(
     found = calls(text)
     for name, args, offset in found:
         if name not in _KNOWN and name not in scan.callees and not scan.has_heap:
-            if not _is_exec(name):
+            if not watched_by_pattern(name):
                 continue  # no rule looks at this call and nothing could escape through it
         if name in ("free", "realloc") and args:
             if name == "free" or in_expression:
                 release(scan, args[0], "free", st)
-        elif name == "gets":
-            scan.report("c-gets", st.line, "no bound on the input", "gets")
         _copy(scan, name, args, st)
-        _format(scan, name, args, st)
-        _command(scan, name, args, st)
+        for check in call_hooks("on_call", name):
+            check(scan, name, args, st)  # before _fill: a call reads its inputs first
         _fill(scan, name, args)
-        _scanf_width(scan, name, args, st)
         if name in scan.callees:
             scan.follow(name, args, st)
         if scan.has_heap and (name in scan.callees or not k._NONCAPTURE_RE.match(name)):
@@ -104,41 +103,22 @@ def call_checks(
                 b = base_var(arg, scan.env)
                 if b is not None:
                     scan.env[b].escaped = True
-        if (
-            offset == 0
-            and not condition
-            and not in_expression
-            and name in k.CHECK_RESULT
-            and text.rstrip().endswith(")")
-        ):
-            _unchecked(scan, name, args, st)
+        if offset == 0 and not condition and not in_expression:
+            dropped = call_hooks("on_dropped_result", name)
+            if dropped and text.rstrip().endswith(")"):  # the call is the whole statement
+                for check in dropped:
+                    check(scan, name, args, st)
 
 
 @lru_cache(maxsize=8192)
 def _runs_programs(names: frozenset[str]) -> bool:
-    """Whether one of the called names is an exec*/spawn* function."""
-    return any(_is_exec(name) for name in names)
-
-
-@lru_cache(maxsize=8192)
-def _is_exec(name: str) -> bool:
-    return _EXEC.fullmatch(name) is not None
-
-
-def _unchecked(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
-    confidence = k.CHECK_RESULT[name]
-    where = k.INPUT_FILL.get(name)
-    if name.endswith("scanf") and where is not None:
-        # A failed scanf leaves its targets as they were: only a risk if they were unset.
-        targets = [scan.env.get(base_var(a, scan.env) or "") for a in args[abs(where) :]]
-        if not any(v is not None and (not v.init or v.init_elems == 0) for v in targets):
-            confidence = 0.3
-    scan.report("c-unchecked-return", st.line, f"{name}() can fail", name, confidence=confidence)
+    """Whether a rule watches one of the called names through its name pattern."""
+    return any(watched_by_pattern(name) for name in names)
 
 
 def _copy(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
     if len(args) < 2 or not (
-        name in _COPY | _CAT | _NCPY | _NCAT | _MEM | _SIZED or name in ("memset", "wmemset")
+        name in COPY | CAT | NCPY | NCAT | MEM | SIZED or name in ("memset", "wmemset")
     ):
         return
     dname, dst = _var(scan, args[0])
@@ -148,39 +128,39 @@ def _copy(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None
         if dst and dst.cap is not None and dst.elem and n is not None and n * dst.elem > dst.cap:
             scan.report("c-copy-overflow", st.line, f"reads {n} into {dst.cap} bytes", dname or "")
         return
-    elem = 4 if _WIDE.match(name) else 1
+    elem = 4 if WIDE.match(name) else 1
     if dst is not None and dst.elem:
-        elem = dst.elem if name not in _MEM and name != "memset" else 1
+        elem = dst.elem if name not in MEM and name != "memset" else 1
     if name == "wmemset":
         elem = 4
     _, src = _var(scan, args[1])
     cap = dst.cap if dst is not None else None
     need = None
-    if name in _COPY:
+    if name in COPY:
         n = _src_len(scan, args[1])
         need = (n + 1) * elem if n is not None else None
-    elif name in _CAT and dst is not None:
+    elif name in CAT and dst is not None:
         n, have = _src_len(scan, args[1]), dst.string_len() if dst.slen is not None else None
         need = (n + have + 1) * elem if n is not None and have is not None else None
-    elif name in _NCPY and len(args) > 2:
+    elif name in NCPY and len(args) > 2:
         n = const_eval(args[2], scan.env)
         need = n * elem if n is not None else None
-    elif name in _NCAT and len(args) > 2 and dst is not None and dst.slen is not None:
+    elif name in NCAT and len(args) > 2 and dst is not None and dst.slen is not None:
         n, have = const_eval(args[2], scan.env), dst.slen
         s = _src_len(scan, args[1])
         if n is not None and s is not None:
             need = (min(n, s) + have + 1) * elem
-    elif name in _MEM or name in ("memset", "wmemset"):
+    elif name in MEM or name in ("memset", "wmemset"):
         need = const_eval(args[2], scan.env) if len(args) > 2 else None
         if name.startswith("wmem") and need is not None:
             need *= 4
-        if name in _MEM and src is not None and src.cap is not None and need is not None:
+        if name in MEM and src is not None and src.cap is not None and need is not None:
             if need > src.cap and (dst is None or dst.cap is None or need <= dst.cap):
                 scan.report(
                     "c-read-overflow", st.line,
                     f"reads {need} bytes from a {src.cap}-byte buffer", args[1],
                 )  # fmt: skip
-    elif name in _SIZED and len(args) > 2:
+    elif name in SIZED and len(args) > 2:
         n = const_eval(args[1], scan.env)
         need = n * elem if n is not None else None
     _after_copy(scan, name, args, st, dname, dst, src, cap, need)
@@ -201,7 +181,7 @@ def _after_copy(
         scan.report(
             "c-copy-overflow", st.line, f"{name} writes {need} bytes into {cap}", dname or ""
         )
-    elif (cap is None or need is None) and name in _COPY | _CAT:
+    elif (cap is None or need is None) and name in COPY | CAT:
         if scan.src.literal(strip_casts(args[1])) is None:
             scan.report(
                 "c-unsafe-string-api", st.line, f"{name} with sizes not known here", dname or ""
@@ -213,9 +193,9 @@ def _after_copy(
         dst.init_elems = need // dst.elem
     if src is not None and src.taint and name not in ("memset", "wmemset"):
         dst.taint = src.taint
-    if name in _COPY | _NCPY:
+    if name in COPY | NCPY:
         dst.slen = _src_len(scan, args[1])
-    elif name in _CAT | _NCAT and dst.slen is not None:
+    elif name in CAT | NCAT and dst.slen is not None:
         s = _src_len(scan, args[1])
         dst.slen = dst.slen + s if s is not None else None
     elif name in ("memset", "wmemset"):
@@ -235,42 +215,6 @@ def _fill(scan: FunctionScan, name: str, args: list[str]) -> None:
             var = scan.env[b]
             var.taint, var.ival, var.init, var.slen = "outside input", None, True, None
             var.init_elems = None
-
-
-def _format(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
-    idx = k.FORMAT_ARG.get(name)
-    if idx is None or idx >= len(args):
-        return
-    fmt = strip_casts(args[idx])
-    if scan.src.literal(fmt) is not None or fmt.startswith("__S"):
-        return
-    b, var = _var(scan, fmt)
-    if var is not None and var.taint == "outside input":
-        scan.report("c-format-nonliteral", st.line, f"'{b}' holds outside input", b or "")
-    elif var is None or var.param:
-        scan.report("c-format-param", st.line, f"format '{fmt}'", fmt)
-
-
-def _command(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
-    if not (name in k.COMMANDS or _is_exec(name)) or not args:
-        return
-    for arg in args[:1] if name in ("system", "_wsystem", "popen", "_popen", "_wpopen") else args:
-        b, var = _var(scan, arg)
-        if var is not None and var.taint == "outside input":
-            scan.report("c-command-injection", st.line, f"'{b}' holds outside input", b or "")
-            return
-    first = strip_casts(args[0])
-    if scan.src.literal(first) is None and _var(scan, first)[1] is None:
-        scan.report("c-command-nonliteral", st.line, f"command '{first}'", first)
-
-
-def _scanf_width(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
-    pos = {"scanf": 0, "wscanf": 0, "fscanf": 1, "sscanf": 1, "fwscanf": 1, "swscanf": 1}
-    if name not in pos or len(args) <= pos[name]:
-        return
-    lit = scan.src.literal(args[pos[name]])
-    if lit is not None and _STRING_CONV.search(lit.text):
-        scan.report("c-scanf-width", st.line, f"format {lit.text!r}", "scanf")
 
 
 def release(scan: FunctionScan, expr: str, kind: str, st: Statement) -> None:
@@ -330,10 +274,7 @@ def transfer(scan: FunctionScan, name: str, var: Var, rhs: str, st: Statement) -
     else:
         fresh.ival = const_eval(rhs, scan.env) if var.integer or not var.pointer else None
     taint_from(scan, fresh, rhs)
-    if ("rand" in rhs or "RAND" in rhs) and _RAND_CALL.search(rhs) and k._RANDOM_NAME.search(name):
-        scan.report("c-weak-prng", st.line, f"'{name}' gets a rand() value", name)
-    if lit is not None and k._SECRET_NAME.search(name) and lit.text:
-        scan.report("c-hardcoded-credential", st.line, f"'{name}' is a literal", name)
+    run_text_hooks("on_set", rhs, scan, name, rhs, lit, st)
     scan.env[name] = fresh
 
 
@@ -371,28 +312,6 @@ def taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
             var.taint = var.taint or other.taint
     if var.taint:
         var.ival = None
-
-
-def realloc_in_place(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
-    """``p = realloc(p, n)``: when realloc fails it returns NULL and ``p``'s block is lost.
-
-    Confident when the walk knows ``p`` holds heap memory; a maybe when ``p`` comes from
-    elsewhere (a parameter, a member), since realloc of a NULL pointer only allocates.
-    """
-    found = calls(strip_casts(rhs))
-    if not found or found[0][2] != 0 or found[0][0].lstrip("_") != "realloc" or not found[0][1]:
-        return
-    resized = strip_casts(found[0][1][0])
-    if _BLANKS.sub("", resized) != _BLANKS.sub("", lhs):
-        return
-    var = scan.env.get(resized)
-    if var is not None and var.null:
-        return  # realloc(NULL, n) allocates: nothing to lose
-    known = var is not None and var.alloc in HEAP and not var.param
-    scan.report(
-        "c-realloc-leak", st.line, f"'{lhs.strip()}' is lost if realloc fails", lhs,
-        confidence=None if known else 0.35,
-    )  # fmt: skip
 
 
 def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
@@ -481,11 +400,3 @@ def at_end(scan: FunctionScan) -> None:
             "c-leak", var.alloc_line, f"'{name}' ({var.alloc}) is never released", name,
             confidence=0.35,
         )  # fmt: skip
-
-
-_KNOWN = (
-    {"free", "realloc", "gets", "memset", "wmemset"}
-    | _COPY | _CAT | _NCPY | _NCAT | _MEM | _SIZED
-    | set(k.FORMAT_ARG) | set(k.COMMANDS) | set(k.INPUT_FILL) | set(k.CHECK_RESULT)
-    | {"sscanf", "swscanf"}
-)  # fmt: skip

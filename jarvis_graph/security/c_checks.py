@@ -1,13 +1,12 @@
-"""The C/C++ rules, applied by :class:`~jarvis_graph.security.c_flow.FunctionScan`.
+"""The walk's checks of uses and conditions (run by :class:`~.c_flow.FunctionScan`).
 
 Each check reads the facts the walk holds for the variables a statement touches (sizes,
 literal or outside data, allocation kind, freed, NULL, checked) and reports only when those
-facts show the problem; API names alone decide nothing except for ``gets``.
+facts show the problem.
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from jarvis_graph.security import c_text as t
@@ -20,11 +19,10 @@ from jarvis_graph.security.c_facts import (
     strip_casts,
 )
 from jarvis_graph.security.c_source import Statement
+from jarvis_graph.security.rules import run_text_hooks
 
 if TYPE_CHECKING:
     from jarvis_graph.security.c_flow import FunctionScan
-
-_BITWISE_NULL = re.compile(r"NULL\s*\)\s*&(?!&)|&\s*\(\s*\w+\s*!=\s*NULL")
 
 
 def touched(scan: FunctionScan, text: str) -> list[tuple[str, Var]]:
@@ -37,10 +35,9 @@ def touched(scan: FunctionScan, text: str) -> list[tuple[str, Var]]:
 
 
 def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
-    """NULL checks, upper-bound checks and the '&' in place of '&&' in a condition."""
+    """NULL checks and upper-bound checks, and the rules' ``on_condition`` checks."""
     cond = strip_casts(cond)
-    if "NULL" in cond and "&" in cond and _BITWISE_NULL.search(cond):
-        scan.report("c-bitwise-null-check", st.line, "both sides always run", "bitwise")
+    run_text_hooks("on_condition", cond, scan, cond, st)
     found = touched(scan, cond)
     if not found:
         return

@@ -313,6 +313,12 @@ def base_var(expr: str, env: dict[str, Var]) -> str | None:
     return name if name is not None and name in env else None
 
 
+def var_of(expr: str, env: dict[str, Var]) -> tuple[str | None, Var | None]:
+    """The variable an argument expression points into and the walk's facts about it."""
+    name = base_var(expr, env)
+    return name, (env.get(name) if name else None)
+
+
 @lru_cache(maxsize=16384)
 def _base_ident(expr: str) -> str | None:
     m = _LEAD_IDENT.match(strip_casts(expr).lstrip("&(* "))

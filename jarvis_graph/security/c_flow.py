@@ -28,7 +28,7 @@ from jarvis_graph.security.c_facts import (
 )
 from jarvis_graph.security.c_source import CSource, Function, Statement
 from jarvis_graph.security.model import Issue
-from jarvis_graph.security.rules import make_issue
+from jarvis_graph.security.rules import make_issue, run_text_hooks
 
 Emit = Callable[[Issue], None]
 _KEYWORDS = {
@@ -268,8 +268,8 @@ class FunctionScan:
 
     def assign(self, lhs: str, rhs: str, st: Statement, op: str) -> None:
         """Apply ``lhs op= rhs`` to the facts."""
-        if not op and "realloc" in rhs:
-            c_calls.realloc_in_place(self, lhs, rhs, st)
+        if not op:
+            run_text_hooks("on_assign", rhs, self, lhs, rhs, st)
         target = _NAME.fullmatch(lhs)
         if not target or target.group(1) not in self.env:
             c_calls.store(self, lhs, rhs, st)

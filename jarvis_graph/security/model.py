@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -49,6 +50,36 @@ class Issue:
     def to_dict(self) -> dict[str, Any]:
         """The issue as a JSON-friendly dict (with its id)."""
         return {"id": self.id, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One scanner rule: its metadata (SARIF's ``tool.driver.rules``) and what it watches.
+
+    Attributes:
+        id: stable rule id (the issue's ``pattern``).
+        language: ``c`` (C and C++) or ``rust``.
+        category: the kind of weakness.
+        cwe: the CWE id the rule reports.
+        severity: ``high``, ``medium`` or ``low`` (also the default confidence).
+        title: what the rule found, in a few words.
+        suggestion: how to fix it.
+        calls: C functions the rule looks at (the walk looks at no other call for it).
+        call_pattern: a family of watched function names (``execvp``, ``_wspawnl``...).
+        hints: substrings one of which a text must hold before the rule's hook runs (the
+            engine's cheap gate in front of the rule's own pattern).
+    """
+
+    id: str
+    language: str
+    category: str
+    cwe: str
+    severity: str
+    title: str
+    suggestion: str
+    calls: frozenset[str] = frozenset()
+    call_pattern: re.Pattern[str] | None = None
+    hints: tuple[str, ...] = ()
 
 
 @dataclass

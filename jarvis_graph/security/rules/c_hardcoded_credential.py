@@ -1,0 +1,30 @@
+"""Rule ``c-hardcoded-credential``: a variable named like a secret set to a string literal."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from jarvis_graph.security.model import Rule
+
+if TYPE_CHECKING:
+    from jarvis_graph.security.c_flow import FunctionScan
+    from jarvis_graph.security.c_source import Literal, Statement
+
+_SECRET_NAME = re.compile(r"(?i)(passw|pwd\b|secret|api_?key|private_?key|token|credential)")
+
+RULE = Rule(
+    "c-hardcoded-credential",
+    "c",
+    "hardcoded_secret",
+    "CWE-798",
+    "high",
+    "credential or key written in the source",
+    "read it from a protected configuration or secret store",
+)
+
+
+def on_set(scan: FunctionScan, name: str, rhs: str, literal: Literal | None, st: Statement) -> None:
+    """A non-empty string literal assigned to a password, key or token variable."""
+    if literal is not None and _SECRET_NAME.search(name) and literal.text:
+        scan.report(RULE.id, st.line, f"'{name}' is a literal", name)
