@@ -1,4 +1,4 @@
-"""API knowledge of the walk: sources of outside data, calls that keep arguments, releases."""
+"""API knowledge of the walk: sources of outside data, and calls that keep no argument."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ INPUT_FILL = {
     "fgets": 0, "fgetws": 0, "gets": 0, "fread": 0, "read": 1, "recv": 1, "recvfrom": 1,
     "fscanf": -2, "fwscanf": -2, "scanf": -1, "wscanf": -1, "getline": 0,
 }  # fmt: skip
-MATCHING_RELEASE = {"malloc": "free", "calloc": "free", "realloc": "free", "strdup": "free",
-                    "new": "delete", "new[]": "delete[]"}  # fmt: skip
 _NONCAPTURE_RE = re.compile(
     r"^(?:print\w*|str\w*|wcs\w*|mem\w*|w?mem\w*|f?puts|fputws|_?putws|[fsv]*w?printf|"
     r"_?v?sn?w?printf|f?gets|fgetws|fread|fwrite|ato[il]|strto\w*|free|sizeof|\w*len|"

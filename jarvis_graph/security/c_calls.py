@@ -13,10 +13,8 @@ from typing import TYPE_CHECKING
 
 from jarvis_graph.security import c_api as k
 from jarvis_graph.security import c_checks
-from jarvis_graph.security import c_text as t
 from jarvis_graph.security.c_facts import (
     HEAP,
-    INT_RANGES,
     Var,
     alloc_of,
     base_var,
@@ -29,6 +27,7 @@ from jarvis_graph.security.c_facts import (
 )
 from jarvis_graph.security.c_source import Statement
 from jarvis_graph.security.rules import (
+    HOOKS,
     WATCHED_CALLS,
     call_hooks,
     run_text_hooks,
@@ -228,16 +227,8 @@ def release(scan: FunctionScan, expr: str, kind: str, st: Statement) -> None:
     name, var = _var(scan, expr)
     if var is None or var.null:
         return
-    if var.freed is not None:
-        scan.report("c-double-free", st.line, f"'{name}' was freed at line {var.freed}", name or "")
-    elif var.alloc in ("stack", "static", "literal", "placement"):
-        scan.report("c-free-nonheap", st.line, f"'{name}' points to {var.alloc} memory", name or "")
-    elif var.alloc in k.MATCHING_RELEASE and k.MATCHING_RELEASE[var.alloc] != kind:
-        scan.report(
-            "c-mismatched-free", st.line,
-            f"'{name}' comes from {var.alloc} (line {var.alloc_line}), released with {kind}",
-            name or "",
-        )  # fmt: skip
+    for _, check in HOOKS["on_release"]:
+        check(scan, name or "", var, kind, st)
     var.freed = st.line
 
 
@@ -328,75 +319,3 @@ def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
     name = strip_casts(rhs).strip()
     if name in scan.env:
         scan.env[name].escaped = True
-
-
-def arith(scan: FunctionScan, text: str, st: Statement) -> None:
-    """Integer overflow: ``x++``, ``x + c``, ``x * y`` on a value that can reach the limit."""
-    if "+" not in text and "*" not in text:
-        return  # no arithmetic (most statements)
-    candidates = [
-        (name, var)
-        for name, var in c_checks.touched(scan, text)
-        if var.integer and (var.ival is not None or (var.taint and not var.upper_checked))
-    ]
-    ops = t.arithmetic(text) if candidates else ()
-    for name, var in candidates:
-        found = next((o for o in ops if o[0] == name), None)
-        if found is None:
-            continue
-        _, op, other = found
-        lo, hi = INT_RANGES[var.type]
-        if var.ival is not None:
-            rhs = var.ival if other == name else const_eval(other, scan.env)
-            if rhs is None:
-                continue
-            result = var.ival + rhs if op == "+" else var.ival * rhs
-            if not lo <= result <= hi:
-                scan.report(
-                    "c-int-overflow", st.line, f"{var.ival} {op} {rhs} exceeds {var.type}", name
-                )
-        elif var.taint and not var.upper_checked:
-            scan.report(
-                "c-int-overflow", st.line, f"'{name}' comes from {var.taint} unchecked", name
-            )
-
-
-def _owned(scan: FunctionScan) -> list[tuple[str, Var]]:
-    """Heap memory allocated in this function and still held by it."""
-    return [
-        (name, var)
-        for name, var in scan.env.items()
-        if var.alloc in HEAP
-        and var.alloc_line
-        and var.freed is None
-        and not var.escaped
-        and name not in scan.param_names
-    ]
-
-
-def at_return(scan: FunctionScan, returned: str, st: Statement, null_here: frozenset[str]) -> None:
-    """Remember what a ``return`` leaves allocated (judged at the end of the walk)."""
-    for name, _ in _owned(scan):
-        if name != returned and name not in null_here:
-            scan.returns.append((name, st.line))
-
-
-def at_end(scan: FunctionScan) -> None:
-    """Leaks, judged at the end of the walk.
-
-    Memory freed on the main path but not before an early return is a confident finding;
-    memory never freed, returned, stored or handed on is a weak one (ownership may be
-    elsewhere by design).
-    """
-    for name, line in scan.returns:
-        var = scan.env.get(name)
-        if var is not None and var.freed is not None:
-            scan.report(
-                "c-leak", line, f"'{name}' is freed at line {var.freed} but not on this return",
-                f"{name}@{line}", confidence=0.7,
-            )  # fmt: skip
-    for name, var in _owned(scan):
-        scan.report(
-            "c-leak", var.alloc_line, f"'{name}' ({var.alloc}) is never released", name,
-            confidence=0.35,
-        )  # fmt: skip

@@ -18,8 +18,9 @@ from jarvis_graph.security.c_facts import (
     idents,
     strip_casts,
 )
+from jarvis_graph.security.c_facts import touched as touched_vars
 from jarvis_graph.security.c_source import Statement
-from jarvis_graph.security.rules import run_text_hooks
+from jarvis_graph.security.rules import HOOKS, run_text_hooks
 
 if TYPE_CHECKING:
     from jarvis_graph.security.c_flow import FunctionScan
@@ -27,15 +28,11 @@ if TYPE_CHECKING:
 
 def touched(scan: FunctionScan, text: str) -> list[tuple[str, Var]]:
     """The variables of the walk a piece of code mentions."""
-    env = scan.env
-    found = t.plain_names(text)
-    if len(found) < len(env):
-        return [(n, env[n]) for n in sorted([n for n in found if n in env])]
-    return [(n, v) for n, v in env.items() if n in found]
+    return touched_vars(scan.env, text)
 
 
 def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
-    """NULL checks and upper-bound checks, and the rules' ``on_condition`` checks."""
+    """NULL and upper-bound checks, with the rules' ``on_condition``/``on_null_check``."""
     cond = strip_casts(cond)
     run_text_hooks("on_condition", cond, scan, cond, st)
     found = touched(scan, cond)
@@ -44,11 +41,8 @@ def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
     checked, bounded = t.null_checked(cond), t.upper_bounded(cond)
     for name, var in found:
         if name in checked:
-            if var.derefs is not None and not var.null_checked and var.pointer:
-                scan.report(
-                    "c-deref-before-check", st.line,
-                    f"'{name}' was dereferenced at line {var.derefs}", name,
-                )  # fmt: skip
+            for _, check in HOOKS["on_null_check"]:
+                check(scan, name, var, st)
             var.null, var.alloc_unchecked, var.null_checked = False, False, True
         if name in bounded:
             var.upper_checked = True

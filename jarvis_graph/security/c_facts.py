@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from types import CodeType
 
+from jarvis_graph.security.c_text import plain_names
+
 TYPE_SIZES = {
     "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,
     "wchar_t": 4, "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2,
@@ -311,6 +313,14 @@ def base_var(expr: str, env: dict[str, Var]) -> str | None:
     """The variable an argument expression points into (``(char *)(data + n)`` -> data)."""
     name = _base_ident(expr)
     return name if name is not None and name in env else None
+
+
+def touched(env: dict[str, Var], text: str) -> list[tuple[str, Var]]:
+    """The variables of the walk a piece of code mentions."""
+    found = plain_names(text)
+    if len(found) < len(env):
+        return [(n, env[n]) for n in sorted([n for n in found if n in env])]
+    return [(n, v) for n, v in env.items() if n in found]
 
 
 def var_of(expr: str, env: dict[str, Var]) -> tuple[str | None, Var | None]:

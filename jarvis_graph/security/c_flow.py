@@ -28,7 +28,7 @@ from jarvis_graph.security.c_facts import (
 )
 from jarvis_graph.security.c_source import CSource, Function, Statement
 from jarvis_graph.security.model import Issue
-from jarvis_graph.security.rules import make_issue, run_text_hooks
+from jarvis_graph.security.rules import HOOKS, make_issue, run_text_hooks
 
 Emit = Callable[[Issue], None]
 _KEYWORDS = {
@@ -75,6 +75,7 @@ class FunctionScan:
         self.context = context or {}
         self.flagged: set[tuple[str, str]] = set()
         self.param_names: set[str] = set()
+        # (name, line) of heap memory a return left held: c-leak judges them at the end
         self.returns: list[tuple[str, int]] = []
         self.has_heap = False
         # statement text -> text with macros expanded, shared by every walk of the file
@@ -154,7 +155,8 @@ class FunctionScan:
                 saved.append((st.depth, {n: v.copy() for n, v in self.env.items()}))
             if not head:
                 self.guard = (frozenset(), -1)
-        c_calls.at_end(self)
+        for _, check in HOOKS["on_function_end"]:
+            check(self)
 
     def _params(self) -> None:
         for i, (name, template) in enumerate(_parameters(self.fn.params)):
@@ -190,10 +192,9 @@ class FunctionScan:
                 c_checks.uses(self, text[6:], st)
             c_calls.call_checks(self, text[6:], st, in_expression=True)
             name = strip_casts(text[6:]).strip("() ")
-            if st.depth >= self.guard[1] >= 0:
-                c_calls.at_return(self, name, st, self.guard[0])
-            else:
-                c_calls.at_return(self, name, st, frozenset())
+            null_here = self.guard[0] if st.depth >= self.guard[1] >= 0 else frozenset()
+            for _, check in HOOKS["on_return"]:
+                check(self, name, st, null_here)
             if name in self.env:
                 self.env[name].escaped = True
             return
@@ -215,11 +216,11 @@ class FunctionScan:
             if watch:
                 c_checks.uses(self, lhs, st, lhs=True)
             c_calls.call_checks(self, rhs, st, in_expression=True)
-            c_calls.arith(self, text, st)
+            run_text_hooks("on_arith", text, self, text, st)
             self.assign(lhs.strip(), rhs.strip(), st, op)
         else:
             c_calls.call_checks(self, text, st)
-            c_calls.arith(self, text, st)
+            run_text_hooks("on_arith", text, self, text, st)
 
     def _is_decl(self, m: re.Match[str]) -> bool:
         first = m.group("type").split()[0]
@@ -263,7 +264,7 @@ class FunctionScan:
         if init:
             reference = "&" in (m.group("ptr") or "")  # binding a C++ reference reads nothing
             c_checks_uses(self, init, st, reads=not reference)
-            c_calls.arith(self, init, st)
+            run_text_hooks("on_arith", init, self, init, st)
             self.assign(name, init, st, "")
 
     def assign(self, lhs: str, rhs: str, st: Statement, op: str) -> None:

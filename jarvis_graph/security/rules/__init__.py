@@ -9,6 +9,11 @@ that calls it, or ``EMITTED_BY``, the shared pass of the walk that reports it:
 - ``on_assign(scan, lhs, rhs, st)``: each plain assignment ``lhs = rhs``;
 - ``on_set(scan, name, rhs, literal, st)``: a local variable set to ``rhs``;
 - ``on_condition(scan, cond, st)``: the condition of an ``if``/``while``/``for``;
+- ``on_null_check(scan, name, var, st)``: a condition that checks ``name`` against NULL;
+- ``on_arith(scan, text, st)``: a statement or initializer that may hold arithmetic;
+- ``on_release(scan, name, var, kind, st)``: ``free``/``delete``/``delete[]`` of a variable;
+- ``on_return(scan, returned, st, null_here)`` and ``on_function_end(scan)``: a ``return``
+  and the end of the walk of a function;
 - ``on_rust_file(rust)`` and ``on_rust_fn(rust, fn)``: a Rust file, each Rust function.
 
 The text hooks run only when the text holds one of ``RULE.hints``. Beside each module, a
@@ -28,8 +33,8 @@ from typing import Any
 from jarvis_graph.security.model import Issue, Rule
 
 HOOK_NAMES = (
-    "on_call", "on_dropped_result", "on_assign", "on_set", "on_condition", "on_rust_file",
-    "on_rust_fn",
+    "on_call", "on_dropped_result", "on_assign", "on_set", "on_condition", "on_null_check",
+    "on_arith", "on_release", "on_return", "on_function_end", "on_rust_file", "on_rust_fn",
 )  # fmt: skip
 CONFIDENCE = {"high": 0.8, "medium": 0.6, "low": 0.3}
 Hook = Callable[..., None]

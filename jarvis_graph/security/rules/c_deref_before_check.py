@@ -1,11 +1,15 @@
-"""Rule ``c-deref-before-check``, reported by a shared pass of the walk.
-
-A pointer parameter dereferenced and only later compared with NULL.
-"""
+"""Rule ``c-deref-before-check``: a pointer parameter dereferenced, later compared with NULL."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jarvis_graph.security.model import Rule
+
+if TYPE_CHECKING:
+    from jarvis_graph.security.c_facts import Var
+    from jarvis_graph.security.c_flow import FunctionScan
+    from jarvis_graph.security.c_source import Statement
 
 RULE = Rule(
     "c-deref-before-check",
@@ -16,5 +20,9 @@ RULE = Rule(
     "pointer dereferenced before it is checked against NULL",
     "move the NULL check before the first dereference",
 )
-# reported by a shared pass of the walk, which holds the facts this rule needs
-EMITTED_BY = "c_checks.guards (each condition)"
+
+
+def on_null_check(scan: FunctionScan, name: str, var: Var, st: Statement) -> None:
+    """A condition checks ``name`` against NULL after the walk saw it dereferenced."""
+    if var.derefs is not None and not var.null_checked and var.pointer:
+        scan.report(RULE.id, st.line, f"'{name}' was dereferenced at line {var.derefs}", name)

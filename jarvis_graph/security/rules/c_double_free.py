@@ -1,11 +1,15 @@
-"""Rule ``c-double-free``, reported by a shared pass of the walk.
-
-A pointer freed a second time.
-"""
+"""Rule ``c-double-free``: a pointer freed a second time (checked at each free/delete)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jarvis_graph.security.model import Rule
+
+if TYPE_CHECKING:
+    from jarvis_graph.security.c_facts import Var
+    from jarvis_graph.security.c_flow import FunctionScan
+    from jarvis_graph.security.c_source import Statement
 
 RULE = Rule(
     "c-double-free",
@@ -16,5 +20,9 @@ RULE = Rule(
     "memory freed twice",
     "free once and set the pointer to NULL after freeing",
 )
-# reported by a shared pass of the walk, which holds the facts this rule needs
-EMITTED_BY = "c_calls.release (each free/delete)"
+
+
+def on_release(scan: FunctionScan, name: str, var: Var, kind: str, st: Statement) -> None:
+    """The walk saw this pointer freed already."""
+    if var.freed is not None:
+        scan.report(RULE.id, st.line, f"'{name}' was freed at line {var.freed}", name)

@@ -1,11 +1,15 @@
-"""Rule ``c-free-nonheap``, reported by a shared pass of the walk.
-
-free/delete of a stack array, a static, a literal or placement-new memory.
-"""
+"""Rule ``c-free-nonheap``: free/delete of a stack array, a static, a literal or placement."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jarvis_graph.security.model import Rule
+
+if TYPE_CHECKING:
+    from jarvis_graph.security.c_facts import Var
+    from jarvis_graph.security.c_flow import FunctionScan
+    from jarvis_graph.security.c_source import Statement
 
 RULE = Rule(
     "c-free-nonheap",
@@ -16,5 +20,12 @@ RULE = Rule(
     "free/delete of memory that is not on the heap",
     "only free memory obtained from malloc/new",
 )
-# reported by a shared pass of the walk, which holds the facts this rule needs
-EMITTED_BY = "c_calls.release (each free/delete)"
+
+
+NOT_HEAP = ("stack", "static", "literal", "placement")
+
+
+def on_release(scan: FunctionScan, name: str, var: Var, kind: str, st: Statement) -> None:
+    """The walk knows the pointer points to memory no allocator gave."""
+    if var.freed is None and var.alloc in NOT_HEAP:
+        scan.report(RULE.id, st.line, f"'{name}' points to {var.alloc} memory", name)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from jarvis_graph.security import LANGUAGES, scan_path
+from jarvis_graph.security import LANGUAGES, rules, scan_path
 from jarvis_graph.security.rules import HOOK_NAMES, MODULES, RULES
 
-RULES_DIR = Path(MODULES["c-gets"].__file__).parent
+RULES_DIR = Path(rules.__file__).parent
 CASE_SUFFIXES = (".c", ".cpp", ".rs")
 _MARK = re.compile(r"//\s*(fire|no-fire)\s*$")
 DOC = Path(__file__).parents[3] / "docs" / "FEATURES.md"
