@@ -80,7 +80,11 @@ def _watched(scan: FunctionScan, name: str, var: Var, arrays: frozenset[str]) ->
 def uses(
     scan: FunctionScan, text: str, st: Statement, *, condition: bool = False, lhs: bool = False
 ) -> None:
-    """Uses of freed, NULL, uninitialized or unchecked pointers in one piece of code."""
+    """Uses of the variables one piece of code touches, with the facts a use can contradict.
+
+    The rules' ``on_use`` checks judge each use (freed, NULL, unchecked pointers); this pass
+    itself reports reads of unset variables and accesses by index.
+    """
     arrays = t.indexed_arrays(text) if "[" in text else frozenset()
     derefs: frozenset[str] | None = None
     passed: set[str] | None = None
@@ -94,24 +98,10 @@ def uses(
             derefs = t.derefs(text)
         deref = name in derefs
         if (var.freed is not None or var.null) and passed is None:
-            passed = _callee_args(scan, text)  # only these two rules ask
+            passed = _callee_args(scan, text)  # only the rules on freed/NULL pointers ask
         callee = passed is not None and name in passed
-        if var.freed is not None and name not in t.released(text) and not callee:
-            strong = deref or name in t.printed(text)
-            if strong or not condition:
-                # Handing a freed pointer to an unknown function is only a maybe.
-                scan.report(
-                    "c-use-after-free", st.line, f"'{name}' was freed at line {var.freed}", name,
-                    confidence=None if strong else 0.35,
-                )  # fmt: skip
-        if var.null and deref and not callee:
-            scan.report("c-null-deref", st.line, f"'{name}' is NULL here", name)
-        if var.alloc_unchecked and deref:
-            scan.report(
-                "c-unchecked-alloc", st.line,
-                f"'{name}' from line {var.alloc_line} may be NULL", name,
-            )  # fmt: skip
-            var.alloc_unchecked = False
+        for _, check in HOOKS["on_use"]:
+            check(scan, name, var, text, st, deref, callee, condition)
         if deref and watch_deref and not var.null_checked:
             var.derefs = st.line
         _uninit_read(scan, text, name, var, st, lhs)

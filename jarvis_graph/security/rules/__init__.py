@@ -10,6 +10,9 @@ that calls it, or ``EMITTED_BY``, the shared pass of the walk that reports it:
 - ``on_set(scan, name, rhs, literal, st)``: a local variable set to ``rhs``;
 - ``on_condition(scan, cond, st)``: the condition of an ``if``/``while``/``for``;
 - ``on_null_check(scan, name, var, st)``: a condition that checks ``name`` against NULL;
+- ``on_use(scan, name, var, text, st, deref, callee, condition)``: a use of a variable
+  whose facts a use can contradict (``deref``: it is dereferenced; ``callee``: it is passed
+  to a function of the same file, judged there; ``condition``: the use is in a condition);
 - ``on_arith(scan, text, st)``: a statement or initializer that may hold arithmetic;
 - ``on_release(scan, name, var, kind, st)``: ``free``/``delete``/``delete[]`` of a variable;
 - ``on_return(scan, returned, st, null_here)`` and ``on_function_end(scan)``: a ``return``
@@ -34,7 +37,8 @@ from jarvis_graph.security.model import Issue, Rule
 
 HOOK_NAMES = (
     "on_call", "on_dropped_result", "on_assign", "on_set", "on_condition", "on_null_check",
-    "on_arith", "on_release", "on_return", "on_function_end", "on_rust_file", "on_rust_fn",
+    "on_use", "on_arith", "on_release", "on_return", "on_function_end", "on_rust_file",
+    "on_rust_fn",
 )  # fmt: skip
 CONFIDENCE = {"high": 0.8, "medium": 0.6, "low": 0.3}
 Hook = Callable[..., None]

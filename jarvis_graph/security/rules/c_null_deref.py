@@ -1,11 +1,15 @@
-"""Rule ``c-null-deref``, reported by a shared pass of the walk.
-
-A pointer the walk saw set to NULL, dereferenced.
-"""
+"""Rule ``c-null-deref``: a pointer the walk saw set to NULL, dereferenced."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jarvis_graph.security.model import Rule
+
+if TYPE_CHECKING:
+    from jarvis_graph.security.c_facts import Var
+    from jarvis_graph.security.c_flow import FunctionScan
+    from jarvis_graph.security.c_source import Statement
 
 RULE = Rule(
     "c-null-deref",
@@ -16,5 +20,18 @@ RULE = Rule(
     "pointer set to NULL is dereferenced",
     "check the pointer before dereferencing it",
 )
-# reported by a shared pass of the walk, which holds the facts this rule needs
-EMITTED_BY = "c_checks.uses (each use of a variable)"
+
+
+def on_use(
+    scan: FunctionScan,
+    name: str,
+    var: Var,
+    text: str,
+    st: Statement,
+    deref: bool,
+    callee: bool,
+    condition: bool,
+) -> None:
+    """A dereference of a pointer that is NULL here (not judged when a callee gets it)."""
+    if var.null and deref and not callee:
+        scan.report(RULE.id, st.line, f"'{name}' is NULL here", name)

@@ -1,11 +1,15 @@
-"""Rule ``c-unchecked-alloc``, reported by a shared pass of the walk.
-
-A malloc/calloc/realloc result dereferenced before any NULL check.
-"""
+"""Rule ``c-unchecked-alloc``: a malloc/calloc/realloc result dereferenced before a NULL check."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jarvis_graph.security.model import Rule
+
+if TYPE_CHECKING:
+    from jarvis_graph.security.c_facts import Var
+    from jarvis_graph.security.c_flow import FunctionScan
+    from jarvis_graph.security.c_source import Statement
 
 RULE = Rule(
     "c-unchecked-alloc",
@@ -16,5 +20,19 @@ RULE = Rule(
     "allocation result used without a NULL check",
     "check the pointer against NULL before using it",
 )
-# reported by a shared pass of the walk, which holds the facts this rule needs
-EMITTED_BY = "c_checks.uses (each use of a variable)"
+
+
+def on_use(
+    scan: FunctionScan,
+    name: str,
+    var: Var,
+    text: str,
+    st: Statement,
+    deref: bool,
+    callee: bool,
+    condition: bool,
+) -> None:
+    """The first dereference of an allocation no condition has checked yet."""
+    if var.alloc_unchecked and deref:
+        scan.report(RULE.id, st.line, f"'{name}' from line {var.alloc_line} may be NULL", name)
+        var.alloc_unchecked = False  # once per allocation
