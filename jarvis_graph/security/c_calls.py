@@ -1,8 +1,9 @@
-"""The walk's passes over calls and assignments: copies, frees, taint, arithmetic, leaks.
+"""The walk's passes over calls and assignments: copies, frees, taint, what escapes.
 
-Rules with a check of their own (formats, commands, dropped results...) are called from here
-at their hook (see :mod:`jarvis_graph.security.rules`); the shared passes here report the
-rules whose facts they keep (sizes of copies, frees, leaks, integer ranges).
+The rules' checks are called from here at their hooks (``on_call``, ``on_dropped_result``,
+``on_release``, ``on_set``; see :mod:`jarvis_graph.security.rules`). The copy pass reports
+the copy rules itself (``c-copy-overflow``, ``c-read-overflow``, ``c-unsafe-string-api``):
+it sizes each copy once and keeps the sizes and contents it writes as facts of the walk.
 """
 
 from __future__ import annotations
@@ -217,7 +218,7 @@ def _fill(scan: FunctionScan, name: str, args: list[str]) -> None:
 
 
 def release(scan: FunctionScan, expr: str, kind: str, st: Statement) -> None:
-    """``free``/``delete``/``delete[]`` of an expression.
+    """``free``/``delete``/``delete[]`` of an expression (the rules' ``on_release`` judge it).
 
     Freeing a member or an element (``p->buf``, ``s.data``, ``a[i]``) releases that
     member's memory, not the variable's: the facts of ``p`` stay as they are.
