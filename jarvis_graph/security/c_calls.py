@@ -37,7 +37,7 @@ from jarvis_graph.security.rules import (
 from jarvis_graph.security.rules.c_copy_overflow import CAT, COPY, MEM, NCAT, NCPY, SIZED, WIDE
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
+    from jarvis_graph.security.c_walk import Walk
 
 # the calls the walk's own passes look at (frees, and the calls that fill variables with
 # outside input); with the calls the rules watch, the only calls a statement is read for
@@ -51,11 +51,11 @@ _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _INDEXED_LHS = re.compile(r"^\s*([A-Za-z_]\w*)\s*\[\s*(.+?)\s*\]\s*(?:\.\w+|->\w+)?\s*$")
 
 
-def _var(scan: FunctionScan, expr: str) -> tuple[str | None, Var | None]:
+def _var(scan: Walk, expr: str) -> tuple[str | None, Var | None]:
     return var_of(expr, scan.env)
 
 
-def _src_len(scan: FunctionScan, expr: str) -> int | None:
+def _src_len(scan: Walk, expr: str) -> int | None:
     lit = scan.src.literal(strip_casts(expr))
     if lit is not None:
         return len(lit.text)
@@ -64,7 +64,7 @@ def _src_len(scan: FunctionScan, expr: str) -> int | None:
 
 
 def call_checks(
-    scan: FunctionScan,
+    scan: Walk,
     text: str,
     st: Statement,
     *,
@@ -116,7 +116,7 @@ def _runs_programs(names: frozenset[str]) -> bool:
     return any(watched_by_pattern(name) for name in names)
 
 
-def _copy(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+def _copy(scan: Walk, name: str, args: list[str], st: Statement) -> None:
     if len(args) < 2 or not (
         name in COPY | CAT | NCPY | NCAT | MEM | SIZED or name in ("memset", "wmemset")
     ):
@@ -167,7 +167,7 @@ def _copy(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None
 
 
 def _after_copy(
-    scan: FunctionScan,
+    scan: Walk,
     name: str,
     args: list[str],
     st: Statement,
@@ -202,7 +202,7 @@ def _after_copy(
         dst.slen = None
 
 
-def _fill(scan: FunctionScan, name: str, args: list[str]) -> None:
+def _fill(scan: Walk, name: str, args: list[str]) -> None:
     where = k.INPUT_FILL.get(name)
     if where is None:
         return
@@ -217,7 +217,7 @@ def _fill(scan: FunctionScan, name: str, args: list[str]) -> None:
             var.init_elems = None
 
 
-def release(scan: FunctionScan, expr: str, kind: str, st: Statement) -> None:
+def release(scan: Walk, expr: str, kind: str, st: Statement) -> None:
     """``free``/``delete``/``delete[]`` of an expression (the rules' ``on_release`` judge it).
 
     Freeing a member or an element (``p->buf``, ``s.data``, ``a[i]``) releases that
@@ -233,7 +233,7 @@ def release(scan: FunctionScan, expr: str, kind: str, st: Statement) -> None:
     var.freed = st.line
 
 
-def transfer(scan: FunctionScan, name: str, var: Var, rhs: str, st: Statement) -> None:
+def transfer(scan: Walk, name: str, var: Var, rhs: str, st: Statement) -> None:
     """The facts of ``name`` after ``name = rhs``."""
     fresh = Var(type=var.type, pointer=var.pointer, array=var.array, elem=var.elem)
     plain = strip_casts(rhs).strip()
@@ -286,7 +286,7 @@ _BOUNDED_RESULT = {"recv", "recvfrom", "read", "fread", "fwrite", "write", "send
 _TAINT_CALLS = frozenset(_BOUNDED_RESULT | k.INPUT_RETURN | k.RANDOM_RETURN)
 
 
-def taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
+def taint_from(scan: Walk, var: Var, rhs: str) -> None:
     """Mark ``var`` as outside/random data when ``rhs`` reads such data."""
     names = call_names(rhs)
     if not names.isdisjoint(_TAINT_CALLS):
@@ -306,7 +306,7 @@ def taint_from(scan: FunctionScan, var: Var, rhs: str) -> None:
         var.ival = None
 
 
-def store(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
+def store(scan: Walk, lhs: str, rhs: str, st: Statement) -> None:
     """An assignment through a pointer, index or member (``p[i] = x``, ``s->f = p``)."""
     m = _INDEXED_LHS.match(lhs) if "[" in lhs else None
     if m and m.group(1) in scan.env:

@@ -23,15 +23,15 @@ from jarvis_graph.security.c_source import Statement
 from jarvis_graph.security.rules import HOOKS, run_text_hooks
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
+    from jarvis_graph.security.c_walk import Walk
 
 
-def touched(scan: FunctionScan, text: str) -> list[tuple[str, Var]]:
+def touched(scan: Walk, text: str) -> list[tuple[str, Var]]:
     """The variables of the walk a piece of code mentions."""
     return touched_vars(scan.env, text)
 
 
-def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
+def guards(scan: Walk, cond: str, st: Statement) -> None:
     """NULL and upper-bound checks, with the rules' ``on_condition``/``on_null_check``."""
     cond = strip_casts(cond)
     run_text_hooks("on_condition", cond, scan, cond, st)
@@ -48,7 +48,7 @@ def guards(scan: FunctionScan, cond: str, st: Statement) -> None:
             var.upper_checked = True
 
 
-def worth_checking(scan: FunctionScan, text: str) -> bool:
+def worth_checking(scan: Walk, text: str) -> bool:
     """Whether ``uses`` could find anything in ``text`` or in a part of it.
 
     ``uses`` looks only at variables that are freed, NULL, unchecked, unset, indexed, or
@@ -63,7 +63,7 @@ def worth_checking(scan: FunctionScan, text: str) -> bool:
     return False
 
 
-def _watched(scan: FunctionScan, name: str, var: Var, arrays: frozenset[str]) -> bool:
+def _watched(scan: Walk, name: str, var: Var, arrays: frozenset[str]) -> bool:
     """Whether a use of ``var`` can contradict what the walk knows of it."""
     return (
         var.freed is not None
@@ -78,7 +78,7 @@ def _watched(scan: FunctionScan, name: str, var: Var, arrays: frozenset[str]) ->
 
 
 def uses(
-    scan: FunctionScan, text: str, st: Statement, *, condition: bool = False, lhs: bool = False
+    scan: Walk, text: str, st: Statement, *, condition: bool = False, lhs: bool = False
 ) -> None:
     """Uses of the variables one piece of code touches, with the facts a use can contradict.
 
@@ -109,7 +109,7 @@ def uses(
             _index_use(scan, text, name, var, st, lhs)
 
 
-def _callee_args(scan: FunctionScan, text: str) -> set[str]:
+def _callee_args(scan: Walk, text: str) -> set[str]:
     """Variables passed straight to a function of this file (judged there)."""
     out: set[str] = set()
     if scan.callees.keys().isdisjoint(idents(text)):
@@ -120,9 +120,7 @@ def _callee_args(scan: FunctionScan, text: str) -> set[str]:
     return out
 
 
-def _uninit_read(
-    scan: FunctionScan, text: str, name: str, var: Var, st: Statement, lhs: bool
-) -> None:
+def _uninit_read(scan: Walk, text: str, name: str, var: Var, st: Statement, lhs: bool) -> None:
     if var.init:
         return
     if lhs and t.write_target(text) == name:
@@ -133,9 +131,7 @@ def _uninit_read(
     var.init = True
 
 
-def _index_use(
-    scan: FunctionScan, text: str, name: str, var: Var, st: Statement, lhs: bool
-) -> None:
+def _index_use(scan: Walk, text: str, name: str, var: Var, st: Statement, lhs: bool) -> None:
     """Array accesses ``name[index]`` against the buffer's size and initialized part."""
     for array, idx in t.indexed(text) if "[" in text else ():
         if array != name:
@@ -161,7 +157,7 @@ def _index_use(
 
 
 def _loop_access(
-    scan: FunctionScan,
+    scan: Walk,
     name: str,
     var: Var,
     bound: int | None,

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 
 from jarvis_graph.security.model import Issue
 from jarvis_graph.security.rules import HOOKS, make_issue
-from jarvis_graph.security.rust_text import at_word, close_brace, mask_rust
+from jarvis_graph.security.rust_text import RustFn, at_word, close_brace, mask_rust
 
 # Patterns that start with a word are searched without a leading ``\b`` (which stops the
 # regex engine's fast search for a literal start, about 25x slower) and checked with
@@ -32,27 +31,6 @@ _RAW_PARAM = re.compile(r"(\w+)\s*:\s*\*(?:const|mut)\b")
 _NEWLINE = re.compile(r"\n")
 
 __all__ = ["RustFile", "RustFn", "mask_rust", "scan_rust_text"]
-
-
-@dataclass
-class RustFn:
-    """One function as the function rules see it.
-
-    Attributes:
-        name: the function's name.
-        ext: whether it is an ``extern "C"`` fn (called from C).
-        body: its masked body, from the opening brace.
-        start: the body's offset in the masked file.
-        raws: raw pointers it takes or declares.
-        checked: pointers it checks (``is_null``, ``NonNull::new``).
-    """
-
-    name: str
-    ext: bool
-    body: str
-    start: int
-    raws: set[str]
-    checked: set[str]
 
 
 class RustFile:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 _BITWISE_NULL = re.compile(r"NULL\s*\)\s*&(?!&)|&\s*\(\s*\w+\s*!=\s*NULL")
 
@@ -25,7 +25,7 @@ RULE = Rule(
 )
 
 
-def on_condition(scan: FunctionScan, cond: str, st: Statement) -> None:
+def on_condition(scan: Walk, cond: str, st: Statement) -> None:
     """A comparison with NULL joined to the rest of the condition by a single '&'."""
     if _BITWISE_NULL.search(cond):
         scan.report(RULE.id, st.line, "both sides always run", "bitwise")

@@ -9,8 +9,8 @@ from jarvis_graph.security.c_facts import var_of
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 COMMANDS = frozenset({
     "system", "popen", "_popen", "_wsystem", "_wpopen", "execl", "execlp", "execle", "execv",
@@ -34,7 +34,7 @@ RULE = Rule(
 )
 
 
-def tainted_arg(scan: FunctionScan, name: str, args: list[str]) -> str | None:
+def tainted_arg(scan: Walk, name: str, args: list[str]) -> str | None:
     """The variable holding outside input that the call runs ("" unnamed), or ``None``."""
     for arg in args[:1] if name in SHELLS else args:
         b, var = var_of(arg, scan.env)
@@ -43,7 +43,7 @@ def tainted_arg(scan: FunctionScan, name: str, args: list[str]) -> str | None:
     return None
 
 
-def on_call(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+def on_call(scan: Walk, name: str, args: list[str], st: Statement) -> None:
     """The command (or an exec argument) holds outside input."""
     if not args:
         return

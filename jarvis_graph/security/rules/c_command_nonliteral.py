@@ -9,8 +9,8 @@ from jarvis_graph.security.model import Rule
 from jarvis_graph.security.rules.c_command_injection import COMMANDS, EXEC, tainted_arg
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 RULE = Rule(
     "c-command-nonliteral",
@@ -25,7 +25,7 @@ RULE = Rule(
 )
 
 
-def on_call(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+def on_call(scan: Walk, name: str, args: list[str], st: Statement) -> None:
     """The command is an expression the walk holds no facts for."""
     if not args or tainted_arg(scan, name, args) is not None:
         return  # nothing to run, or c-command-injection's finding

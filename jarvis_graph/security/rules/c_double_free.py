@@ -8,8 +8,8 @@ from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
     from jarvis_graph.security.c_facts import Var
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 RULE = Rule(
     "c-double-free",
@@ -22,7 +22,7 @@ RULE = Rule(
 )
 
 
-def on_release(scan: FunctionScan, name: str, var: Var, kind: str, st: Statement) -> None:
+def on_release(scan: Walk, name: str, var: Var, kind: str, st: Statement) -> None:
     """The walk saw this pointer freed already."""
     if var.freed is not None:
         scan.report(RULE.id, st.line, f"'{name}' was freed at line {var.freed}", name)

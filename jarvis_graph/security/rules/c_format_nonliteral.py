@@ -8,8 +8,8 @@ from jarvis_graph.security.c_facts import Var, strip_casts, var_of
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 # name -> position of the format argument
 FORMAT_ARG = {
@@ -31,9 +31,7 @@ RULE = Rule(
 )
 
 
-def format_of(
-    scan: FunctionScan, name: str, args: list[str]
-) -> tuple[str, str | None, Var | None] | None:
+def format_of(scan: Walk, name: str, args: list[str]) -> tuple[str, str | None, Var | None] | None:
     """``(format, its variable's name, its facts)`` of a call whose format is no literal."""
     idx = FORMAT_ARG[name]
     if idx >= len(args):
@@ -44,7 +42,7 @@ def format_of(
     return fmt, *var_of(fmt, scan.env)
 
 
-def on_call(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+def on_call(scan: Walk, name: str, args: list[str], st: Statement) -> None:
     """The format is a variable the walk saw filled with outside input."""
     found = format_of(scan, name, args)
     if found is not None and found[2] is not None and found[2].taint == "outside input":

@@ -8,8 +8,8 @@ from jarvis_graph.security.model import Rule
 from jarvis_graph.security.rules.c_format_nonliteral import FORMAT_ARG, format_of
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 RULE = Rule(
     "c-format-param",
@@ -23,7 +23,7 @@ RULE = Rule(
 )
 
 
-def on_call(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+def on_call(scan: Walk, name: str, args: list[str], st: Statement) -> None:
     """The format is a parameter or an expression the walk knows nothing of."""
     found = format_of(scan, name, args)
     if found is None:

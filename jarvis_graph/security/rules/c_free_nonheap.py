@@ -8,8 +8,8 @@ from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
     from jarvis_graph.security.c_facts import Var
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 RULE = Rule(
     "c-free-nonheap",
@@ -25,7 +25,7 @@ RULE = Rule(
 NOT_HEAP = ("stack", "static", "literal", "placement")
 
 
-def on_release(scan: FunctionScan, name: str, var: Var, kind: str, st: Statement) -> None:
+def on_release(scan: Walk, name: str, var: Var, kind: str, st: Statement) -> None:
     """The walk knows the pointer points to memory no allocator gave."""
     if var.freed is None and var.alloc in NOT_HEAP:
         scan.report(RULE.id, st.line, f"'{name}' points to {var.alloc} memory", name)

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 RULE = Rule(
     "c-gets",
@@ -22,6 +22,6 @@ RULE = Rule(
 )
 
 
-def on_call(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+def on_call(scan: Walk, name: str, args: list[str], st: Statement) -> None:
     """Every call of gets (the one rule an API name alone decides)."""
     scan.report(RULE.id, st.line, "no bound on the input", "gets")

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Literal, Statement
+    from jarvis_graph.security.c_walk import Walk
 
 _SECRET_NAME = re.compile(r"(?i)(passw|pwd\b|secret|api_?key|private_?key|token|credential)")
 
@@ -24,7 +24,7 @@ RULE = Rule(
 )
 
 
-def on_set(scan: FunctionScan, name: str, rhs: str, literal: Literal | None, st: Statement) -> None:
+def on_set(scan: Walk, name: str, rhs: str, literal: Literal | None, st: Statement) -> None:
     """A non-empty string literal assigned to a password, key or token variable."""
     if literal is not None and _SECRET_NAME.search(name) and literal.text:
         scan.report(RULE.id, st.line, f"'{name}' is a literal", name)

@@ -9,8 +9,8 @@ from jarvis_graph.security.c_facts import INT_RANGES, const_eval, touched
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 RULE = Rule(
     "c-int-overflow",
@@ -24,7 +24,7 @@ RULE = Rule(
 )
 
 
-def on_arith(scan: FunctionScan, text: str, st: Statement) -> None:
+def on_arith(scan: Walk, text: str, st: Statement) -> None:
     """Integer overflow: ``x++``, ``x + c``, ``x * y`` on a value that can reach the limit."""
     candidates = [
         (name, var)

@@ -13,8 +13,8 @@ from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
     from jarvis_graph.security.c_facts import Var
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 RULE = Rule(
     "c-leak",
@@ -27,7 +27,7 @@ RULE = Rule(
 )
 
 
-def _owned(scan: FunctionScan) -> list[tuple[str, Var]]:
+def _owned(scan: Walk) -> list[tuple[str, Var]]:
     """Heap memory allocated in this function and still held by it."""
     return [
         (name, var)
@@ -40,14 +40,14 @@ def _owned(scan: FunctionScan) -> list[tuple[str, Var]]:
     ]
 
 
-def on_return(scan: FunctionScan, returned: str, st: Statement, null_here: frozenset[str]) -> None:
+def on_return(scan: Walk, returned: str, st: Statement, null_here: frozenset[str]) -> None:
     """Note what a ``return`` leaves allocated (judged at the end of the walk)."""
     for name, _ in _owned(scan):
         if name != returned and name not in null_here:
             scan.returns.append((name, st.line))
 
 
-def on_function_end(scan: FunctionScan) -> None:
+def on_function_end(scan: Walk) -> None:
     """Memory freed later but not on an early return; memory never released."""
     for name, line in scan.returns:
         var = scan.env.get(name)

@@ -8,8 +8,8 @@ from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
     from jarvis_graph.security.c_facts import Var
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 RULE = Rule(
     "c-mismatched-free",
@@ -27,7 +27,7 @@ MATCHING_RELEASE = {"malloc": "free", "calloc": "free", "realloc": "free", "strd
                     "new": "delete", "new[]": "delete[]"}  # fmt: skip
 
 
-def on_release(scan: FunctionScan, name: str, var: Var, kind: str, st: Statement) -> None:
+def on_release(scan: Walk, name: str, var: Var, kind: str, st: Statement) -> None:
     """The release (``free``, ``delete``, ``delete[]``) does not match the allocation."""
     if var.freed is None and var.alloc in MATCHING_RELEASE and MATCHING_RELEASE[var.alloc] != kind:
         scan.report(

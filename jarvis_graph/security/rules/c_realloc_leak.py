@@ -9,8 +9,8 @@ from jarvis_graph.security.c_facts import HEAP, calls, strip_casts
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 _BLANKS = re.compile(r"\s+")
 
@@ -26,7 +26,7 @@ RULE = Rule(
 )
 
 
-def on_assign(scan: FunctionScan, lhs: str, rhs: str, st: Statement) -> None:
+def on_assign(scan: Walk, lhs: str, rhs: str, st: Statement) -> None:
     """``p = realloc(p, n)``: when realloc fails it returns NULL and ``p``'s block is lost.
 
     Confident when the walk knows ``p`` holds heap memory; a maybe when ``p`` comes from

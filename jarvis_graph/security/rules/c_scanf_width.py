@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 # name -> position of the format argument
 FORMAT_AT = {"scanf": 0, "wscanf": 0, "fscanf": 1, "sscanf": 1, "fwscanf": 1, "swscanf": 1}
@@ -27,7 +27,7 @@ RULE = Rule(
 )
 
 
-def on_call(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+def on_call(scan: Walk, name: str, args: list[str], st: Statement) -> None:
     """A literal format whose string conversion has no field width."""
     if len(args) <= FORMAT_AT[name]:
         return

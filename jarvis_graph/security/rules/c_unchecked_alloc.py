@@ -8,8 +8,8 @@ from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
     from jarvis_graph.security.c_facts import Var
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 RULE = Rule(
     "c-unchecked-alloc",
@@ -23,7 +23,7 @@ RULE = Rule(
 
 
 def on_use(
-    scan: FunctionScan,
+    scan: Walk,
     name: str,
     var: Var,
     text: str,

@@ -9,8 +9,8 @@ from jarvis_graph.security.c_facts import base_var
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Statement
+    from jarvis_graph.security.c_walk import Walk
 
 # name -> confidence of a dropped result
 CHECK_RESULT = {
@@ -34,7 +34,7 @@ RULE = Rule(
 )
 
 
-def on_dropped_result(scan: FunctionScan, name: str, args: list[str], st: Statement) -> None:
+def on_dropped_result(scan: Walk, name: str, args: list[str], st: Statement) -> None:
     """A call made as a whole statement, so nothing reads its result."""
     confidence = CHECK_RESULT[name]
     where = INPUT_FILL.get(name)

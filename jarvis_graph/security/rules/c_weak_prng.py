@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.c_flow import FunctionScan
     from jarvis_graph.security.c_source import Literal, Statement
+    from jarvis_graph.security.c_walk import Walk
 
 _RAND_CALL = re.compile(r"\b(?:rand|random|RAND\d*)\s*\(")
 _RANDOM_NAME = re.compile(r"(?i)(key|token|nonce|salt|secret|passw|session|\biv\b)")
@@ -26,7 +26,7 @@ RULE = Rule(
 )
 
 
-def on_set(scan: FunctionScan, name: str, rhs: str, literal: Literal | None, st: Statement) -> None:
+def on_set(scan: Walk, name: str, rhs: str, literal: Literal | None, st: Statement) -> None:
     """A variable named like a secret gets a value from rand()/random()."""
     if _RAND_CALL.search(rhs) and _RANDOM_NAME.search(name):
         scan.report(RULE.id, st.line, f"'{name}' gets a rand() value", name)

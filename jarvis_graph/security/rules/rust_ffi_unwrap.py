@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.rust_rules import RustFile, RustFn
+    from jarvis_graph.security.rust_text import RustFn, RustSource
 
 _UNWRAP = re.compile(r"\.\s*(unwrap|expect)\s*\(")
 _FOREIGN = re.compile(r"CStr::from_ptr|CString::from_raw")
@@ -24,7 +24,7 @@ RULE = Rule(
 )
 
 
-def on_rust_fn(rust: RustFile, fn: RustFn) -> None:
+def on_rust_fn(rust: RustSource, fn: RustFn) -> None:
     """A panic that can cross the FFI boundary, or unwrap of what C handed over."""
     body = fn.body
     for u in _UNWRAP.finditer(body):

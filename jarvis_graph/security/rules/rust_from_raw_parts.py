@@ -9,7 +9,7 @@ from jarvis_graph.security.model import Rule
 from jarvis_graph.security.rust_text import at_word
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.rust_rules import RustFile, RustFn
+    from jarvis_graph.security.rust_text import RustFn, RustSource
 
 _FROM_RAW_PARTS = re.compile(r"slice::from_raw_parts(?:_mut)?\s*\(\s*(\w+)")
 
@@ -24,7 +24,7 @@ RULE = Rule(
 )
 
 
-def on_rust_fn(rust: RustFile, fn: RustFn) -> None:
+def on_rust_fn(rust: RustSource, fn: RustFn) -> None:
     """Each from_raw_parts; a maybe when the function checks the pointer."""
     for d in at_word(_FROM_RAW_PARTS, fn.body):
         unchecked = d.group(1) not in fn.checked

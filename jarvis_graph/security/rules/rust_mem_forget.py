@@ -9,7 +9,7 @@ from jarvis_graph.security.model import Rule
 from jarvis_graph.security.rust_text import at_word
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.rust_rules import RustFile
+    from jarvis_graph.security.rust_text import RustSource
 
 _FORGET = re.compile(r"mem::forget\s*\(")
 
@@ -24,7 +24,7 @@ RULE = Rule(
 )
 
 
-def on_rust_file(rust: RustFile) -> None:
+def on_rust_file(rust: RustSource) -> None:
     """Each call of mem::forget."""
     for m in at_word(_FORGET, rust.masked):
         rust.report(RULE.id, m.start(), "the value's destructor never runs")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.rust_rules import RustFile, RustFn
+    from jarvis_graph.security.rust_text import RustFn, RustSource
 
 RULE = Rule(
     "rust-raw-deref",
@@ -21,7 +21,7 @@ RULE = Rule(
 )
 
 
-def on_rust_fn(rust: RustFile, fn: RustFn) -> None:
+def on_rust_fn(rust: RustSource, fn: RustFn) -> None:
     """The first ``*p`` of each raw pointer the function does not check."""
     for var in fn.raws - fn.checked:
         for d in re.finditer(

@@ -9,7 +9,7 @@ from jarvis_graph.security.model import Rule
 from jarvis_graph.security.rust_text import at_word
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.rust_rules import RustFile
+    from jarvis_graph.security.rust_text import RustSource
 
 _STATIC_MUT = re.compile(r"static\s+mut\s+(\w+)")
 
@@ -24,7 +24,7 @@ RULE = Rule(
 )
 
 
-def on_rust_file(rust: RustFile) -> None:
+def on_rust_file(rust: RustSource) -> None:
     """Each ``static mut`` item."""
     for m in at_word(_STATIC_MUT, rust.masked):
         rust.report(RULE.id, m.start(), f"'{m.group(1)}'")

@@ -9,7 +9,7 @@ from jarvis_graph.security.model import Rule
 from jarvis_graph.security.rust_text import at_word
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.rust_rules import RustFile
+    from jarvis_graph.security.rust_text import RustSource
 
 _TRANSMUTE = re.compile(r"(?:mem::)?transmute\s*(?:::<[^>]*>)?\s*\(")
 
@@ -24,7 +24,7 @@ RULE = Rule(
 )
 
 
-def on_rust_file(rust: RustFile) -> None:
+def on_rust_file(rust: RustSource) -> None:
     """Each call of transmute."""
     text = rust.masked
     for m in at_word(_TRANSMUTE, text):

@@ -9,7 +9,7 @@ from jarvis_graph.security.model import Rule
 from jarvis_graph.security.rust_text import at_word
 
 if TYPE_CHECKING:
-    from jarvis_graph.security.rust_rules import RustFile
+    from jarvis_graph.security.rust_text import RustSource
 
 _UNSAFE = re.compile(r"unsafe\s*\{")
 
@@ -24,7 +24,7 @@ RULE = Rule(
 )
 
 
-def on_rust_file(rust: RustFile) -> None:
+def on_rust_file(rust: RustSource) -> None:
     """Each unsafe block without SAFETY: on its line or the three lines above."""
     for m in at_word(_UNSAFE, rust.masked):
         line = rust.line(m.start())
