@@ -19,7 +19,9 @@ that calls it, or ``EMITTED_BY``, the shared pass of the walk that reports it:
   and the end of the walk of a function;
 - ``on_rust_file(rust)`` and ``on_rust_fn(rust, fn)``: a Rust file, each Rust function.
 
-The text hooks run only when the text holds one of ``RULE.hints``. Beside each module, a
+``scan`` is the function's walk (:class:`~jarvis_graph.security.c_walk.Walk`), ``rust`` the
+file (:class:`~jarvis_graph.security.rust_text.RustSource`), ``st`` the statement (its
+``line``). The text hooks run only when the text holds one of ``RULE.hints``. Beside each module, a
 file of the same name (``c_gets.c``, ``.cpp`` or ``.rs``) holds the rule's cases: lines
 marked ``// fire`` must be found by it, lines marked ``// no-fire`` must not.
 """
