@@ -17,6 +17,6 @@ fn read_checked(p: *const u32) -> u32 {
     unsafe { *p } // no-fire
 }
 
-fn multiply(a: u32, b: u32) -> u32 {
-    a * b // no-fire
+fn read_reference(r: &u32) -> u32 {
+    *r // no-fire
 }
