@@ -45,11 +45,13 @@ test: $(STAMP) $(EVERYTHING)
 	$(BIN)/ruff check jarvis_graph tests bench
 	$(BIN)/ruff format --check jarvis_graph tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check jarvis_graph tests bench
 	$(BIN)/ruff format --check jarvis_graph tests bench
+	$(BIN)/lint-imports --no-cache
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[dev,local,bench]"

@@ -82,8 +82,8 @@ def build_runners(workspace: Path, script: Path) -> dict[str, Runner]:
 
     from jarvis_graph.context import JarvisContext
     from jarvis_graph.graphs.agent import build_agent_graph
-    from jarvis_graph.nodes.services import system_prompt
     from jarvis_graph.platforms.scripted import ScriptedChatModel
+    from jarvis_graph.runtime.services import system_prompt
     from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 
     context = {

@@ -52,6 +52,7 @@ def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseC
     if path is not None:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
+        # deferred with the saver: the blob serializer loads langgraph's serde
         from jarvis_graph.checkpoint_blobs import BlobSerializer, blob_folder
 
         path.parent.mkdir(parents=True, exist_ok=True)

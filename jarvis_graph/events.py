@@ -15,112 +15,35 @@ import threading
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NotRequired
-
-from typing_extensions import TypedDict
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
 
 class Event(StrEnum):
-    """Names of the events nodes emit."""
+    """Names of the events nodes emit; the comment says what each payload holds.
 
-    TASK_STARTED = "task_started"
+    Fields in :data:`SUBSCRIBER_ONLY` reach subscribers but are not written to the stream.
+    """
+
+    TASK_STARTED = "task_started"  # task, max_iterations
+    # status, final_answer, iterations; thread_id, checkpoint_id, messages
     TASK_COMPLETED = "task_completed"
-    BEFORE_MODEL_CALL = "before_model_call"
-    AFTER_MODEL_CALL = "after_model_call"
-    BEFORE_TOOL_CALL = "before_tool_call"
-    AFTER_TOOL_CALL = "after_tool_call"
-    BEFORE_SUMMARY = "before_summary"
-    AFTER_SUMMARY = "after_summary"
+    BEFORE_MODEL_CALL = "before_model_call"  # iteration, message_count
+    AFTER_MODEL_CALL = "after_model_call"  # iteration, tool_calls, text_chars
+    BEFORE_TOOL_CALL = "before_tool_call"  # name, args, tool_call_id
+    AFTER_TOOL_CALL = "after_tool_call"  # ... status, output, output_path
+    BEFORE_SUMMARY = "before_summary"  # message_count, removed
+    AFTER_SUMMARY = "after_summary"  # message_count, summary
+    # message_count, removed, messages (about to go), first_index; thread_id
     BEFORE_HISTORY_CLEAR = "before_history_clear"
-    AFTER_HISTORY_CLEAR = "after_history_clear"
-    BEFORE_ADDON_PROMPT = "before_addon_prompt"
-    AFTER_ADDON_PROMPT = "after_addon_prompt"
-    BEFORE_TOOL_FILTER = "before_tool_filter"
-    TOOL_FILTERED = "tool_filtered"
-    INTERRUPT_TRIGGERED = "interrupt_triggered"
+    AFTER_HISTORY_CLEAR = "after_history_clear"  # message_count, removed
+    BEFORE_TOOL_FILTER = "before_tool_filter"  # available
+    TOOL_FILTERED = "tool_filtered"  # available, selected
+    INTERRUPT_TRIGGERED = "interrupt_triggered"  # kind, thread_id
     PLAN_UPDATED = "plan_updated"
     PLAN_STEP_FINISHED = "plan_step_finished"
     HANDOFF = "handoff"
-
-
-class TaskStarted(TypedDict):
-    """Payload of TASK_STARTED."""
-
-    task: str
-    max_iterations: int
-
-
-class TaskCompleted(TypedDict):
-    """Payload of TASK_COMPLETED.
-
-    ``thread_id``, ``checkpoint_id`` (the checkpoint the completing step started from) and
-    ``messages`` (the conversation) are for subscribers only (see :data:`SUBSCRIBER_ONLY`).
-    """
-
-    status: str
-    final_answer: str
-    iterations: int
-    thread_id: NotRequired[str]
-    checkpoint_id: NotRequired[str | None]
-    messages: NotRequired[list[Any]]
-
-
-class ModelCall(TypedDict, total=False):
-    """Payload of BEFORE_MODEL_CALL / AFTER_MODEL_CALL."""
-
-    iteration: int
-    message_count: int
-    tool_calls: list[str]
-    text_chars: int
-
-
-class ToolCall(TypedDict, total=False):
-    """Payload of BEFORE_TOOL_CALL / AFTER_TOOL_CALL."""
-
-    name: str
-    args: dict[str, Any]
-    tool_call_id: str
-    status: str
-    output: str
-    output_path: str | None
-
-
-class Summary(TypedDict, total=False):
-    """Payload of the summary and history-clear events.
-
-    BEFORE_HISTORY_CLEAR carries ``messages``, the messages about to be removed, with
-    ``first_index``, the position of the first of them in the conversation, and the
-    ``thread_id`` (for subscribers only, see :data:`SUBSCRIBER_ONLY`).
-    """
-
-    message_count: int
-    removed: int
-    summary: str
-    messages: list[Any]
-    first_index: int
-    thread_id: str
-
-
-class AddonPrompt(TypedDict, total=False):
-    """Payload of BEFORE/AFTER_ADDON_PROMPT."""
-
-    addon: str
-
-
-class ToolFilter(TypedDict, total=False):
-    """Payload of BEFORE_TOOL_FILTER / TOOL_FILTERED."""
-
-    available: int
-    selected: list[str]
-
-
-class InterruptTriggered(TypedDict, total=False):
-    """Payload of INTERRUPT_TRIGGERED."""
-
-    kind: str
-    thread_id: str
 
 
 Subscriber = Callable[[Event, dict[str, Any]], None]

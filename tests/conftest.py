@@ -48,9 +48,9 @@ def fresh_process_caches() -> Iterator[None]:
     """Event buses, platform plugins, bound models, tool registries and memory stores start
     empty in every test."""
     from jarvis_graph.events import reset_event_buses
-    from jarvis_graph.nodes.services import _bound_model
     from jarvis_graph.platforms.registry import reset_plugins
-    from jarvis_graph.tools.registry import close_registries
+    from jarvis_graph.runtime.registry import close_registries
+    from jarvis_graph.runtime.services import _bound_model
     from jarvis_graph.tools.tool_repo import sync_central_repo
 
     def reset() -> None:

@@ -1,1 +1,7 @@
-"""The ``jarvis`` command line. Heavy imports happen inside the commands that need them."""
+"""The ``jarvis`` command line. Heavy imports happen inside the commands that need them.
+
+Every import of another Jarvis package inside a command function is deferred for one
+reason: ``jarvis`` (and ``jarvis <command> --help``) starts on typer alone, without
+pydantic, YAML, langchain or langgraph. Elsewhere each such import carries its own
+``# deferred:`` comment (tests/unit/test_import_rules.py).
+"""

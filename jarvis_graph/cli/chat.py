@@ -117,7 +117,7 @@ def _builtin(command: str, graph: Any, ctx: dict[str, Any]) -> None:
         console.print(HELP, markup=False)
     elif command == "/tools":
         from jarvis_graph.context import JarvisContext
-        from jarvis_graph.nodes.services import tools_for
+        from jarvis_graph.runtime.services import tools_for
 
         for name, tool in sorted(tools_for(JarvisContext(**ctx)).items()):
             first = (tool.description or "").strip().splitlines()[0:1]

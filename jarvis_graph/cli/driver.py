@@ -26,8 +26,8 @@ from jarvis_graph.config import ConfigError
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event, get_event_bus
 from jarvis_graph.graphs.agent import RECURSION_LIMIT, build_agent_graph
-from jarvis_graph.nodes.messages import not_run_answers, pending_tool_calls
-from jarvis_graph.platforms.registry import PlatformError, ProviderError
+from jarvis_graph.messages import not_run_answers, pending_tool_calls
+from jarvis_graph.platforms.errors import PlatformError, ProviderError
 from jarvis_graph.script_groups import end_orphans, scripts_db
 from jarvis_graph.secrets import strip_userinfo
 from jarvis_graph.thread_lock import ThreadBusyError, hold_thread, release_all
@@ -85,7 +85,7 @@ def open_agent(ctx: dict[str, Any], kind: str = "agent") -> Iterator[Any]:
             builder, name = build_graph(ctx, kind)
             yield builder.compile(checkpointer=saver, name=name)
         finally:
-            from jarvis_graph.tools.registry import close_registries
+            from jarvis_graph.runtime.registry import close_registries
 
             close_registries()
 
@@ -96,7 +96,7 @@ def prepare_tools(ctx: dict[str, Any]) -> None:
     Raises:
         ConfigError: A tool group or an ``mcp.json`` file is invalid.
     """
-    from jarvis_graph.nodes.services import tool_registry_for, tools_for
+    from jarvis_graph.runtime.services import tool_registry_for, tools_for
 
     context = JarvisContext(**ctx)
     for note in tool_registry_for(context).problems:

@@ -254,7 +254,7 @@ def organize(
 
 def _cheap_model(workspace: Path) -> Any:
     from jarvis_graph.context import JarvisContext, resolve_settings
-    from jarvis_graph.nodes.messages import text_of
+    from jarvis_graph.messages import text_of
     from jarvis_graph.platforms.registry import PlatformError, create_chat_model
 
     try:

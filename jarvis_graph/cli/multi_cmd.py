@@ -46,7 +46,7 @@ def multi(
         console.print(f"[red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         raise typer.Exit(EXIT_ERROR) from None
     finally:
-        from jarvis_graph.tools.registry import close_registries
+        from jarvis_graph.runtime.registry import close_registries
 
         close_registries()
     kind = "expert_router" if route else "multi_agent"
@@ -58,7 +58,7 @@ def _check_agents(ctx: dict[str, object]) -> None:
     from jarvis_graph.cli.driver import prepare_tools
     from jarvis_graph.context import JarvisContext
     from jarvis_graph.multi.config import check_tools, load_agents
-    from jarvis_graph.nodes.services import tools_for
+    from jarvis_graph.runtime.services import tools_for
 
     agents = load_agents(str(ctx["agents_file"]))
     prepare_tools(dict(ctx))

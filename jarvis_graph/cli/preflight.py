@@ -102,8 +102,8 @@ def check_model(ctx: dict[str, Any], kind: str = "agent") -> None:
         return
     from jarvis_graph.config import ConfigError
     from jarvis_graph.context import JarvisContext
-    from jarvis_graph.nodes.services import normal_model
     from jarvis_graph.platforms.registry import PlatformError
+    from jarvis_graph.runtime.services import normal_model
 
     try:
         normal_model(JarvisContext(**ctx))

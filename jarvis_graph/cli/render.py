@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
-from jarvis_graph.nodes.marker import split_settled, strip_complete_marker
+from jarvis_graph.marker import split_settled, strip_complete_marker
 
 _QUIET_EVENTS = {"before_tool_call", "after_tool_call", "before_model_call", "after_model_call"}
 

@@ -23,7 +23,7 @@ def list_tools(
     from rich.text import Text
 
     from jarvis_graph.config import ConfigError, load_settings
-    from jarvis_graph.tools.registry import close_registries, filter_group, get_registry
+    from jarvis_graph.runtime.registry import close_registries, filter_group, get_registry
 
     console = Console(highlight=False)
     ws = (workspace or Path.cwd()).resolve()

@@ -19,13 +19,13 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.nodes.ask_user import ask_user
 from jarvis_graph.nodes.call_model import call_model, route_after_model
 from jarvis_graph.nodes.call_text import correct_call_text
-from jarvis_graph.nodes.complete_task import complete_task
+from jarvis_graph.nodes.complete_task import complete_task, route_after_complete_task
 from jarvis_graph.nodes.confirm_tools import confirm_tools, route_after_confirm_tools
 from jarvis_graph.nodes.filter_tools import filter_tools
-from jarvis_graph.nodes.methodology_steps import analyze_task, route_after_complete_task
-from jarvis_graph.nodes.run_tools import run_tools
+from jarvis_graph.nodes.methodology_steps import analyze_task
+from jarvis_graph.nodes.run_tools import route_after_tools, run_tools
 from jarvis_graph.nodes.start_task import start_task
-from jarvis_graph.nodes.summarize_history import route_after_tools, summarize_history
+from jarvis_graph.nodes.summarize_history import summarize_history
 from jarvis_graph.state import AgentInput, AgentOutput, AgentState
 
 RECURSION_LIMIT = 1000

@@ -11,6 +11,10 @@ write_back (<PLAN>, <SUB_TASK_RESULTS>, <RESULT_SUMMARY>) -> agent -> END
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
+from langchain_core.runnables import Runnable
 from langgraph.graph import END, START, StateGraph
 
 from jarvis_graph.context import JarvisContext
@@ -18,9 +22,9 @@ from jarvis_graph.graphs.agent import build_agent_graph
 from jarvis_graph.nodes.planner import (
     adjust_plan,
     decide_plan,
+    make_run_step,
     route_after_adjust_plan,
     route_after_decide_plan,
-    run_step,
     write_back,
 )
 from jarvis_graph.state import AgentInput, PlannerOutput, PlannerState
@@ -35,7 +39,7 @@ def build_planner_graph() -> StateGraph[PlannerState, JarvisContext, AgentInput,
         output_schema=PlannerOutput,
     )
     builder.add_node("decide_plan", decide_plan)
-    builder.add_node("run_step", run_step)
+    builder.add_node("run_step", make_run_step(_child_graph))
     builder.add_node("adjust_plan", adjust_plan)
     builder.add_node("write_back", write_back)
     builder.add_node("agent", build_agent_graph().compile(name="agent"))
@@ -48,6 +52,12 @@ def build_planner_graph() -> StateGraph[PlannerState, JarvisContext, AgentInput,
     builder.add_edge("write_back", "agent")
     builder.add_edge("agent", END)
     return builder
+
+
+@functools.cache
+def _child_graph() -> Runnable[Any, Any]:
+    """The planner graph, compiled once; reached through a call so drawings do not recurse."""
+    return build_planner_graph().compile(name="planner")
 
 
 graph = build_planner_graph().compile(name="planner")

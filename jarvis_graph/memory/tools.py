@@ -169,6 +169,7 @@ clear_memory.metadata = {"risky": True}
 
 def search_episodes_impl(env: ToolEnv, args: SearchEpisodesArgs) -> str:
     """Search the episodic archive, or expand an anchor, as text for the model."""
+    # deferred: the checkpointer (langgraph's sqlite saver) loads only for an archive search
     from jarvis_graph.checkpointing import open_checkpointer
     from jarvis_graph.memory.episodic import (
         Anchor,

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command, interrupt
 
-from jarvis_graph.nodes.messages import text_of
+from jarvis_graph.messages import text_of
 from jarvis_graph.state import AgentState
 
 

@@ -11,15 +11,16 @@ from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event
+from jarvis_graph.marker import has_complete_marker
+from jarvis_graph.messages import pending_tool_calls, text_of
 from jarvis_graph.nodes.call_text import MAX_CORRECTIONS, call_in_text, corrections_since_task
-from jarvis_graph.nodes.marker import has_complete_marker
-from jarvis_graph.nodes.messages import pending_tool_calls, text_of
-from jarvis_graph.nodes.services import bus_for, context_of, model_for, tools_for
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
+from jarvis_graph.platforms.errors import PlatformError, ProviderError
 from jarvis_graph.platforms.openai import counting_requests
-from jarvis_graph.platforms.registry import PlatformError, ProviderError, resolve_platform
+from jarvis_graph.platforms.registry import resolve_platform
+from jarvis_graph.runtime.registry import asks_user, is_risky
+from jarvis_graph.runtime.services import bus_for, context_of, model_for, tools_for
 from jarvis_graph.state import AgentState
-from jarvis_graph.tools.registry import asks_user, is_risky
 
 
 def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
@@ -151,8 +152,6 @@ def needs_human(call: dict[str, Any], ctx: JarvisContext) -> bool:
     """
     if call.get("invalid"):
         return False
-    from jarvis_graph.nodes.services import tools_for
-
     tool = tools_for(ctx).get(call["name"])
     if tool is None:
         return False

@@ -19,8 +19,8 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext, resolve_settings
-from jarvis_graph.nodes.messages import text_of
-from jarvis_graph.nodes.services import context_of, tools_for
+from jarvis_graph.messages import text_of
+from jarvis_graph.runtime.services import context_of, tools_for
 from jarvis_graph.state import CORRECTION_NAME, AgentState, is_task_message
 
 MAX_CORRECTIONS = 2

@@ -1,18 +1,21 @@
-"""complete_task: close the run — final answer, status, dangling tool calls answered."""
+"""complete_task: close the run — final answer, status, dangling tool calls answered.
+
+Its router sends a completed task on to ``analyze_task`` when ``use_analysis`` is on.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
 from jarvis_graph.checkpointing import run_position
-from jarvis_graph.context import JarvisContext
+from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event
+from jarvis_graph.marker import has_complete_marker, strip_complete_marker
+from jarvis_graph.messages import last_ai, not_run_answers, pending_tool_calls, text_of
 from jarvis_graph.nodes.call_text import call_in_text, corrections_since_task
-from jarvis_graph.nodes.marker import has_complete_marker, strip_complete_marker
-from jarvis_graph.nodes.messages import last_ai, not_run_answers, pending_tool_calls, text_of
-from jarvis_graph.nodes.services import bus_for, context_of, tools_for
+from jarvis_graph.runtime.services import bus_for, context_of, current_context, tools_for
 from jarvis_graph.state import AgentState
 
 
@@ -57,3 +60,14 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
     payload |= {**run_position(), "messages": list(messages)}
     bus_for(context_of(runtime)).emit(Event.TASK_COMPLETED, payload)
     return {"messages": update, "status": status, "final_answer": answer}
+
+
+def route_after_complete_task(state: AgentState) -> Literal["analyze_task", "__end__"]:
+    """Analyze completed tasks when ``use_analysis`` is on.
+
+    The context is looked up, not injected (see ``route_after_tools``).
+    """
+    settings = resolve_settings(current_context())
+    if settings.use_analysis and state.get("status") == "completed":
+        return "analyze_task"
+    return "__end__"

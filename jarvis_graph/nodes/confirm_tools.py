@@ -21,11 +21,11 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from jarvis_graph.context import JarvisContext
+from jarvis_graph.messages import last_ai, pending_tool_calls
 from jarvis_graph.nodes.call_model import needs_human
-from jarvis_graph.nodes.messages import last_ai, pending_tool_calls
-from jarvis_graph.nodes.services import context_of, tools_for
+from jarvis_graph.runtime.registry import asks_user
+from jarvis_graph.runtime.services import context_of, tools_for
 from jarvis_graph.state import AgentState
-from jarvis_graph.tools.registry import asks_user
 
 
 def confirm_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:

@@ -17,8 +17,8 @@ from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event
-from jarvis_graph.nodes.helper_model import warn_helper_failure
-from jarvis_graph.nodes.services import bus_for, context_of, model_for, tools_for
+from jarvis_graph.runtime.helper_model import warn_helper_failure
+from jarvis_graph.runtime.services import bus_for, context_of, model_for, tools_for
 from jarvis_graph.state import AgentState
 from jarvis_graph.tools.tool_filter import (
     ToolCard,
@@ -56,6 +56,7 @@ def filter_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
 
 
 def _ranked(task: str, cards: list[ToolCard]) -> list[ToolCard]:
+    # deferred: numpy and the MiniLM embedder load only when there are tools to rank
     from jarvis_graph.memory.embedder import default_embedder
 
     embedder = default_embedder()

@@ -9,7 +9,7 @@ whether a reusable methodology emerged, and it is saved.
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.errors import GraphBubbleUp
@@ -17,11 +17,19 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.history import render_transcript
 from jarvis_graph.methodology import select as chooser
-from jarvis_graph.methodology.store import find, home_dir, load_all, methodology_dirs, save
-from jarvis_graph.nodes.helper_model import warn_helper_failure
-from jarvis_graph.nodes.history import render_transcript
-from jarvis_graph.nodes.services import context_of, current_context, model_for
+from jarvis_graph.methodology.git_sync import sync
+from jarvis_graph.methodology.store import (
+    MethodologyError,
+    find,
+    home_dir,
+    load_all,
+    methodology_dirs,
+    save,
+)
+from jarvis_graph.runtime.helper_model import warn_helper_failure
+from jarvis_graph.runtime.services import context_of, model_for
 from jarvis_graph.state import AgentState
 
 logger = logging.getLogger(__name__)
@@ -50,24 +58,10 @@ def methodology_section(task: str, ctx: JarvisContext) -> str:
 
 
 def _sync_quietly(url: str) -> None:
-    from jarvis_graph.methodology.git_sync import sync
-    from jarvis_graph.methodology.store import MethodologyError
-
     try:
         sync(url)
     except MethodologyError as exc:  # the run goes on with the clone it has
         logger.warning("central methodology repository: %s", exc)
-
-
-def route_after_complete_task(state: AgentState) -> Literal["analyze_task", "__end__"]:
-    """Analyze completed tasks when ``use_analysis`` is on.
-
-    The context is looked up, not injected (see ``route_after_tools``).
-    """
-    settings = resolve_settings(current_context())
-    if settings.use_analysis and state.get("status") == "completed":
-        return "analyze_task"
-    return "__end__"
 
 
 def analyze_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:

@@ -24,13 +24,13 @@ from pydantic import Field, create_model
 
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event
+from jarvis_graph.messages import pending_tool_calls, text_of
 from jarvis_graph.multi.config import AgentsConfig
 from jarvis_graph.multi.handoff import HANDOFF_TOOL
-from jarvis_graph.nodes.messages import pending_tool_calls, text_of
-from jarvis_graph.nodes.services import bus_for, context_of
-from jarvis_graph.nodes.structured import ask_structured
 from jarvis_graph.platforms.registry import create_chat_model
 from jarvis_graph.prompts import load_prompt
+from jarvis_graph.runtime.services import bus_for, context_of
+from jarvis_graph.runtime.structured import ask_structured
 from jarvis_graph.state import Handoff, MultiAgentState
 
 DISCARDED = "Discarded: this turn ended with a hand-off; call again if still needed."

@@ -8,22 +8,21 @@ directly. Child runs share the parent's checkpointer under their own checkpoint 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import uuid
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
 
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event
-from jarvis_graph.nodes.messages import text_of
-from jarvis_graph.nodes.services import bus_for, context_of, system_prompt
+from jarvis_graph.messages import text_of
 from jarvis_graph.nodes.start_task import SYSTEM_ID, TASK_ID_PREFIX
-from jarvis_graph.nodes.structured import ask_structured
 from jarvis_graph.planning.plan import (
     blocked_steps,
     plan_block,
@@ -35,6 +34,8 @@ from jarvis_graph.planning.plan import (
 )
 from jarvis_graph.planning.schemas import PlanAdjustment, PlanDecision
 from jarvis_graph.prompts import load_prompt
+from jarvis_graph.runtime.services import bus_for, context_of, system_prompt
+from jarvis_graph.runtime.structured import ask_structured
 from jarvis_graph.state import (
     CONTEXT_NAME,
     PlannerState,
@@ -130,7 +131,29 @@ def route_after_adjust_plan(
     return route_steps(state, runtime)
 
 
-def run_step(state: StepInput, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+class StepNode(Protocol):
+    """The ``run_step`` node's signature (named parameters, as LangGraph calls a node)."""
+
+    def __call__(self, state: StepInput, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+        """Run one step."""
+        ...
+
+
+def make_run_step(child_graph: Callable[[], Runnable[Any, Any]]) -> StepNode:
+    """The ``run_step`` node; ``child_graph()`` is the compiled graph a step runs.
+
+    The graph module passes the planner graph itself, so this module never imports a graph.
+    """
+
+    def run_step(state: StepInput, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+        return _run_step(state, runtime, child_graph())
+
+    return run_step
+
+
+def _run_step(
+    state: StepInput, runtime: Runtime[JarvisContext], graph: Runnable[Any, Any]
+) -> dict[str, Any]:
     """Run one step as a child planner run (depth + 1, non-interactive, auto-complete).
 
     A child that fails (an error, or its iteration cap) is recorded as ``failed`` with the
@@ -142,7 +165,7 @@ def run_step(state: StepInput, runtime: Runtime[JarvisContext]) -> dict[str, Any
     brief = step_brief(state["task"], step, state["plan"], state["inputs"])
     status: StepStatus = "failed"
     try:
-        out = _child_graph().invoke({"task": brief}, context=child)
+        out = graph.invoke({"task": brief}, context=child)
     except GraphBubbleUp:
         raise
     except Exception as exc:
@@ -156,14 +179,6 @@ def run_step(state: StepInput, runtime: Runtime[JarvisContext]) -> dict[str, Any
     result = StepResult(id=step["id"], status=status, answer=answer, depth=child.depth)
     bus_for(ctx).emit(Event.PLAN_STEP_FINISHED, dict(result))
     return {"step_results": {step["id"]: result}}
-
-
-@functools.cache
-def _child_graph() -> Any:
-    """The planner graph, compiled once; reached through a call so drawings do not recurse."""
-    from jarvis_graph.graphs.planner import build_planner_graph
-
-    return build_planner_graph().compile(name="planner")
 
 
 def adjust_plan(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from jarvis_graph.gitflow.repo import (
     init_repo,
 )
 from jarvis_graph.gitflow.workflow import GitWorkflow, attach_workflow, workflow_for
-from jarvis_graph.nodes.services import bus_for, context_of
+from jarvis_graph.runtime.services import bus_for, context_of
 from jarvis_graph.state import AgentState
 
 logger = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""run_tools: execute the pending tool calls and answer each with a tool message.
+"""run_tools: execute the pending tool calls, plus the router that decides what follows.
 
 Every failure (unknown tool, bad arguments, an exception inside a tool, arguments that
 were not valid JSON) becomes a readable error message for the model; the run goes on.
@@ -6,27 +6,23 @@ were not valid JSON) becomes a readable error message for the model; the run goe
 
 from __future__ import annotations
 
-import logging
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import get_executor_for_config, merge_configs
+from langchain_core.runnables.config import get_executor_for_config
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
-from langgraph.errors import GraphBubbleUp, ParentCommand
 from langgraph.runtime import Runtime
-from langgraph.types import Command
-from pydantic import ValidationError
 
-from jarvis_graph.context import JarvisContext
+from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event, EventBus
-from jarvis_graph.nodes.messages import pending_tool_calls
-from jarvis_graph.nodes.services import bus_for, context_of, tools_for
+from jarvis_graph.history import over_budget
+from jarvis_graph.messages import pending_tool_calls
+from jarvis_graph.runtime.services import bus_for, context_of, current_context, tools_for
 from jarvis_graph.state import AgentState
-from jarvis_graph.tools.base import ToolEnv, ToolFailure, limit_output
-
-logger = logging.getLogger(__name__)
+from jarvis_graph.tools.base import ToolEnv, limit_output
+from jarvis_graph.tools.invoke import invoke_tool
 
 
 def run_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
@@ -66,7 +62,7 @@ def _run_one(
         known = ", ".join(sorted(tools))
         text = f"There is no tool named {name!r}. Available tools: {known}."
     else:
-        text, status = _invoke(tools[name], args or {}, config, call_id)
+        text, status = invoke_tool(tools[name], args or {}, config, call_id)
     text, saved = limit_output(text, env, name or "tool")  # secrets masked: it is stored
     bus.emit(
         Event.AFTER_TOOL_CALL,
@@ -82,27 +78,12 @@ def _run_one(
     return ToolMessage(content=text, tool_call_id=call_id, name=name or "unknown", status=status)
 
 
-def _invoke(
-    tool: BaseTool, args: dict[str, Any], config: RunnableConfig, call_id: str = ""
-) -> tuple[str, str]:
-    if call_id:  # execute_script records its process group under the call's id
-        config = merge_configs(config, {"metadata": {"jarvis_tool_call_id": call_id}})
-    try:
-        result = tool.invoke(args, config)
-    except GraphBubbleUp:
-        raise
-    except ToolFailure as exc:
-        return f"Error: {exc}", "error"
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
-        )
-        expected = list(tool.args)
-        text = f"Invalid arguments for {tool.name}: {problems}. Expected parameters: {expected}"
-        return text, "error"
-    except Exception as exc:
-        logger.exception("tool %s raised", tool.name)
-        return f"Error: tool {tool.name} failed: {type(exc).__name__}: {exc}", "error"
-    if isinstance(result, Command) and result.graph == Command.PARENT:
-        raise ParentCommand(result)  # a hand-off: the graph above routes it
-    return (result if isinstance(result, str) else str(result)), "success"
+def route_after_tools(state: AgentState) -> Literal["summarize_history", "call_model"]:
+    """Summarize first when the next request would exceed the budget.
+
+    The run context is looked up rather than injected: ``update_state(...,
+    as_node="run_tools")`` (how the CLI records interrupted calls) routes without one.
+    """
+    settings = resolve_settings(current_context())
+    budget, rounds = settings.max_input_tokens, settings.auto_summary_rounds
+    return "summarize_history" if over_budget(state["messages"], budget, rounds) else "call_model"

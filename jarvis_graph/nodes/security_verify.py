@@ -16,8 +16,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.types import Send
 
 from jarvis_graph.context import JarvisContext, resolve_settings
-from jarvis_graph.nodes.services import context_of
 from jarvis_graph.platforms.registry import create_chat_model
+from jarvis_graph.runtime.services import context_of
 from jarvis_graph.security.progress import (
     load_progress,
     normalise_verdict,

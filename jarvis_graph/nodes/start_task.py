@@ -10,9 +10,9 @@ from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event
-from jarvis_graph.nodes.messages import text_of
+from jarvis_graph.messages import text_of
 from jarvis_graph.nodes.methodology_steps import methodology_section
-from jarvis_graph.nodes.services import bus_for, context_of, system_prompt
+from jarvis_graph.runtime.services import bus_for, context_of, system_prompt
 from jarvis_graph.state import CONTEXT_NAME, AgentState
 from jarvis_graph.tools.attachments import AttachLimits, attachment_text
 from jarvis_graph.tools.base import ToolEnv

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.errors import GraphBubbleUp
@@ -17,36 +17,24 @@ from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event
-from jarvis_graph.nodes.helper_model import warn_helper_failure
-from jarvis_graph.nodes.history import (
+from jarvis_graph.history import (
     CHARS_PER_TOKEN,
     KEEP_FRACTION,
     SUMMARY_NAME,
     choose_cut,
     model_turns,
-    over_budget,
     render_transcript,
     replacement,
 )
-from jarvis_graph.nodes.messages import text_of
-from jarvis_graph.nodes.services import bus_for, context_of, current_context, model_for
+from jarvis_graph.messages import text_of
 from jarvis_graph.prompts import load_prompt
+from jarvis_graph.runtime.helper_model import warn_helper_failure
+from jarvis_graph.runtime.services import bus_for, context_of, model_for
 from jarvis_graph.state import SUMMARIZED_TURNS, AgentState
 
 logger = logging.getLogger(__name__)
 
 SUMMARY_ID_PREFIX = "jarvis-summary-"
-
-
-def route_after_tools(state: AgentState) -> Literal["summarize_history", "call_model"]:
-    """Summarize first when the next request would exceed the budget.
-
-    The run context is looked up rather than injected: ``update_state(...,
-    as_node="run_tools")`` (how the CLI records interrupted calls) routes without one.
-    """
-    settings = resolve_settings(current_context())
-    budget, rounds = settings.max_input_tokens, settings.auto_summary_rounds
-    return "summarize_history" if over_budget(state["messages"], budget, rounds) else "call_model"
 
 
 def summarize_history(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:

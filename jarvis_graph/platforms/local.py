@@ -42,9 +42,9 @@ from jarvis_graph.config import ModelSpec
 from jarvis_graph.platforms import calculator
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
-from jarvis_graph.platforms.registry import PlatformError
+from jarvis_graph.platforms.errors import PlatformError
+from jarvis_graph.secrets import SECRET_FILE_GLOBS
 from jarvis_graph.state import is_task_message
-from jarvis_graph.tools.attachments import SECRET_GLOBS
 
 MIN_REPLY_TOKENS = 256
 COMPUTE_TRIES = 2  # a failed calculation is shown to the model once for a fix
@@ -461,7 +461,7 @@ def calculation_fact(raw: str, workspace: str | None = None) -> tuple[str | None
     try:
         expression = calculator.repair(str(json.loads(raw)["expression"]))
         root = Path(workspace) if workspace is not None else None
-        value = calculator.evaluate(expression, workspace=root, private=SECRET_GLOBS)
+        value = calculator.evaluate(expression, workspace=root, private=SECRET_FILE_GLOBS)
     except (ValueError, KeyError, TypeError) as exc:  # JSON errors and CalculationError too
         return None, f"{expression} failed: {exc}"
     return f"Calculation: {expression} = {value}", f"{expression} = {value}"
@@ -473,7 +473,9 @@ def _final_chunk(run: _Generation, model: str) -> ChatGenerationChunk:
     usage = UsageMetadata(input_tokens=n_prompt, output_tokens=n_out, total_tokens=n_prompt + n_out)
     meta: dict[str, Any] = {"model_name": model, **run.timing}
     reply = proto.parse_reply(stream.raw)
-    extra: dict[str, Any] = {THOUGHT_KEY: reply.thought} if reply.thought else {}
+    extra: dict[str, Any] = {}
+    if reply.thought:
+        extra[THOUGHT_KEY] = reply.thought
     if stream.is_answer:
         if not stream.done:  # cut off at the token limit: keep what was said
             meta["finish_reason"] = "length"

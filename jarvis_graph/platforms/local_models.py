@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from jarvis_graph.platforms.registry import PlatformError
+from jarvis_graph.platforms.errors import PlatformError
 
 Progress = Callable[[int, int], None]
 """Called with ``(bytes_done, bytes_total)`` while a file is assembled or hashed."""

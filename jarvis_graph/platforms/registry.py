@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from jarvis_graph.config import ModelSpec, jarvis_home
+from jarvis_graph.platforms.errors import PlatformError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -24,14 +25,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 Factory = Callable[[ModelSpec], "BaseChatModel"]
-
-
-class PlatformError(RuntimeError):
-    """A model cannot be created: unknown platform, missing key, bad script."""
-
-
-class ProviderError(RuntimeError):
-    """A model call failed after retries (rate limit, server error, timeout)."""
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from jarvis_graph.platforms.registry import PlatformError
+from jarvis_graph.platforms.errors import PlatformError
 from jarvis_graph.state import SUMMARIZED_TURNS, is_task_message
 
 

@@ -10,7 +10,8 @@ The tools are described in the system prompt and the model calls one by writing 
 
 This module is the engine: plain functions over strings and dicts, no langchain. The tools
 prompt (built from langchain tool schemas) and the chat model that speaks the protocol are in
-:mod:`jarvis_graph.platforms.text_protocol_model`; both can be imported from here too.
+:mod:`jarvis_graph.platforms.text_protocol_model`, which imports this module (never the
+other way round).
 """
 
 from __future__ import annotations
@@ -407,13 +408,3 @@ def _settled(raw: str) -> str:
     if last.lstrip().startswith("`"):  # may be a fence that opens around a block
         text = head.rstrip()
     return text.lstrip()
-
-
-def __getattr__(name: str) -> Any:
-    """``TextProtocolChatModel`` and ``render_tools_prompt`` load langchain on first use."""
-    if name in ("TextProtocolChatModel", "render_tools_prompt", "to_text_protocol"):
-        from jarvis_graph.platforms import text_protocol_model
-
-        return getattr(text_protocol_model, name)
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)

@@ -1,6 +1,5 @@
-"""Tools the agent can call: built-ins, user tool files and MCP servers (see registry)."""
+"""Tools the agent can call: the tool base, built-ins, user tool files and MCP servers.
 
-from jarvis_graph.tools.base import ToolEnv, ToolInputError
-from jarvis_graph.tools.registry import get_tools, is_risky
-
-__all__ = ["ToolEnv", "ToolInputError", "get_tools", "is_risky"]
+The registry that puts a run's tools together is :mod:`jarvis_graph.runtime.registry`: it
+sits above the features whose tools it gathers, so this package imports none of them.
+"""

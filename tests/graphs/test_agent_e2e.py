@@ -18,8 +18,8 @@ from langgraph.types import Command
 from jarvis_graph.context import clear_settings_cache
 from jarvis_graph.events import reset_event_buses
 from jarvis_graph.graphs.agent import build_agent_graph
-from jarvis_graph.nodes.services import _bound_model
 from jarvis_graph.platforms.registry import PlatformError
+from jarvis_graph.runtime.services import _bound_model
 
 MARKER = "!!!COMPLETE!!!"
 

@@ -38,7 +38,7 @@ from jarvis_graph.events import Event
 from jarvis_graph.graphs.agent import build_agent_graph
 from jarvis_graph.memory.episodic import Anchor, expand, open_archive
 from jarvis_graph.memory.tiers import MemoryTiers, close_stores
-from jarvis_graph.nodes.services import bus_for
+from jarvis_graph.runtime.services import bus_for
 from tests.support.cli import run_process, write_script
 
 MARKER = "!!!COMPLETE!!!"

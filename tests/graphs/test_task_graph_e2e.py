@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.graphs.agent import build_agent_graph
-from jarvis_graph.nodes.services import tools_for
+from jarvis_graph.runtime.services import tools_for
 from tests.support.fake_models import answer, call, use_fake
 
 TASKS = [

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from jarvis_graph.events import Event, get_event_bus
-from jarvis_graph.nodes.history import CHARS_PER_TOKEN
+from jarvis_graph.history import CHARS_PER_TOKEN
 from tests.support.fake_openai import FAKE_KEY_VAR as KEY
 from tests.support.fake_openai import FakeOpenAI, ToolCall, thread_config
 

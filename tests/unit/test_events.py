@@ -19,7 +19,7 @@ from jarvis_graph.events import (
     load_after_tool_call_callbacks,
     reset_event_buses,
 )
-from jarvis_graph.nodes.services import bus_for
+from jarvis_graph.runtime.services import bus_for
 
 
 class Recorder:

@@ -14,8 +14,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.memory.tools import MEMORY_TOOLS
-from jarvis_graph.nodes.services import system_prompt
 from jarvis_graph.prompts import load_prompt
+from jarvis_graph.runtime.services import system_prompt
 from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"

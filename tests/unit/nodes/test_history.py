@@ -15,7 +15,7 @@ from langchain_core.messages import (
 )
 from langgraph.graph.message import add_messages
 
-from jarvis_graph.nodes.history import (
+from jarvis_graph.history import (
     SUMMARY_NAME,
     approx_tokens,
     choose_cut,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from jarvis_graph.nodes.messages import answered_ids, last_ai, pending_tool_calls, text_of
+from jarvis_graph.messages import answered_ids, last_ai, pending_tool_calls, text_of
 
 
 def call(name: str, call_id: str) -> dict:

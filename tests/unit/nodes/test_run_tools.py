@@ -13,8 +13,8 @@ from langgraph.graph import END, START, StateGraph
 
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, get_event_bus
-from jarvis_graph.nodes import services
 from jarvis_graph.nodes.run_tools import run_tools
+from jarvis_graph.runtime import services
 from jarvis_graph.state import AgentState
 from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 

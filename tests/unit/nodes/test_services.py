@@ -10,15 +10,15 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext
-from jarvis_graph.nodes.services import (
+from jarvis_graph.platforms.registry import PlatformError
+from jarvis_graph.prompts import load_prompt
+from jarvis_graph.runtime.services import (
     COMPLETE_MARKER,
     context_of,
     model_for,
     system_prompt,
     tools_for,
 )
-from jarvis_graph.platforms.registry import PlatformError
-from jarvis_graph.prompts import load_prompt
 
 
 def test_context_of_accepts_dataclass_dict_and_nothing() -> None:

@@ -20,7 +20,8 @@ from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext, clear_settings_cache
 from jarvis_graph.events import Event, get_event_bus
-from jarvis_graph.nodes.summarize_history import route_after_tools, summarize_history
+from jarvis_graph.nodes.run_tools import route_after_tools
+from jarvis_graph.nodes.summarize_history import summarize_history
 
 
 def history(rounds: int) -> list[Any]:

@@ -659,13 +659,12 @@ def test_openai_platform_wraps_only_for_the_text_protocol() -> None:
     from langchain_openai import ChatOpenAI
 
     from jarvis_graph.config import ModelSpec
-    from jarvis_graph.platforms import text_protocol
     from jarvis_graph.platforms.openai import create_openai_model
 
     spec = ModelSpec(platform="openai", model="m", base_url="http://127.0.0.1:9/v1")
     assert isinstance(create_openai_model(spec), ChatOpenAI)
     text = spec.model_copy(update={"tool_protocol": "text", "single_tool_per_turn": True})
     wrapped = create_openai_model(text)
-    assert isinstance(wrapped, text_protocol.TextProtocolChatModel)
+    assert isinstance(wrapped, TextProtocolChatModel)
     assert isinstance(wrapped.inner, ChatOpenAI)
     assert wrapped.single_tool_per_turn is True

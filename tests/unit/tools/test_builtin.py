@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from jarvis_graph.config import Settings
+from jarvis_graph.runtime.registry import asks_user, get_tools, is_risky
 from jarvis_graph.tools import builtin
 from jarvis_graph.tools.base import ToolEnv, ToolInputError
 from jarvis_graph.tools.builtin import (
@@ -20,7 +21,6 @@ from jarvis_graph.tools.builtin import (
     read_code_impl,
     search_files_impl,
 )
-from jarvis_graph.tools.registry import asks_user, get_tools, is_risky
 
 
 @pytest.fixture

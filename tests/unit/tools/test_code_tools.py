@@ -9,7 +9,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from jarvis_graph.config import Settings
 from jarvis_graph.context import JarvisContext
-from jarvis_graph.nodes.services import system_prompt, tools_for
+from jarvis_graph.runtime.registry import is_risky
+from jarvis_graph.runtime.services import system_prompt, tools_for
 from jarvis_graph.tools.base import ToolEnv, ToolFailure, ToolInputError
 from jarvis_graph.tools.code_tools import (
     CODE_TOOLS,
@@ -20,7 +21,6 @@ from jarvis_graph.tools.code_tools import (
     rewrite_file_impl,
     search_code,
 )
-from jarvis_graph.tools.registry import is_risky
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from jarvis_graph.config import ConfigError, Settings
+from jarvis_graph.runtime.registry import build_registry, filter_group, get_tools
 from jarvis_graph.tools.base import ToolFailure
-from jarvis_graph.tools.registry import build_registry, filter_group, get_tools
 from jarvis_graph.tools.tool_repo import central_repo_dir, sync_central_repo
 from jarvis_graph.tools.user_tools import load_tool_dirs
 

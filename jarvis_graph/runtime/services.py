@@ -12,11 +12,19 @@ from typing import TYPE_CHECKING, Any
 from jarvis_graph.config import ModelSpec
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import EventBus, get_event_bus
+from jarvis_graph.marker import COMPLETE_MARKER
 from jarvis_graph.memory.hooks import install_memory_hooks
-from jarvis_graph.nodes.marker import COMPLETE_MARKER
+from jarvis_graph.multi.handoff import agent_prompt, agent_tools
 from jarvis_graph.platforms.registry import create_chat_model, resolve_platform
 from jarvis_graph.prompts import load_prompt, tool_use_line
-from jarvis_graph.tools.registry import ToolRegistry, get_registry, get_tools
+from jarvis_graph.runtime.registry import (
+    ToolRegistry,
+    get_registry,
+    get_tools,
+    group_patterns,
+    in_group,
+)
+from jarvis_graph.tools.code_tools import CODE_TOOLS
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -78,14 +86,9 @@ def tools_for(ctx: JarvisContext) -> dict[str, BaseTool]:
     settings = resolve_settings(ctx)
     tools = {t.name: t for t in get_tools(settings, ctx.workspace_path())}
     if ctx.toolset == "code":
-        from jarvis_graph.tools.code_tools import CODE_TOOLS
-        from jarvis_graph.tools.registry import group_patterns, in_group
-
         patterns = group_patterns(settings)
         tools.update({t.name: t for t in CODE_TOOLS if in_group(t.name, patterns)})
     if ctx.agent and ctx.agents_file:
-        from jarvis_graph.multi.handoff import agent_tools
-
         tools = agent_tools(ctx.agents_file, ctx.agent, tools)
     return tools
 
@@ -123,6 +126,7 @@ def _bound_model(
 
 def system_prompt(ctx: JarvisContext) -> str:
     """The system prompt for a run in ``ctx``."""
+    # deferred: the memory tiers load the vector store (numpy) only when a prompt is built
     from jarvis_graph.memory.tiers import memory_prompt
 
     interaction = (
@@ -143,7 +147,5 @@ def system_prompt(ctx: JarvisContext) -> str:
         memory=memory_prompt(ctx.workspace_path()),
     )
     if ctx.agent and ctx.agents_file:
-        from jarvis_graph.multi.handoff import agent_prompt
-
         prompt = f"{prompt}\n{agent_prompt(ctx.agents_file, ctx.agent)}\n"
     return prompt

@@ -23,9 +23,17 @@ from typing import TYPE_CHECKING
 from langchain_core.tools import BaseTool
 
 from jarvis_graph.config import ConfigError, McpServerSpec, Settings, jarvis_home
+from jarvis_graph.memory.tools import MEMORY_TOOLS
+from jarvis_graph.methodology.tools import METHODOLOGY_TOOLS
+from jarvis_graph.planning.task_graph_tool import task_graph_tools
+from jarvis_graph.tools.builtin import BUILTIN_TOOLS
+from jarvis_graph.tools.mcp_config import mcp_servers
 from jarvis_graph.tools.naming import SEPARATOR, clean
+from jarvis_graph.tools.tool_repo import central_repo_dir, sync_central_repo
+from jarvis_graph.tools.user_tools import load_tool_dirs
 
 if TYPE_CHECKING:
+    from jarvis_graph.tools.base import ToolEnv
     from jarvis_graph.tools.mcp_hub import McpHub
 
 logger = logging.getLogger(__name__)
@@ -52,8 +60,6 @@ def user_tool_dirs(settings: Settings) -> list[Path]:
     """``~/.jarvis/tools``, the configured folders, then the central repository's clone."""
     dirs = [jarvis_home() / "tools", *(Path(d).expanduser() for d in settings.tool_load_dirs)]
     if settings.central_tool_repo:
-        from jarvis_graph.tools.tool_repo import central_repo_dir
-
         dirs.append(central_repo_dir())
     return dirs
 
@@ -64,23 +70,12 @@ def build_registry(settings: Settings, workspace: Path) -> ToolRegistry:
     Raises:
         ConfigError: An ``mcp.json`` file is broken, or the tool group is not defined.
     """
-    from jarvis_graph.tools.builtin import BUILTIN_TOOLS
-    from jarvis_graph.tools.mcp_config import mcp_servers
-    from jarvis_graph.tools.user_tools import load_tool_dirs
-
     patterns = group_patterns(settings)
-    from jarvis_graph.memory.tools import MEMORY_TOOLS
-    from jarvis_graph.methodology.tools import METHODOLOGY_TOOLS
-
     builtin = [*BUILTIN_TOOLS, *MEMORY_TOOLS, *METHODOLOGY_TOOLS]
     registry = ToolRegistry(tools={t.name: t for t in builtin})
     if settings.task_graph_tool:
-        from jarvis_graph.planning.task_graph_tool import task_graph_tools
-
-        registry.tools.update({t.name: t for t in task_graph_tools()})
+        registry.tools.update({t.name: t for t in task_graph_tools(_run_tools)})
     if settings.central_tool_repo:
-        from jarvis_graph.tools.tool_repo import sync_central_repo
-
         note = sync_central_repo(settings.central_tool_repo)
         if note:
             registry.problems.append(note)
@@ -104,9 +99,15 @@ def build_registry(settings: Settings, workspace: Path) -> ToolRegistry:
     return registry
 
 
+def _run_tools(env: ToolEnv) -> list[BaseTool]:
+    """The tools of the run a ``run_task_graph`` call belongs to."""
+    return get_tools(env.settings, env.workspace)
+
+
 def _add_mcp(
     registry: ToolRegistry, servers: list[McpServerSpec], settings: Settings, workspace: Path
 ) -> None:
+    # deferred: the MCP SDK (and its anyio/httpx stack) loads only when a server is configured
     from jarvis_graph.tools.mcp_hub import McpHub
     from jarvis_graph.tools.mcp_tools import build_mcp_tools
 

@@ -1,0 +1,55 @@
+"""Run one tool call and turn every failure into text for the model.
+
+Shared by the ``run_tools`` node and the ``run_task_graph`` tool, so a task of a plan fails
+the same way a call of the model does.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp, ParentCommand
+from langgraph.types import Command
+from pydantic import ValidationError
+
+from jarvis_graph.tools.base import ToolFailure
+
+logger = logging.getLogger(__name__)
+
+
+def invoke_tool(
+    tool: BaseTool, args: dict[str, Any], config: RunnableConfig, call_id: str = ""
+) -> tuple[str, str]:
+    """Run ``tool`` with ``args``.
+
+    Returns:
+        The text for the model and the status, ``success`` or ``error``.
+
+    Raises:
+        ParentCommand: The tool handed the turn over (a hand-off); the graph above routes it.
+    """
+    if call_id:  # execute_script records its process group under the call's id
+        config = merge_configs(config, {"metadata": {"jarvis_tool_call_id": call_id}})
+    try:
+        result = tool.invoke(args, config)
+    except GraphBubbleUp:
+        raise
+    except ToolFailure as exc:
+        return f"Error: {exc}", "error"
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+        )
+        expected = list(tool.args)
+        text = f"Invalid arguments for {tool.name}: {problems}. Expected parameters: {expected}"
+        return text, "error"
+    except Exception as exc:
+        logger.exception("tool %s raised", tool.name)
+        return f"Error: tool {tool.name} failed: {type(exc).__name__}: {exc}", "error"
+    if isinstance(result, Command) and result.graph == Command.PARENT:
+        raise ParentCommand(result)  # a hand-off: the graph above routes it
+    return (result if isinstance(result, str) else str(result)), "success"
