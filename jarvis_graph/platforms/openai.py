@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from jarvis_graph.config import ModelSpec
-from jarvis_graph.platforms.registry import PlatformError
+from jarvis_graph.platforms.errors import PlatformError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -79,6 +79,9 @@ def create_openai_model(spec: ModelSpec) -> BaseChatModel:
         streaming=spec.stream,
         stream_usage=True,
         http_client=_http_client(),
+        # native calls: the provider is asked for one call a reply (the text protocol
+        # enforces it itself, below)
+        single_tool_per_turn=spec.single_tool_per_turn and spec.tool_protocol == "native",
     )
     if spec.tool_protocol == "text":  # no native function calling: <TOOL_CALL> blocks
         from jarvis_graph.platforms.text_protocol_model import TextProtocolChatModel

@@ -6,16 +6,22 @@ merged with a forgiving partial-JSON parser (a cut ``{"script": "touch x`` becom
 records each call's arguments exactly as the provider sent them, under
 :data:`RAW_TOOL_CALLS` in ``additional_kwargs``, so ``call_model`` can refuse every call
 whose arguments are not exactly one JSON object.
+
+With ``single_tool_per_turn`` it binds tools with ``parallel_tool_calls=False``, the
+provider's own switch for at most one tool call per reply.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessageChunk
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
@@ -23,6 +29,19 @@ from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
 
 class RawArgumentsChatOpenAI(ChatOpenAI):
     """``ChatOpenAI`` plus the raw tool-call arguments, streamed or not."""
+
+    single_tool_per_turn: bool = False
+    """Ask the provider for at most one tool call a reply (``parallel_tool_calls=False``)."""
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable | BaseTool],
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind ``tools``; with ``single_tool_per_turn``, parallel tool calls are turned off."""
+        if self.single_tool_per_turn and tools:
+            kwargs.setdefault("parallel_tool_calls", False)
+        return super().bind_tools(tools, **kwargs)
 
     def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
         calls: dict[int, dict[str, str]] = {}

@@ -214,3 +214,32 @@ def test_cli_run_against_the_fake_server(server: FakeOpenAI, ws: Path) -> None:
     assert len(server.requests) == 2
     assert tool_messages(server.requests[1])[0]["content"].count("hello from the workspace") == 1
     assert (ws / ".jarvis" / "sessions.sqlite").is_file()
+
+
+def test_single_tool_per_turn_asks_the_provider_for_one_call_a_reply(
+    agent: Any, server: FakeOpenAI, ws: Path
+) -> None:
+    configure(ws, single_tool_per_turn=True)  # native tool calling (the default protocol)
+    server.reply(tool_calls=[ToolCall("read_code", {"path": "hello.py"}, id="call_read")])
+    server.reply(text="It prints a greeting. !!!COMPLETE!!!")
+
+    out = agent.invoke({"task": "Read hello.py"}, run_config("t-one"), context=context(ws, server))
+
+    assert out["status"] == "completed"
+    assert len(server.requests) == 2
+    for body in server.requests:  # every request that offers tools forbids parallel calls
+        assert body["tools"]
+        assert body["parallel_tool_calls"] is False
+
+
+def test_parallel_tool_calls_are_left_to_the_provider_by_default(
+    agent: Any, server: FakeOpenAI, ws: Path
+) -> None:
+    configure(ws)
+    server.reply(text="Nothing to do. !!!COMPLETE!!!")
+
+    agent.invoke({"task": "Say done"}, run_config("t-many"), context=context(ws, server))
+
+    (body,) = server.requests
+    assert body["tools"]
+    assert "parallel_tool_calls" not in body
