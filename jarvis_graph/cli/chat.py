@@ -116,6 +116,7 @@ def _builtin(command: str, graph: Any, ctx: dict[str, Any]) -> None:
     if command == "/help":
         console.print(HELP, markup=False)
     elif command == "/tools":
+        # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
         from jarvis_graph.context import JarvisContext
         from jarvis_graph.runtime.services import tools_for
 

@@ -53,6 +53,7 @@ def _check(
     """Refuse, before the repository or the session is touched, a run that cannot start."""
     from rich.markup import escape
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.checkpointing import CheckpointError
     from jarvis_graph.cli.driver import console
     from jarvis_graph.cli.preflight import RunSetupError, check_model, check_task, check_thread

@@ -16,6 +16,7 @@ def show(workspace: Path | None = o.Workspace) -> None:
     """Print the merged settings (secrets masked) and which files were read."""
     import yaml
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.config import (
         ConfigError,
         load_settings,
@@ -43,6 +44,7 @@ def init(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Write a commented starter config file (user-level unless --project)."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.config import DEFAULT_CONFIG_TEMPLATE, project_config_path, user_config_path
 
     path = (

@@ -57,14 +57,17 @@ def build_graph(ctx: dict[str, Any], kind: str = "agent") -> tuple[Any, str]:
         ConfigError: The agents file is invalid.
     """
     if kind == "planner":
+        # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
         from jarvis_graph.graphs.planner import build_planner_graph
 
         return build_planner_graph(), kind
     if kind == "code_agent":
+        # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
         from jarvis_graph.graphs.code_agent import build_code_agent_graph
 
         return build_code_agent_graph(), kind
     if kind in ("multi_agent", "expert_router"):
+        # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
         from jarvis_graph.graphs.multi_agent import build_multi_agent_graph
         from jarvis_graph.multi.config import load_agents
 
@@ -85,6 +88,7 @@ def open_agent(ctx: dict[str, Any], kind: str = "agent") -> Iterator[Any]:
             builder, name = build_graph(ctx, kind)
             yield builder.compile(checkpointer=saver, name=name)
         finally:
+            # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
             from jarvis_graph.runtime.registry import close_registries
 
             close_registries()
@@ -96,6 +100,7 @@ def prepare_tools(ctx: dict[str, Any]) -> None:
     Raises:
         ConfigError: A tool group or an ``mcp.json`` file is invalid.
     """
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.runtime.services import tool_registry_for, tools_for
 
     context = JarvisContext(**ctx)

@@ -38,6 +38,7 @@ def search(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Search the snippets of completed tasks by meaning, session and kind."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.memory.episodic import EpisodicError, format_episodes, search_project
 
     ws = _workspace(workspace)
@@ -56,6 +57,7 @@ def show(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Show the messages around an anchor, read from the session's checkpoint."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.checkpointing import CheckpointError, open_checkpointer, sqlite_path
     from jarvis_graph.config import ConfigError
     from jarvis_graph.context import JarvisContext, resolve_settings

@@ -18,6 +18,7 @@ app = typer.Typer(help="MCP servers from config.yaml and mcp.json files.", no_ar
 
 
 def _servers(workspace: Path | None) -> tuple[Path, list[McpServerSpec], Any]:
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.config import load_settings
     from jarvis_graph.tools.mcp_config import mcp_servers
 
@@ -27,6 +28,7 @@ def _servers(workspace: Path | None) -> tuple[Path, list[McpServerSpec], Any]:
 
 
 def _hub(ws: Path, specs: list[McpServerSpec], settings: Any) -> McpHub:
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.tools.mcp_hub import McpHub
 
     return McpHub(
@@ -48,6 +50,7 @@ def list_servers(workspace: Path | None = o.Workspace) -> None:
     from rich.console import Console
     from rich.markup import escape
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.config import ConfigError
 
     console = Console(highlight=False)
@@ -110,6 +113,7 @@ def call(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Call TOOL on SERVER and print the result (exit code 1 on failure)."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.config import ConfigError
     from jarvis_graph.tools.base import ToolFailure
     from jarvis_graph.tools.mcp_tools import call_mcp_tool

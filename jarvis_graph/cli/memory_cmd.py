@@ -41,12 +41,14 @@ def _fail(message: str) -> NoReturn:
 
 
 def _tiers(workspace: Path | None) -> Any:
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.memory.tiers import MemoryTiers
 
     return MemoryTiers(_workspace(workspace), thread_id="cli")
 
 
 def _types(values: list[str] | None, long_term_only: bool = False) -> list[str] | None:
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.memory.records import LONG_TERM_TYPES, MEMORY_TYPES
 
     allowed = LONG_TERM_TYPES if long_term_only else MEMORY_TYPES
@@ -77,6 +79,7 @@ def list_memories(
 ) -> None:
     """List long-term memories (short-term ones live only inside a run), newest first."""
     types = _types(memory_type, long_term_only=True)
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.memory.records import LONG_TERM_TYPES
 
     _print_records(_tiers(workspace).records(types or list(LONG_TERM_TYPES), tag))
@@ -91,6 +94,7 @@ def search(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Search long-term memories by meaning (and tags)."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.memory.records import LONG_TERM_TYPES
 
     types = _types(memory_type, long_term_only=True) or list(LONG_TERM_TYPES)
@@ -108,6 +112,7 @@ def save(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Save one long-term memory."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.memory.records import MemoryInputError, new_record
 
     _types([memory_type], long_term_only=True)
@@ -129,6 +134,7 @@ def clear(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Delete memories by --id, by --tag, or --all of the given --type."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.memory.records import LONG_TERM_TYPES
 
     types = _types(memory_type, long_term_only=True) or list(LONG_TERM_TYPES)
@@ -155,6 +161,7 @@ def export(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Write long-term memories to a JSON file."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.memory.transfer import export_memories
 
     types = _types(memory_type, long_term_only=True)
@@ -181,6 +188,7 @@ def import_(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Import memories from an export file or from Jarvis memory files."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.memory.records import MemoryInputError
     from jarvis_graph.memory.transfer import import_records, read_export, read_jarvis_files
 
@@ -216,6 +224,7 @@ def organize(
     """Merge groups of overlapping long-term memories with the cheap model."""
     import numpy as np
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.memory.embedder import default_embedder
     from jarvis_graph.memory.organizer import organize as run_organizer
     from jarvis_graph.memory.records import LONG_TERM_TYPES
@@ -253,6 +262,7 @@ def organize(
 
 
 def _cheap_model(workspace: Path) -> Any:
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.context import JarvisContext, resolve_settings
     from jarvis_graph.messages import text_of
     from jarvis_graph.platforms.registry import PlatformError, create_chat_model

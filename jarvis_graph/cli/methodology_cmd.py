@@ -25,6 +25,7 @@ def _fail(message: str) -> NoReturn:
 
 
 def _settings(workspace: Path | None) -> Any:
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.config import ConfigError, load_settings
 
     try:
@@ -49,6 +50,7 @@ def list_methodologies(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """List the methodologies of every folder (the first one holding a problem type wins)."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.methodology.store import load_all, methodology_dirs
 
     records = load_all(methodology_dirs(_settings(workspace)))
@@ -68,6 +70,7 @@ def add(
     file: Path | None = FileOpt,
 ) -> None:
     """Add (or replace) a methodology in ~/.jarvis/methodologies."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.methodology.store import MethodologyError, checked, home_dir, save
 
     if (content is None) == (file is None):
@@ -89,6 +92,7 @@ def import_methodologies(
     path: Path = ImportPath,
 ) -> None:
     """Import methodologies into ~/.jarvis/methodologies (same problem type: replaced)."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.methodology.store import MethodologyError, home_dir, read_records, save
 
     if not path.exists():
@@ -108,6 +112,7 @@ def export(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Export every methodology to one JSON file."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.methodology.store import export_records, load_all, methodology_dirs
 
     count = export_records(load_all(methodology_dirs(_settings(workspace))), path)
@@ -121,6 +126,7 @@ def share(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Commit your methodologies to the central repository and push them, after confirming."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.methodology.git_sync import share as push
     from jarvis_graph.methodology.store import MethodologyError, home_dir, load_dir
 
@@ -148,6 +154,7 @@ def share(
 @app.command("sync")
 def sync(workspace: Path | None = o.Workspace) -> None:
     """Clone or pull the central methodology repository now."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.methodology.git_sync import sync as pull
     from jarvis_graph.methodology.store import MethodologyError, central_dir
 

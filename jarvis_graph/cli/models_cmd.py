@@ -21,6 +21,7 @@ def list_models(workspace: Path | None = o.Workspace) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.config import ConfigError, load_settings
     from jarvis_graph.platforms.registry import list_platforms, plugin_errors, resolve_platform
 
@@ -61,6 +62,7 @@ def _local_models_table() -> Table:
     from rich.markup import escape
     from rich.table import Table
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.platforms.local_models import (
         RECIPES,
         is_verified,
@@ -97,6 +99,7 @@ def pull(
     from rich.console import Console
     from rich.markup import escape
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.platforms import local_models
     from jarvis_graph.platforms.registry import PlatformError
 

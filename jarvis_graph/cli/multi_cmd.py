@@ -33,6 +33,7 @@ def multi(
     """Run TASK with the agents of --config: they hand work to each other until one answers."""
     from rich.markup import escape
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.driver import EXIT_ERROR, console, run_task
     from jarvis_graph.config import ConfigError
 
@@ -46,6 +47,7 @@ def multi(
         console.print(f"[red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         raise typer.Exit(EXIT_ERROR) from None
     finally:
+        # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
         from jarvis_graph.runtime.registry import close_registries
 
         close_registries()
@@ -55,6 +57,7 @@ def multi(
 
 def _check_agents(ctx: dict[str, object]) -> None:
     """The agents file is valid and every tool it names exists (before anything runs)."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.driver import prepare_tools
     from jarvis_graph.context import JarvisContext
     from jarvis_graph.multi.config import check_tools, load_agents

@@ -38,6 +38,7 @@ def check_task(task: Any) -> None:
 
 def session_ids(ctx: dict[str, Any]) -> list[str]:
     """The ids of the project's sessions, newest first."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.checkpointing import list_threads, open_checkpointer
     from jarvis_graph.context import JarvisContext, resolve_settings
 
@@ -100,6 +101,7 @@ def check_model(ctx: dict[str, Any], kind: str = "agent") -> None:
     """
     if kind in _MULTI_KINDS:
         return
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.config import ConfigError
     from jarvis_graph.context import JarvisContext
     from jarvis_graph.platforms.registry import PlatformError

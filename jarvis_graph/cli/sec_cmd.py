@@ -26,6 +26,7 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def _languages(value: str) -> tuple[str, ...]:
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.security import LANGUAGES
 
     langs = tuple(x.strip().lower() for x in value.split(",") if x.strip())
@@ -53,6 +54,7 @@ def scan(
     script: Path | None = options.Script,
 ) -> None:
     """Scan PATH; with --verify, an agent judges each issue (resumable with --run-id)."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.security import DEFAULT_MIN_CONFIDENCE, FORMATS, ScanInputError, render
     from jarvis_graph.security import scan_path as run_scan
 
@@ -92,6 +94,7 @@ def verify_issues(
     from rich.console import Console
     from rich.progress import Progress
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.graphs.security_scan import build_security_scan_graph
     from jarvis_graph.security.progress import default_run_id, load_progress, progress_path
 
@@ -101,6 +104,7 @@ def verify_issues(
     progress_file = progress_path(Path(ctx["workspace"]) / ".jarvis" / "security", run)
     already = len(set(load_progress(progress_file)) & set(ids))
     typer.echo(f"verification run {run} ({already}/{len(ids)} done before)", err=True)
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.context import JarvisContext
     from jarvis_graph.state import SecurityScanState
 
@@ -135,6 +139,7 @@ def evaluate(
     """Score the direct scan on a Juliet subset: P, R, F1 and J per CWE and overall."""
     import json
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.security import DEFAULT_MIN_CONFIDENCE, ScanInputError, scan_path, score
 
     threshold = DEFAULT_MIN_CONFIDENCE if min_confidence is None else min_confidence

@@ -21,6 +21,7 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
     """List the sessions of the project, newest first."""
     from rich.table import Table
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.checkpointing import list_threads
     from jarvis_graph.cli.driver import console, open_agent, thread_config
 
@@ -101,6 +102,7 @@ def _show_sub_runs(saver: Any, thread_id: str) -> None:
 def _existing(graph: Any, thread_id: str) -> Any:
     from rich.markup import escape
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.checkpointing import list_threads
     from jarvis_graph.cli.driver import console, thread_config
     from jarvis_graph.cli.preflight import unknown_session
@@ -124,6 +126,7 @@ def resume(
     """Continue a session from its last checkpoint (tool calls already done are not re-run)."""
     from rich.markup import escape
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.driver import (
         EXIT_OK,
         console,
@@ -176,6 +179,7 @@ def fork(
     """Copy a session, as of a checkpoint, into a new session (time travel)."""
     from rich.markup import escape
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.checkpointing import CheckpointError, fork_thread
     from jarvis_graph.cli.driver import console, new_thread_id, open_agent
 
@@ -203,6 +207,7 @@ def unlock(
     """
     from rich.markup import escape
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.driver import console, open_agent
     from jarvis_graph.thread_lock import break_lock
 
@@ -221,6 +226,7 @@ def delete(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """Delete a session, all its checkpoints and its episodes in the archive."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.driver import console, held_thread, open_agent
     from jarvis_graph.memory.episodic import forget_project_thread
     from jarvis_graph.thread_lock import ThreadBusyError

@@ -22,6 +22,7 @@ def list_tools(
     from rich.table import Table
     from rich.text import Text
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.config import ConfigError, load_settings
     from jarvis_graph.runtime.registry import close_registries, filter_group, get_registry
 
