@@ -43,11 +43,16 @@ def test_run_with_plan_splits_runs_children_and_shows_the_tree(example_ws: Path)
     assert shown.exit_code == 0, shown.output
     tree = shown.output.split("sub-runs", 1)[1].splitlines()[1:]
     assert len(tree) == 5, shown.output  # two steps, each with its agent, then the parent's agent
-    assert tree[0].startswith("  └ run_step · completed · Count the data rows")
-    assert tree[1].startswith("    └ agent · completed · Count the data rows")
-    assert "→ data.csv has 4 data rows." in tree[1]
-    assert tree[2].startswith("  └ run_step · completed · Run report.py")
-    assert "total 270.00" in tree[3]  # the child really ran report.py
+    # The two steps run in parallel: either may have started first; each agent follows its step.
+    steps = {tree[i].split(" · ")[2][:9]: (tree[i], tree[i + 1]) for i in (0, 2)}
+    assert set(steps) == {"Count the", "Run repor"}, shown.output
+    rows_step, rows_agent = steps["Count the"]
+    assert rows_step.startswith("  └ run_step · completed · Count the data rows")
+    assert rows_agent.startswith("    └ agent · completed · Count the data rows")
+    assert "→ data.csv has 4 data rows." in rows_agent
+    total_step, total_agent = steps["Run repor"]
+    assert total_step.startswith("  └ run_step · completed · Run report.py")
+    assert "total 270.00" in total_agent  # the child really ran report.py
     assert tree[4].startswith("  └ agent · completed · How many rows")
     assert "[rows] completed" in shown.output  # the blocks written back, shown verbatim
 
