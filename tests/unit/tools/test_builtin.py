@@ -438,8 +438,12 @@ def test_kill_running_scripts_interrupts_the_call(env: ToolEnv) -> None:
     worker = threading.Thread(target=target)
     worker.start()
     deadline = time.monotonic() + 30
-    while not (env.workspace / "started.txt").exists() and time.monotonic() < deadline:
-        time.sleep(0.01)  # synchronisation only: wait until the script runs
+    # synchronisation only: wait until the script runs and the tool has registered it (the
+    # script may write its file before the Popen call returns to the tool)
+    while time.monotonic() < deadline and not (
+        (env.workspace / "started.txt").exists() and builtin._running
+    ):
+        time.sleep(0.01)
 
     assert builtin.kill_running_scripts() == 1
     worker.join(30)
