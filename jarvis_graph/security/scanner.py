@@ -309,7 +309,7 @@ def _run_pools(
             parts.extend((i, key, jobs[i][1], k) for k in range(workers * PARTS_PER_WORKER))
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
         executors.append(pool)
-        found: dict[int, list[list[Issue] | str]] = {}
+        found: dict[int, dict[int, list[Issue] | str]] = {}
         for i, key, language, k in parts:
             part = (k, workers * PARTS_PER_WORKER)
             future = (
@@ -318,7 +318,7 @@ def _run_pools(
                 else pool.submit(_walk_part, _PREPARED[key][0], language, part)
             )
             running[future] = partial(
-                _part_done, found, i, jobs[i][2], _PREPARED[key][1], part[1], collect
+                _part_done, found, i, k, jobs[i][2], _PREPARED[key][1], part[1], collect
             )
         for n, batch in enumerate(batches):
             if early:  # the early worker keeps what it has started; the rest moves here
@@ -402,19 +402,25 @@ def _walk_inherited(key: int, language: str, part: tuple[int, int]) -> list[Issu
 
 
 def _part_done(
-    found: dict[int, list[list[Issue] | str]],
+    found: dict[int, dict[int, list[Issue] | str]],
     index: int,
+    part: int,
     label: str,
     lines: int,
     parts: int,
     collect: Callable[[list[int], list[FileOutcome]], None],
     issues: list[Issue] | str,
 ) -> None:
-    """Keep one part's issues; with the last part, the file's outcome."""
-    found.setdefault(index, []).append(issues)
+    """Keep one part's issues; with the last part, the file's outcome.
+
+    Parts are merged in part order, not in the order they finished: of two equally
+    confident findings the first is kept, and that must not depend on the workers' timing.
+    """
+    found.setdefault(index, {})[part] = issues
     if len(found[index]) < parts:
         return
-    done = found.pop(index)
+    got = found.pop(index)
+    done = [got[k] for k in sorted(got)]
     errors = [part for part in done if isinstance(part, str)]
     if errors:
         collect([index], [_failed(label, RuntimeError(errors[0]))])

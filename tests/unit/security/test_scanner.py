@@ -197,3 +197,23 @@ def test_a_worker_that_dies_loses_no_other_file(tmp_path, monkeypatch):
     assert result.skipped == {"error": 1}
     assert result.files_scanned == 4
     assert sorted(i.file for i in result.issues) == [f"ok_{n}.c" for n in range(4)]
+
+
+def test_parts_of_a_big_file_merge_the_same_whatever_finished_first() -> None:
+    from jarvis_graph.security.model import Issue
+    from jarvis_graph.security.scanner import FileOutcome, _part_done
+
+    def issue(line: int) -> Issue:  # the same finding (id) seen by two parts, equally sure
+        return Issue("c", "use_after_free", "c-use-after-free", "a.c", 9, "", f"freed at {line}",
+                     "", 0.8, "high", "CWE-416")  # fmt: skip
+
+    def merged(order: list[int]) -> list[str]:
+        found: dict = {}
+        out: list[FileOutcome] = []
+        for part in order:
+            found_issue = [issue(100 + part)]
+            _part_done(found, 0, part, "a.c", 10, 3, lambda _, o: out.extend(o), found_issue)
+        [outcome] = out
+        return [i.description for i in outcome.issues]
+
+    assert merged([0, 1, 2]) == merged([2, 1, 0]) == merged([1, 2, 0]) == ["freed at 100"]
