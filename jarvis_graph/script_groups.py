@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jarvis_graph.checkpointing import sqlite_path
-from jarvis_graph.thread_lock import process_start
+from jarvis_graph.thread_lock import process_start, process_stat
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS running_scripts (thread_id TEXT NOT NULL, "
@@ -98,10 +98,10 @@ def _marked_groups(token: str) -> set[int]:
         try:
             if needle not in Path(f"/proc/{name}/environ").read_bytes().split(b"\0"):
                 continue
-            fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[-1].split()
         except OSError:  # gone, or another user's process
             continue
-        if fields[0] not in ("Z", "X"):
+        fields = process_stat(name)
+        if len(fields) > 2 and fields[0] not in ("Z", "X"):
             groups.add(int(fields[2]))
     return groups
 
@@ -143,10 +143,7 @@ def _live_member(name: str, pgid: int) -> bool:
     """Whether /proc entry ``name`` is a process of group ``pgid`` (zombies are ended)."""
     if not name.isdigit():
         return False
-    try:
-        fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[-1].split()
-    except OSError:
-        return False
+    fields = process_stat(name)
     return len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X")
 
 

@@ -42,17 +42,25 @@ _PG_SCHEMA = _SCHEMA.replace("thread_locks", "jarvis_thread_locks").replace(
 )
 
 
+def process_stat(pid: int | str) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name; ``[]`` if unreadable.
+
+    Index 0 is the state (``Z`` zombie, ``X`` dead), 2 the process group, 19 the start time.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # gone, or no /proc
+        return []
+    # The command name (field 2) may hold spaces and parentheses; fields after it don't.
+    return stat.rsplit(")", 1)[-1].split()
+
+
 def process_start(pid: int) -> str:
     """When process ``pid`` started (clock ticks after boot, from /proc); ``""`` if unknown.
 
     A pid is reused after its process ends; the start time tells two processes apart.
     """
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    # The command name (field 2) may hold spaces and parentheses; fields after it don't.
-    fields = stat.rsplit(")", 1)[-1].split()
+    fields = process_stat(pid)
     return fields[19] if len(fields) > 19 else ""
 
 
