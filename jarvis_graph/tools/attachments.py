@@ -16,11 +16,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from jarvis_graph.secrets import SECRET_FILE_GLOBS, is_secret_path
+from jarvis_graph.secrets import is_secret_path
 from jarvis_graph.tools.builtin import table_note, walk_files
 
-SECRET_GLOBS = SECRET_FILE_GLOBS
-"""Secret-looking file and folder names (kept under this name for the calculator's callers)."""
 READ_BYTES = 256 * 1024  # a named file is read this far at most
 _PATH_LIKE = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]*\w\.[A-Za-z0-9]{1,10})(?![\w/-])")
 

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from jarvis_graph.platforms import calculator
+from jarvis_graph.secrets import SECRET_FILE_GLOBS
 from jarvis_graph.tools import builtin
-from jarvis_graph.tools.attachments import SECRET_GLOBS, AttachLimits, attachment_text
+from jarvis_graph.tools.attachments import AttachLimits, attachment_text
 from jarvis_graph.tools.base import ToolEnv, ToolInputError
 from jarvis_graph.tools.builtin import list_files_impl, read_code_impl, search_files_impl
 from tests.support.cli import invoke, write_script
@@ -255,12 +256,12 @@ def test_calculator_does_not_read_secret_looking_files(ws: Path, rel: str) -> No
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("hunter2-value-55\n")
     with pytest.raises(calculator.CalculationError, match="private"):
-        calculator.evaluate(f"open({rel!r}).read()", workspace=ws, private=SECRET_GLOBS)
-    found = calculator.evaluate("glob('**/*')", workspace=ws, private=SECRET_GLOBS)
+        calculator.evaluate(f"open({rel!r}).read()", workspace=ws, private=SECRET_FILE_GLOBS)
+    found = calculator.evaluate("glob('**/*')", workspace=ws, private=SECRET_FILE_GLOBS)
     assert rel not in found and "readme.txt" in found
 
 
 def test_calculator_does_not_read_through_links_out(ws: Path) -> None:
     for rel in ("hop1.txt", "linkdir/notes.txt", "passwd_link.txt"):
         with pytest.raises(calculator.CalculationError, match="outside the workspace"):
-            calculator.evaluate(f"open({rel!r}).read()", workspace=ws, private=SECRET_GLOBS)
+            calculator.evaluate(f"open({rel!r}).read()", workspace=ws, private=SECRET_FILE_GLOBS)
