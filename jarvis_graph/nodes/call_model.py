@@ -82,16 +82,8 @@ def _reject_truncated_calls(response: AIMessage) -> AIMessage:
     finish = (response.response_metadata or {}).get("finish_reason")
     if finish != "length" or not response.tool_calls:
         return response
-    invalid = [
-        {
-            "type": "invalid_tool_call",
-            "name": c["name"],
-            "args": json.dumps(c["args"]),
-            "id": c["id"],
-            "error": "the reply was cut off at the output-token limit; arguments are incomplete",
-        }
-        for c in response.tool_calls
-    ]
+    cut = "the reply was cut off at the output-token limit; arguments are incomplete"
+    invalid = [_invalid(c["name"], c["args"], c["id"], cut) for c in response.tool_calls]
     return response.model_copy(
         update={"tool_calls": [], "invalid_tool_calls": [*response.invalid_tool_calls, *invalid]}
     )
