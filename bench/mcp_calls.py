@@ -55,7 +55,7 @@ def main() -> None:
     from langchain_mcp_adapters.client import MultiServerMCPClient
 
     from jarvis_graph.config import Settings
-    from jarvis_graph.runtime.registry import build_registry
+    from jarvis_graph.tools.registry import build_registry
 
     entry = server_entry()
     with tempfile.TemporaryDirectory() as tmp:

@@ -54,11 +54,17 @@ already has the conversation (``values``/``messages`` modes) and knows its threa
 
 
 class EventBus:
-    """Synchronous publish/subscribe with per-subscriber error isolation."""
+    """Synchronous publish/subscribe with per-subscriber error isolation.
 
-    def __init__(self) -> None:
+    Args:
+        channel: A bus whose subscribers also get every event emitted here (a run's own
+            bus forwards to the named bus its caller listens on); the stream gets it once.
+    """
+
+    def __init__(self, channel: EventBus | None = None) -> None:
         self._subs: dict[Event, list[Subscriber]] = {}
         self._lock = threading.Lock()
+        self.channel = channel
 
     def subscribe(self, event: Event | str, callback: Subscriber) -> Callable[[], None]:
         """Register ``callback`` for ``event``; returns a function that unsubscribes it."""
@@ -78,14 +84,21 @@ class EventBus:
         """Deliver ``event`` to every subscriber, then to the graph's custom stream."""
         ev = Event(event)
         data = dict(payload or {})
+        bus: EventBus | None = self
+        while bus is not None:
+            bus.deliver(ev, data)
+            bus = bus.channel
+        _write_to_stream(ev, {k: v for k, v in data.items() if k not in SUBSCRIBER_ONLY})
+
+    def deliver(self, event: Event, data: dict[str, Any]) -> None:
+        """Call this bus's own subscribers of ``event`` (not its channel, not the stream)."""
         with self._lock:
-            subs = list(self._subs.get(ev, []))
+            subs = list(self._subs.get(event, []))
         for callback in subs:
             try:
-                callback(ev, data)
+                callback(event, data)
             except Exception:
-                logger.exception("event subscriber %r failed on %s", callback, ev.value)
-        _write_to_stream(ev, {k: v for k, v in data.items() if k not in SUBSCRIBER_ONLY})
+                logger.exception("event subscriber %r failed on %s", callback, event.value)
 
 
 def _write_to_stream(event: Event, payload: dict[str, Any]) -> None:

@@ -45,21 +45,25 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def fresh_process_caches() -> Iterator[None]:
-    """Event buses, platform plugins, bound models, tool registries and memory stores start
-    empty in every test."""
+    """What truly lives for a whole process starts empty in every test.
+
+    - event buses: the named channels callers listen on (and the callbacks loaded into them);
+    - platform plugins: entry points, loaded once per process;
+    - tool registries: imported user tool files and MCP server processes (no server may
+      outlive its test);
+    - memory stores: open FAISS indexes and SQLite files of this test's folders.
+
+    A run's tools, models and subscribers belong to the run (``RunServices``): nothing to reset.
+    """
     from jarvis_graph.events import reset_event_buses
     from jarvis_graph.platforms.registry import reset_plugins
-    from jarvis_graph.runtime.registry import close_registries
-    from jarvis_graph.runtime.services import _bound_model
-    from jarvis_graph.tools.tool_repo import sync_central_repo
+    from jarvis_graph.tools.registry import close_registries
 
     def reset() -> None:
         reset_event_buses()
         reset_plugins()
-        _bound_model.cache_clear()
-        close_registries()  # MCP sessions end: no server outlives its test
-        sync_central_repo.cache_clear()
-        if "jarvis_graph.memory.tiers" in sys.modules:  # stores of this test's folders
+        close_registries()
+        if "jarvis_graph.memory.tiers" in sys.modules:
             sys.modules["jarvis_graph.memory.tiers"].close_stores()
 
     reset()

@@ -118,9 +118,9 @@ def _builtin(command: str, graph: Any, ctx: dict[str, Any]) -> None:
     elif command == "/tools":
         # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
         from jarvis_graph.context import JarvisContext
-        from jarvis_graph.runtime.services import tools_for
+        from jarvis_graph.runtime.services import RunServices
 
-        for name, tool in sorted(tools_for(JarvisContext(**ctx)).items()):
+        for name, tool in sorted(RunServices(JarvisContext(**ctx)).tools.items()):
             first = (tool.description or "").strip().splitlines()[0:1]
             console.print(f"  [cyan]{escape(name)}[/] {escape(first[0] if first else '')}")
     elif command == "/sessions":

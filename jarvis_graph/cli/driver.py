@@ -89,24 +89,27 @@ def open_agent(ctx: dict[str, Any], kind: str = "agent") -> Iterator[Any]:
             yield builder.compile(checkpointer=saver, name=name)
         finally:
             # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
-            from jarvis_graph.runtime.registry import close_registries
+            from jarvis_graph.tools.registry import close_registries
 
             close_registries()
 
 
-def prepare_tools(ctx: dict[str, Any]) -> None:
+def prepare_tools(ctx: dict[str, Any]) -> dict[str, Any]:
     """Load the run's tools now (MCP servers start) and say what was left out.
+
+    Returns:
+        The tools a run with ``ctx`` has, by name.
 
     Raises:
         ConfigError: A tool group or an ``mcp.json`` file is invalid.
     """
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
-    from jarvis_graph.runtime.services import tool_registry_for, tools_for
+    from jarvis_graph.runtime.services import RunServices
 
-    context = JarvisContext(**ctx)
-    for note in tool_registry_for(context).problems:
+    services = RunServices(JarvisContext(**ctx))  # an undefined tool group fails here
+    for note in services.problems:
         console.print(f"[yellow]warning:[/] {escape(note)}", markup=True, highlight=False)
-    tools_for(context)  # an undefined tool group fails here, before the run starts
+    return services.tools
 
 
 def thread_config(thread_id: str, ctx: dict[str, Any] | None = None) -> dict[str, Any]:

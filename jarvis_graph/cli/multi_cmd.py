@@ -48,7 +48,7 @@ def multi(
         raise typer.Exit(EXIT_ERROR) from None
     finally:
         # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
-        from jarvis_graph.runtime.registry import close_registries
+        from jarvis_graph.tools.registry import close_registries
 
         close_registries()
     kind = "expert_router" if route else "multi_agent"
@@ -59,10 +59,7 @@ def _check_agents(ctx: dict[str, object]) -> None:
     """The agents file is valid and every tool it names exists (before anything runs)."""
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.driver import prepare_tools
-    from jarvis_graph.context import JarvisContext
     from jarvis_graph.multi.config import check_tools, load_agents
-    from jarvis_graph.runtime.services import tools_for
 
     agents = load_agents(str(ctx["agents_file"]))
-    prepare_tools(dict(ctx))
-    check_tools(agents, set(tools_for(JarvisContext(**ctx))))  # type: ignore[arg-type]
+    check_tools(agents, set(prepare_tools(dict(ctx))))

@@ -103,11 +103,10 @@ def check_model(ctx: dict[str, Any], kind: str = "agent") -> None:
         return
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.config import ConfigError
-    from jarvis_graph.context import JarvisContext
-    from jarvis_graph.platforms.registry import PlatformError
-    from jarvis_graph.runtime.services import normal_model
+    from jarvis_graph.context import JarvisContext, resolve_settings
+    from jarvis_graph.platforms.registry import PlatformError, create_chat_model
 
     try:
-        normal_model(JarvisContext(**ctx))
+        create_chat_model(resolve_settings(JarvisContext(**ctx)).model_for("normal"))
     except (PlatformError, ConfigError) as exc:
         raise RunSetupError(str(exc)) from None

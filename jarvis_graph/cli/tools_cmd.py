@@ -23,15 +23,16 @@ def list_tools(
     from rich.text import Text
 
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
-    from jarvis_graph.config import ConfigError, load_settings
-    from jarvis_graph.runtime.registry import close_registries, filter_group, get_registry
+    from jarvis_graph.config import ConfigError
+    from jarvis_graph.context import JarvisContext
+    from jarvis_graph.runtime.services import RunServices
+    from jarvis_graph.tools.registry import close_registries
 
     console = Console(highlight=False)
     ws = (workspace or Path.cwd()).resolve()
     try:
-        settings = load_settings(ws, overrides={"tool_group": group} if group else None)
-        registry = get_registry(settings, ws)
-        tools = filter_group(registry.tools, settings)
+        services = RunServices(JarvisContext(workspace=str(ws), tool_group=group))
+        tools = services.tools
         table = Table("tool", "source", "risky", "description")
         for name, tool in sorted(tools.items()):
             meta = tool.metadata or {}
@@ -45,7 +46,7 @@ def list_tools(
         console.print(table)
         count = f"{len(tools)} tool{'' if len(tools) == 1 else 's'}"
         console.print(count + (f" in group {group!r}" if group else ""), markup=False)
-        for note in registry.problems:
+        for note in services.problems:
             console.print(f"[yellow]warning:[/] {escape(note)}")
     except ConfigError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")

@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
-from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker
 from jarvis_graph.messages import pending_tool_calls, text_of
@@ -18,9 +18,9 @@ from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
 from jarvis_graph.platforms.errors import PlatformError, ProviderError
 from jarvis_graph.platforms.openai import counting_requests
 from jarvis_graph.platforms.registry import resolve_platform
-from jarvis_graph.runtime.registry import asks_user, is_risky
-from jarvis_graph.runtime.services import bus_for, context_of, model_for, tools_for
+from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import AgentState
+from jarvis_graph.tools.registry import asks_user, is_risky
 
 
 def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
@@ -30,19 +30,19 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
         ProviderError: The provider failed after its retries; the thread can be resumed.
         PlatformError: The model cannot be set up (unknown platform, missing key, script).
     """
-    ctx = context_of(runtime)
-    bus = bus_for(ctx)
+    services = services_of(runtime)
+    bus = services.bus
     messages = state["messages"]
     iteration = state.get("iteration", 0) + 1
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
-    model = model_for(ctx, "normal", state.get("selected_tools"))
+    model = services.model("normal", state.get("selected_tools"))
     with counting_requests() as sent:
         try:
             response = model.invoke(messages)
         except (GraphBubbleUp, PlatformError):
             raise
         except Exception as exc:
-            raise ProviderError(_describe_provider_error(exc, ctx, sent[0])) from exc
+            raise ProviderError(_describe_provider_error(exc, services, sent[0])) from exc
     response = _refuse_unparsed_calls(_reject_truncated_calls(response))
     bus.emit(
         Event.AFTER_MODEL_CALL,
@@ -55,9 +55,9 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     return {"messages": [response], "iteration": iteration}
 
 
-def _describe_provider_error(exc: Exception, ctx: JarvisContext, sent: int) -> str:
+def _describe_provider_error(exc: Exception, services: RunServices, sent: int) -> str:
     """What failed, said as it happened: the requests actually sent, not the retry budget."""
-    spec = resolve_settings(ctx).model_for("normal")
+    spec = services.settings.model_for("normal")
     status = getattr(exc, "status_code", None)
     where = spec.base_url or "the provider's default endpoint"
     what = f"HTTP {status}" if status else type(exc).__name__
@@ -136,7 +136,7 @@ def _invalid(name: str | None, args: Any, call_id: str | None, error: str | None
     }
 
 
-def needs_human(call: dict[str, Any], ctx: JarvisContext) -> bool:
+def needs_human(call: dict[str, Any], services: RunServices) -> bool:
     """Whether a pending tool call must be confirmed, or answered, by the user.
 
     Confirmation follows the confirm mode even in non-interactive runs (``confirm_tools``
@@ -144,12 +144,12 @@ def needs_human(call: dict[str, Any], ctx: JarvisContext) -> bool:
     """
     if call.get("invalid"):
         return False
-    tool = tools_for(ctx).get(call["name"])
+    tool = services.tools.get(call["name"])
     if tool is None:
         return False
     if asks_user(tool):
-        return not ctx.non_interactive
-    mode = resolve_settings(ctx).confirm
+        return not services.context.non_interactive
+    mode = services.settings.confirm
     return mode == "always" or (mode == "risky" and is_risky(tool))
 
 
@@ -161,18 +161,18 @@ def route_after_model(
     A reply that holds a tool call written as text goes back to the model with a
     correction, at most ``MAX_CORRECTIONS`` times; then ``complete_task`` says so.
     """
-    ctx = context_of(runtime)
+    services = services_of(runtime)
     messages = state["messages"]
     pending = pending_tool_calls(messages)
     capped = state.get("iteration", 0) >= state.get("max_iterations", 1 << 30)
     if pending:
         if capped:
             return "complete_task"
-        return "confirm_tools" if any(needs_human(c, ctx) for c in pending) else "run_tools"
+        return "confirm_tools" if any(needs_human(c, services) for c in pending) else "run_tools"
     text = text_of(messages[-1])
-    if call_in_text(text, tools_for(ctx)):
+    if call_in_text(text, services.tools):
         more = corrections_since_task(messages) < MAX_CORRECTIONS
         return "correct_call_text" if more and not capped else "complete_task"
-    if ctx.non_interactive or has_complete_marker(text):
+    if services.context.non_interactive or has_complete_marker(text):
         return "complete_task"
     return "ask_user"

@@ -18,9 +18,9 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.context import JarvisContext
 from jarvis_graph.messages import text_of
-from jarvis_graph.runtime.services import context_of, tools_for
+from jarvis_graph.runtime.services import services_of
 from jarvis_graph.state import CORRECTION_NAME, AgentState, is_task_message
 
 MAX_CORRECTIONS = 2
@@ -89,10 +89,10 @@ def corrections_since_task(messages: list[AnyMessage]) -> int:
 
 def correct_call_text(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
     """Tell the model its reply was a tool call written as text, and how to make one."""
-    ctx = context_of(runtime)
+    services = services_of(runtime)
     messages = state["messages"]
-    found = call_in_text(text_of(messages[-1]), tools_for(ctx)) or "a tool call"
-    spec = resolve_settings(ctx).model_for("normal")
+    found = call_in_text(text_of(messages[-1]), services.tools) or "a tool call"
+    spec = services.settings.model_for("normal")
     how = (
         "write it as a <TOOL_CALL> block with YAML `name:` and `arguments:`, as the Tools "
         "section of the system prompt shows"

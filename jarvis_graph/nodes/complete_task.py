@@ -15,7 +15,7 @@ from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker, strip_complete_marker
 from jarvis_graph.messages import last_ai, not_run_answers, pending_tool_calls, text_of
 from jarvis_graph.nodes.call_text import call_in_text, corrections_since_task
-from jarvis_graph.runtime.services import bus_for, context_of, current_context, tools_for
+from jarvis_graph.runtime.services import current_context, services_of
 from jarvis_graph.state import AgentState
 
 
@@ -30,6 +30,7 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
     Unanswered tool calls (iteration cap) get a tool message each, so the thread can be
     continued later without a provider rejecting the history.
     """
+    services = services_of(runtime)
     messages = state["messages"]
     pending = pending_tool_calls(messages)
     iteration = state.get("iteration", 0)
@@ -43,7 +44,7 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
             f"Stopped after {iteration} model calls (max_iterations={cap}) before the task "
             f"was finished.{' Last model text: ' + answer if answer else ''}"
         )
-    elif found := call_in_text(answer, tools_for(context_of(runtime))):
+    elif found := call_in_text(answer, services.tools):
         status = "stopped"  # not "completed": what the model meant to do never ran
         tries = corrections_since_task(messages)
         answer = (
@@ -58,7 +59,7 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
     payload = {"status": status, "final_answer": answer, "iterations": iteration}
     # For subscribers (memory hooks, episodic archive); not written to the stream.
     payload |= {**run_position(), "messages": list(messages)}
-    bus_for(context_of(runtime)).emit(Event.TASK_COMPLETED, payload)
+    services.bus.emit(Event.TASK_COMPLETED, payload)
     return {"messages": update, "status": status, "final_answer": answer}
 
 

@@ -23,20 +23,20 @@ from langgraph.types import interrupt
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.messages import last_ai, pending_tool_calls
 from jarvis_graph.nodes.call_model import needs_human
-from jarvis_graph.runtime.registry import asks_user
-from jarvis_graph.runtime.services import context_of, tools_for
+from jarvis_graph.runtime.services import services_of
 from jarvis_graph.state import AgentState
+from jarvis_graph.tools.registry import asks_user
 
 
 def confirm_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
     """Interrupt for confirmations and questions, then apply the user's decisions."""
-    ctx = context_of(runtime)
-    tools = tools_for(ctx)
-    pending = [c for c in pending_tool_calls(state["messages"]) if needs_human(c, ctx)]
+    services = services_of(runtime)
+    tools = services.tools
+    pending = [c for c in pending_tool_calls(state["messages"]) if needs_human(c, services)]
     if not pending:
         return {}
     requests = [_request(call, tools) for call in pending]
-    if ctx.non_interactive:  # nobody can confirm: decline, never run unconfirmed
+    if services.context.non_interactive:  # nobody can confirm: decline, never run unconfirmed
         reason = (
             "this run is non-interactive and the tool needs confirmation; the user can allow "
             "it with --yes or `confirm: never`"

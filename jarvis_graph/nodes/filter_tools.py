@@ -15,10 +15,10 @@ from typing import Any
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
-from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
-from jarvis_graph.runtime.helper_model import warn_helper_failure
-from jarvis_graph.runtime.services import bus_for, context_of, model_for, tools_for
+from jarvis_graph.helper_model import warn_helper_failure
+from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import AgentState
 from jarvis_graph.tools.tool_filter import (
     ToolCard,
@@ -36,18 +36,18 @@ _vectors = VectorCache()
 
 def filter_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
     """Select the tools for this task (or offer all of them when they are few)."""
-    ctx = context_of(runtime)
-    settings = resolve_settings(ctx)
-    tools = tools_for(ctx)
+    services = services_of(runtime)
+    settings = services.settings
+    tools = services.tools
     threshold = settings.tool_filter_threshold
     if not threshold or len(tools) <= threshold:
         return {"selected_tools": None} if state.get("selected_tools") else {}
-    bus = bus_for(ctx)
+    bus = services.bus
     bus.emit(Event.BEFORE_TOOL_FILTER, {"available": len(tools)})
     task = state.get("task", "")
     ranked = _ranked(task, [card_of(t) for t in tools.values()])
     candidates = ranked[: settings.tool_filter_candidates]
-    picks = _ask_cheap_model(ctx, task, candidates)
+    picks = _ask_cheap_model(services, task, candidates)
     chosen = picks or [c.name for c in ranked[: settings.tool_filter_fallback]]
     extra = always_included(tools, settings.tool_filter_always_include)
     selected = list(dict.fromkeys([*chosen, *extra]))
@@ -64,10 +64,10 @@ def _ranked(task: str, cards: list[ToolCard]) -> list[ToolCard]:
     return [cards[i] for i in rank(embedder.embed_query(task), vectors)]
 
 
-def _ask_cheap_model(ctx: JarvisContext, task: str, candidates: list[ToolCard]) -> list[str]:
+def _ask_cheap_model(services: RunServices, task: str, candidates: list[ToolCard]) -> list[str]:
     """The ``cheap`` model's picks; empty when it fails or answers badly twice."""
     try:
-        model = model_for(ctx, "cheap", tool_names=())
+        model = services.chat_model("cheap")
         return pick_with_model(task, candidates, model.invoke) or []
     except GraphBubbleUp:
         raise

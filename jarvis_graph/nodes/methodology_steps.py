@@ -1,6 +1,5 @@
-"""Methodologies in the run loop: chosen at task start, found after a completed task.
+"""Methodologies found after a completed task (``features.methodology`` picks them for a task).
 
-``start_task`` adds the methodologies the ``cheap`` model picks to the system prompt.
 With ``use_analysis``, ``analyze_task`` runs after ``complete_task``: interactive runs
 first ask the user whether the result was satisfactory, then the ``cheap`` model says
 whether a reusable methodology emerged, and it is saved.
@@ -16,20 +15,16 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.context import JarvisContext
+from jarvis_graph.helper_model import warn_helper_failure
 from jarvis_graph.history import render_transcript
 from jarvis_graph.methodology import select as chooser
-from jarvis_graph.methodology.git_sync import sync
 from jarvis_graph.methodology.store import (
-    MethodologyError,
     find,
     home_dir,
-    load_all,
-    methodology_dirs,
     save,
 )
-from jarvis_graph.runtime.helper_model import warn_helper_failure
-from jarvis_graph.runtime.services import context_of, model_for
+from jarvis_graph.runtime.services import services_of
 from jarvis_graph.state import AgentState
 
 logger = logging.getLogger(__name__)
@@ -37,38 +32,11 @@ logger = logging.getLogger(__name__)
 TRANSCRIPT_CHARS = 12_000
 
 
-def methodology_section(task: str, ctx: JarvisContext) -> str:
-    """The system-prompt section of the methodologies picked for ``task`` ("" if none)."""
-    settings = resolve_settings(ctx)
-    if not settings.use_methodology or not task:
-        return ""
-    if settings.central_methodology_repo:
-        _sync_quietly(settings.central_methodology_repo)
-    records = load_all(methodology_dirs(settings))
-    if not records:
-        return ""
-    try:
-        model = model_for(ctx, "cheap", tool_names=())
-        return chooser.prompt_section(chooser.select(task, records, model.invoke))
-    except GraphBubbleUp:
-        raise
-    except Exception as exc:
-        warn_helper_failure(logger, "select methodologies", exc)
-        return ""
-
-
-def _sync_quietly(url: str) -> None:
-    try:
-        sync(url)
-    except MethodologyError as exc:  # the run goes on with the clone it has
-        logger.warning("central methodology repository: %s", exc)
-
-
 def analyze_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
     """Ask for feedback (interactive runs), then save a methodology if one emerged."""
-    ctx = context_of(runtime)
+    services = services_of(runtime)
     feedback = ""
-    if not ctx.non_interactive:
+    if not services.context.non_interactive:
         question = "Was the result satisfactory? (yes / no, and what to do differently)"
         reply = interrupt({"type": "feedback", "question": question})
         feedback = str(reply.get("answer", "") if isinstance(reply, dict) else reply or "")
@@ -77,7 +45,7 @@ def analyze_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
         feedback=note, transcript=render_transcript(state["messages"], TRANSCRIPT_CHARS)
     )
     try:
-        model = model_for(ctx, "cheap", tool_names=())
+        model = services.chat_model("cheap")
         reply_text = model.invoke(
             [SystemMessage("You review finished tasks."), HumanMessage(prompt)]
         ).text

@@ -23,13 +23,13 @@ from langgraph.types import Command
 from pydantic import Field, create_model
 
 from jarvis_graph.context import JarvisContext, resolve_settings
-from jarvis_graph.events import Event
+from jarvis_graph.events import Event, get_event_bus
 from jarvis_graph.messages import pending_tool_calls, text_of
 from jarvis_graph.multi.config import AgentsConfig
 from jarvis_graph.multi.handoff import HANDOFF_TOOL
 from jarvis_graph.platforms.registry import create_chat_model
 from jarvis_graph.prompts import load_prompt
-from jarvis_graph.runtime.services import bus_for, context_of
+from jarvis_graph.runtime.services import context_of
 from jarvis_graph.runtime.structured import ask_structured
 from jarvis_graph.state import Handoff, MultiAgentState
 
@@ -126,7 +126,9 @@ def _hand_off(
         stop: dict[str, Any] = {"histories": {name: kept}, "status": "stopped"}
         stop |= {"final_answer": answer, "messages": [note], "inbox": None}
         return Command(goto=END, update=stop)
-    bus_for(ctx).emit(Event.HANDOFF, {"sender": name, "to": to, "count": count})
+    # The team's graph has no run loop of its own: its events go to the caller's bus.
+    bus = get_event_bus(ctx.event_bus, resolve_settings(ctx).after_tool_call_cb_dirs)
+    bus.emit(Event.HANDOFF, {"sender": name, "to": to, "count": count})
     handoff = Handoff(
         sender=name, to=to, content=str(inbox.get("content", "")), summary=inbox["summary"]
     )
@@ -192,8 +194,8 @@ def make_pick_expert(config: AgentsConfig) -> Callable[..., Command[Any]]:
 
     def pick_expert(state: MultiAgentState, runtime: Runtime[JarvisContext]) -> Command[Any]:
         """Route the query to one expert (the main agent when the choice is unusable)."""
-        ctx = context_of(runtime)
-        picked, error = ask_structured(ctx, choice, prompt, state.get("task", ""))
+        model = create_chat_model(resolve_settings(context_of(runtime)).model_for("normal"))
+        picked, error = ask_structured(model, choice, prompt, state.get("task", ""))
         wanted = getattr(picked, "agent", None)
         if wanted in names:
             agent, why = wanted, f"routed to {wanted}: {getattr(picked, 'reason', '')}".strip()

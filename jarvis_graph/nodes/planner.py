@@ -13,13 +13,14 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.messages import text_of
 from jarvis_graph.nodes.start_task import SYSTEM_ID, TASK_ID_PREFIX
@@ -34,7 +35,7 @@ from jarvis_graph.planning.plan import (
 )
 from jarvis_graph.planning.schemas import PlanAdjustment, PlanDecision
 from jarvis_graph.prompts import load_prompt
-from jarvis_graph.runtime.services import bus_for, context_of, system_prompt
+from jarvis_graph.runtime.services import context_of, services_of
 from jarvis_graph.runtime.structured import ask_structured
 from jarvis_graph.state import (
     CONTEXT_NAME,
@@ -51,15 +52,16 @@ MAX_STEPS = 8
 
 def decide_plan(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
     """Split the task into steps, or not (always not at the depth limit)."""
-    ctx = context_of(runtime)
-    limit = resolve_settings(ctx).plan_max_depth
+    services = services_of(runtime)
+    ctx = services.context
+    limit = services.settings.plan_max_depth
     task = _task_of(state)
     base: dict[str, Any] = {"task": task, "plan": [], "step_results": None}
     if ctx.depth >= limit:
         note = f"not split: depth {ctx.depth} is the limit (plan_max_depth={limit})"
         return {**base, "plan_note": note}
     prompt = load_prompt("plan_decide").format(max_steps=MAX_STEPS)
-    decision, error = ask_structured(ctx, PlanDecision, prompt, task)
+    decision, error = ask_structured(services.chat_model(), PlanDecision, prompt, task)
     if decision is None:
         return {**base, "plan_note": f"not split: {error}"}
     steps = [_step(s.model_dump()) for s in decision.steps[:MAX_STEPS]]
@@ -67,7 +69,7 @@ def decide_plan(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[st
     if not decision.split or not steps or problems:
         why = "; ".join(problems) if problems and decision.split else decision.reason
         return {**base, "plan_note": f"not split: {why or 'the model chose to do it directly'}"}
-    _emit(ctx, steps, decision.reason)
+    _emit(runtime, steps, decision.reason)
     return {**base, "plan": steps, "plan_note": f"split: {decision.reason}".strip()}
 
 
@@ -90,9 +92,10 @@ def _step(raw: dict[str, Any]) -> PlanStep:
     }
 
 
-def _emit(ctx: JarvisContext, steps: list[PlanStep], reason: str) -> None:
-    payload = {"depth": ctx.depth, "steps": steps, "reason": reason}
-    bus_for(ctx).emit(Event.PLAN_UPDATED, payload)
+def _emit(runtime: Runtime[JarvisContext], steps: list[PlanStep], reason: str) -> None:
+    services = services_of(runtime)
+    payload = {"depth": services.context.depth, "steps": steps, "reason": reason}
+    services.bus.emit(Event.PLAN_UPDATED, payload)
 
 
 def route_steps(
@@ -100,7 +103,7 @@ def route_steps(
 ) -> list[Send] | Literal["write_back"]:
     """One ``Send`` per ready step (at most ``plan_concurrency``); none left -> write back."""
     plan, results = state.get("plan", []), state.get("step_results", {})
-    ready = ready_steps(plan, results)[: resolve_settings(context_of(runtime)).plan_concurrency]
+    ready = ready_steps(plan, results)[: services_of(runtime).settings.plan_concurrency]
     if not ready:
         return "write_back"
     return [
@@ -177,22 +180,23 @@ def _run_step(
         else:
             answer = f"the child run stopped ({out.get('status')}): {answer}"
     result = StepResult(id=step["id"], status=status, answer=answer, depth=child.depth)
-    bus_for(ctx).emit(Event.PLAN_STEP_FINISHED, dict(result))
+    services_of(runtime).bus.emit(Event.PLAN_STEP_FINISHED, dict(result))
     return {"step_results": {step["id"]: result}}
 
 
 def adjust_plan(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
     """After a round of steps: let the model revise the steps not run yet; skip blocked ones."""
-    ctx = context_of(runtime)
+    services = services_of(runtime)
+    ctx = services.context
     plan, results = list(state.get("plan", [])), dict(state.get("step_results", {}))
     remaining = [s for s in plan if s["id"] not in results]
     update: dict[str, Any] = {}
-    if remaining and resolve_settings(ctx).plan_adjust:
-        new, note = _revised(ctx, state, plan, results, remaining)
+    if remaining and services.settings.plan_adjust:
+        new, note = _revised(services.chat_model(), state, plan, results, remaining)
         if new is not None:
             plan = [s for s in plan if s["id"] in results] + new
             update.update(plan=plan, plan_note=note)
-            _emit(ctx, plan, note)
+            _emit(runtime, plan, note)
     blocked = blocked_steps(plan, results, ctx.depth + 1)
     if blocked:
         update["step_results"] = blocked
@@ -200,7 +204,7 @@ def adjust_plan(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[st
 
 
 def _revised(
-    ctx: JarvisContext,
+    model: BaseChatModel,
     state: PlannerState,
     plan: list[PlanStep],
     results: dict[str, StepResult],
@@ -214,7 +218,7 @@ def _revised(
             "Steps not run yet: " + json.dumps(remaining),
         ]
     )
-    decision, _error = ask_structured(ctx, PlanAdjustment, load_prompt("plan_adjust"), request)
+    decision, _error = ask_structured(model, PlanAdjustment, load_prompt("plan_adjust"), request)
     if decision is None or not decision.change:
         return None, ""
     new = [_step(s.model_dump()) for s in decision.steps[:MAX_STEPS]]
@@ -225,7 +229,8 @@ def _revised(
 
 def write_back(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
     """Write ``<PLAN>``, ``<SUB_TASK_RESULTS>`` and ``<RESULT_SUMMARY>`` into the context."""
-    ctx = context_of(runtime)
+    services = services_of(runtime)
+    ctx = services.context
     plan, results = state.get("plan", []), dict(state.get("step_results", {}))
     for step in plan:  # anything never reached (no ready step left) is reported as skipped
         results.setdefault(
@@ -240,7 +245,7 @@ def write_back(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[str
         "to the task."
     )
     messages = [
-        SystemMessage(content=system_prompt(ctx), id=SYSTEM_ID),
+        SystemMessage(content=services.system_prompt(), id=SYSTEM_ID),
         HumanMessage(content=state.get("task", ""), id=f"{TASK_ID_PREFIX}{uuid.uuid4()}"),
         HumanMessage(content=note, name=CONTEXT_NAME, id=f"jarvis-plan-{uuid.uuid4()}"),
     ]

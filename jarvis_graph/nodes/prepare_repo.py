@@ -18,6 +18,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.events import get_event_bus
 from jarvis_graph.gitflow.repo import (
     changed_paths,
     commit_all,
@@ -28,7 +29,7 @@ from jarvis_graph.gitflow.repo import (
     init_repo,
 )
 from jarvis_graph.gitflow.workflow import GitWorkflow, attach_workflow, workflow_for
-from jarvis_graph.runtime.services import bus_for, context_of
+from jarvis_graph.runtime.services import context_of
 from jarvis_graph.state import AgentState
 
 logger = logging.getLogger(__name__)
@@ -39,10 +40,11 @@ def prepare_repo(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     ctx = context_of(runtime)
     workspace = ctx.workspace_path()
     root = find_repo_root(workspace)
-    bus = bus_for(ctx)
+    settings = resolve_settings(ctx)
+    # The commit workflow outlives one run: it listens on the named bus, not the run's own.
+    bus = get_event_bus(ctx.event_bus, settings.after_tool_call_cb_dirs)
     if root is not None and workflow_for(bus, root) is not None:
         return {}
-    settings = resolve_settings(ctx)
     fallback = fallback_identity(settings.code_git_name, settings.code_git_email)
     identity = commit_identity(workspace, fallback)  # raises before anything changes
     root = root or init_repo(workspace)

@@ -19,7 +19,7 @@ from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event, EventBus
 from jarvis_graph.history import over_budget
 from jarvis_graph.messages import pending_tool_calls
-from jarvis_graph.runtime.services import bus_for, context_of, current_context, tools_for
+from jarvis_graph.runtime.services import current_context, services_of
 from jarvis_graph.state import AgentState
 from jarvis_graph.tools.base import ToolEnv, limit_output
 from jarvis_graph.tools.invoke import invoke_tool
@@ -28,11 +28,9 @@ from jarvis_graph.tools.invoke import invoke_tool
 def run_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
     """Run every unanswered tool call of the last AI message (in parallel when several)."""
     config = get_config()  # tools run under this node's config (callbacks, runtime)
-    ctx = context_of(runtime)
+    services = services_of(runtime)
     calls = pending_tool_calls(state["messages"])
-    tools = tools_for(ctx)
-    env = ToolEnv.from_context(ctx)
-    bus = bus_for(ctx)
+    tools, env, bus = services.tools, services.env, services.bus
     if len(calls) == 1:
         results = [_run_one(calls[0], tools, env, bus, config)]
     else:

@@ -15,8 +15,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
-from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
+from jarvis_graph.helper_model import warn_helper_failure
 from jarvis_graph.history import (
     CHARS_PER_TOKEN,
     KEEP_FRACTION,
@@ -28,8 +29,7 @@ from jarvis_graph.history import (
 )
 from jarvis_graph.messages import text_of
 from jarvis_graph.prompts import load_prompt
-from jarvis_graph.runtime.helper_model import warn_helper_failure
-from jarvis_graph.runtime.services import bus_for, context_of, model_for
+from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import SUMMARIZED_TURNS, AgentState
 
 logger = logging.getLogger(__name__)
@@ -43,9 +43,9 @@ def summarize_history(state: AgentState, runtime: Runtime[JarvisContext]) -> dic
     Emits BEFORE_SUMMARY / AFTER_SUMMARY around the model call and BEFORE_HISTORY_CLEAR
     (with the messages about to go, for memory subscribers) / AFTER_HISTORY_CLEAR.
     """
-    ctx = context_of(runtime)
-    bus = bus_for(ctx)
-    budget = resolve_settings(ctx).max_input_tokens or 32_000
+    services = services_of(runtime)
+    bus = services.bus
+    budget = services.settings.max_input_tokens or 32_000
     messages = state["messages"]
     cut = choose_cut(messages, budget // KEEP_FRACTION)
     if cut is None:  # nothing can go without splitting a tool call from its answer
@@ -53,7 +53,7 @@ def summarize_history(state: AgentState, runtime: Runtime[JarvisContext]) -> dic
     count = len(messages)
     bus.emit(Event.BEFORE_SUMMARY, {"message_count": count, "removed": len(cut.removed)})
     transcript = render_transcript(cut.removed, budget * CHARS_PER_TOKEN // 2)
-    summary = _summarize(ctx, transcript) or (
+    summary = _summarize(services, transcript) or (
         f"(No summary could be written for {len(cut.removed)} earlier messages; "
         "ask the user or look again if you need something from them.)"
     )
@@ -73,14 +73,14 @@ def summarize_history(state: AgentState, runtime: Runtime[JarvisContext]) -> dic
     return {"messages": replacement(cut, note)}
 
 
-def _summarize(ctx: JarvisContext, transcript: str) -> str:
+def _summarize(services: RunServices, transcript: str) -> str:
     """The ``cheap`` model's summary, or ``""`` when it fails (the run goes on)."""
     prompt = [
         SystemMessage(content="You write faithful, compact summaries."),
         HumanMessage(content=load_prompt("summary").format(transcript=transcript)),
     ]
     try:
-        reply = model_for(ctx, "cheap", tool_names=()).invoke(prompt)
+        reply = services.chat_model("cheap").invoke(prompt)
     except GraphBubbleUp:
         raise
     except Exception as exc:

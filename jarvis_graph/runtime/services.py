@@ -1,30 +1,38 @@
-"""Per-process services looked up by the names in the run context, and cached."""
+"""One services object per run: settings, tools, models, events, composed from features.
+
+:class:`RunServices` is built once per run (one graph invocation), at its first node, and
+kept on the run's context object, so every node reaches it through ``runtime.context``
+with :func:`services_of`; no node rebuilds tools or models.
+The features a run enables (:data:`FEATURES`) each add their tools, prompt section and
+event subscribers; they know nothing of each other.
+"""
 
 from __future__ import annotations
 
-import functools
 import platform
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jarvis_graph.config import ModelSpec
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import EventBus, get_event_bus
+from jarvis_graph.features.base import Feature, RunSetup
+from jarvis_graph.features.builtin import BuiltinTools
+from jarvis_graph.features.code import CodeTools
+from jarvis_graph.features.handoff import Handoff
+from jarvis_graph.features.mcp import McpTools
+from jarvis_graph.features.memory import Memory
+from jarvis_graph.features.methodology import Methodology
+from jarvis_graph.features.planner import Planner
+from jarvis_graph.features.task_graph import TaskGraph
+from jarvis_graph.features.user_tools import UserTools
 from jarvis_graph.marker import COMPLETE_MARKER
-from jarvis_graph.memory.hooks import install_memory_hooks
-from jarvis_graph.multi.handoff import agent_prompt, agent_tools
 from jarvis_graph.platforms.registry import create_chat_model, resolve_platform
 from jarvis_graph.prompts import load_prompt, tool_use_line
-from jarvis_graph.runtime.registry import (
-    ToolRegistry,
-    get_registry,
-    get_tools,
-    group_patterns,
-    in_group,
-)
-from jarvis_graph.tools.code_tools import CODE_TOOLS
+from jarvis_graph.tools.base import ToolEnv
+from jarvis_graph.tools.registry import group_patterns, in_group, skipped_note
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -32,13 +40,181 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
     from langgraph.runtime import Runtime
 
+FEATURES: tuple[Feature, ...] = (
+    BuiltinTools(),
+    Memory(),
+    Methodology(),
+    TaskGraph(),
+    CodeTools(),
+    UserTools(),
+    McpTools(),
+    Planner(),
+    Handoff(),
+)
+"""Every feature, in the order their tools, prompt sections and subscribers are added."""
+
+_ATTRIBUTE = "_jarvis_services"
+"""Where a run's services are kept on its context object (not a dataclass field)."""
+
+
+class RunServices:
+    """What the nodes of one run use, built once from the run's context.
+
+    Args:
+        ctx: The run context.
+        features: The features to compose (default: :data:`FEATURES`); each decides
+            whether the run enables it.
+    """
+
+    def __init__(self, ctx: JarvisContext, features: Sequence[Feature] = FEATURES) -> None:
+        self.context = ctx
+        self.settings = resolve_settings(ctx)
+        self.workspace = ctx.workspace_path()
+        self.env = ToolEnv(self.workspace, self.settings, ctx.non_interactive)
+        self._models: dict[tuple[str, tuple[str, ...] | None], Any] = {}
+        self._chat: dict[str, tuple[int, BaseChatModel]] = {}
+        self.setup = RunSetup(ctx, self.settings, self.workspace, self.chat_model, self._tools)
+        self.features = [f for f in features if f.enabled(self.setup)]
+        self.tools, self.problems = compose_tools(self.features, self.setup)
+        channel = get_event_bus(ctx.event_bus, self.settings.after_tool_call_cb_dirs)
+        self.bus = EventBus(channel=channel)  # the run's subscribers, then the caller's
+        for feature in self.features:
+            for event, callback in feature.subscribers(self.setup):
+                self.bus.subscribe(event, callback)
+
+    def _tools(self) -> dict[str, BaseTool]:
+        return self.tools
+
+    def chat_model(self, role: str = "normal") -> BaseChatModel:
+        """The run's chat model for ``role``, not bound to tools (built once per run).
+
+        A scripted model's script that was rewritten since is read again.
+        """
+        spec = self.settings.model_for(role)
+        stamp = 0
+        if resolve_platform(spec) == "scripted" and spec.script and Path(spec.script).is_file():
+            stamp = Path(spec.script).stat().st_mtime_ns
+        cached = self._chat.get(role)
+        if cached is None or cached[0] != stamp:
+            model = create_chat_model(spec)
+            if "workspace" in type(model).model_fields:  # a model that reads the workspace
+                model = model.model_copy(update={"workspace": str(self.workspace)})
+            cached = self._chat[role] = (stamp, model)
+            self._models = {k: v for k, v in self._models.items() if k[0] != role}
+        return cached[1]
+
+    def model(self, role: str = "normal", tool_names: Sequence[str] | None = None) -> Runnable:
+        """The chat model for ``role`` bound to the run's tools (built once per run).
+
+        Args:
+            role: Model role in the active group (``normal``, ``cheap``).
+            tool_names: Bind only these tools (unknown names are skipped; ``()``: none);
+                ``None`` binds every tool of the run.
+        """
+        base = self.chat_model(role)
+        names = None if tool_names is None else tuple(n for n in tool_names if n in self.tools)
+        key = (role, names)
+        bound = self._models.get(key)
+        if bound is None:
+            chosen = list(self.tools) if names is None else list(names)
+            tools = [self.tools[name] for name in chosen]
+            bound = self._models[key] = base.bind_tools(tools) if tools else base
+        return bound
+
+    def system_prompt(self, task: str = "") -> str:
+        """The system prompt: the base text, then each feature's section for ``task``."""
+        ctx = self.context
+        interaction = (
+            "- Nobody is watching this run: do not ask questions, decide and state your "
+            "assumptions."
+            if ctx.non_interactive
+            else "- Use ask_user when you need information only the user has."
+        )
+        spec = self.settings.model_for("normal")
+        prompt = load_prompt("system").format(
+            tool_use=tool_use_line(resolve_platform(spec), spec.tool_protocol),
+            workspace=self.workspace,
+            date=time.strftime("%Y-%m-%d"),
+            os=platform.system(),
+            interaction=interaction,
+            marker=COMPLETE_MARKER,
+            tool_names=", ".join(sorted(self.tools)),
+        )
+        sections = [f.prompt_section(self.setup, task) for f in self.features]
+        return "".join([prompt, *(s if s.endswith("\n") else f"{s}\n" for s in sections if s)])
+
+
+def compose_tools(
+    features: Sequence[Feature], setup: RunSetup
+) -> tuple[dict[str, BaseTool], list[str]]:
+    """The run's tools by name, and what was left out and why.
+
+    Features add tools in order; a name already taken is left out with a note. The active
+    tool group then applies, and each feature has the last word (``select_tools``).
+
+    Raises:
+        ConfigError: The tool group is not defined.
+    """
+    patterns = group_patterns(setup.settings)
+    tools: dict[str, BaseTool] = {}
+    problems: list[str] = []
+    for feature in features:
+        problems += feature.problems(setup)
+        for tool in feature.tools(setup):
+            if tool.name in tools:
+                problems.append(skipped_note(tool))
+            else:
+                tools[tool.name] = tool
+    tools = {name: tool for name, tool in tools.items() if in_group(name, patterns)}
+    for feature in features:
+        tools = feature.select_tools(tools, setup)
+    return tools, problems
+
+
+def services_of(runtime: Runtime[JarvisContext] | None, *, starting: bool = False) -> RunServices:
+    """The services of the run ``runtime`` belongs to, built at its first node.
+
+    A run is one invocation of a graph (its ``RunControl``; subgraphs share their parent's),
+    so a resumed thread builds its services again at its first node, and the planner's
+    nodes and the agent inside it share one services object.
+
+    Args:
+        runtime: The node's runtime.
+        starting: A run starts here (``start_task``); without a run identity from
+            LangGraph, this is what tells one run from the next.
+    """
+    ctx = context_of(runtime)
+    run = getattr(runtime, "control", None)
+    with _build_lock:
+        held = ctx.__dict__.get(_ATTRIBUTE)
+        if held is None or held[0] is not run or (run is None and starting):
+            held = (run, RunServices(ctx))
+            object.__setattr__(ctx, _ATTRIBUTE, held)
+        return held[1]
+
+
+_build_lock = threading.RLock()
+
 
 def context_of(runtime: Runtime[JarvisContext] | None) -> JarvisContext:
-    """The run context, whatever form the caller passed it in."""
+    """The run context (LangGraph turns a dict, as ``langgraph dev`` sends it, into one).
+
+    A run without a context uses one default context object per working directory, so
+    its nodes still share one services object.
+    """
     ctx: Any = getattr(runtime, "context", None)
-    if isinstance(ctx, dict):
+    if isinstance(ctx, dict):  # a caller that bypassed the graph's coercion
         return JarvisContext(**ctx)
-    return ctx if isinstance(ctx, JarvisContext) else JarvisContext()
+    if isinstance(ctx, JarvisContext):
+        return ctx
+    cwd = str(Path.cwd())
+    default = _defaults.get(cwd)
+    if default is None:
+        default = _defaults.setdefault(cwd, JarvisContext())
+    return default
+
+
+_defaults: dict[str, JarvisContext] = {}
 
 
 def current_context() -> JarvisContext:
@@ -46,6 +222,7 @@ def current_context() -> JarvisContext:
 
     Defaults outside a run, and in ``update_state``, where routers get no runtime.
     """
+    # deferred: langgraph loads only when a graph runs, not for the CLI's start-up
     from langgraph.runtime import get_runtime
 
     runtime: Any
@@ -54,98 +231,3 @@ def current_context() -> JarvisContext:
     except RuntimeError:  # not inside a runnable context
         runtime = None
     return context_of(runtime)
-
-
-def bus_for(ctx: JarvisContext) -> EventBus:
-    """The event bus named in the context.
-
-    It has the configured after-tool-call callbacks and the memory hooks
-    (force_save_memory, episodic archive).
-    """
-    bus = get_event_bus(ctx.event_bus, resolve_settings(ctx).after_tool_call_cb_dirs)
-    install_memory_hooks(bus, normal_model)
-    return bus
-
-
-def normal_model(ctx: JarvisContext) -> BaseChatModel:
-    """The run's ``normal`` chat model, not bound to tools."""
-    return create_chat_model(resolve_settings(ctx).model_for("normal"))
-
-
-def tool_registry_for(ctx: JarvisContext) -> ToolRegistry:
-    """The tool registry of the run's workspace and settings (all groups)."""
-    return get_registry(resolve_settings(ctx), ctx.workspace_path())
-
-
-def tools_for(ctx: JarvisContext) -> dict[str, BaseTool]:
-    """Tools of the run, by name.
-
-    The code tool set adds the editing tools; a multi-agent run gets the agent's tools and
-    ``send_message``.
-    """
-    settings = resolve_settings(ctx)
-    tools = {t.name: t for t in get_tools(settings, ctx.workspace_path())}
-    if ctx.toolset == "code":
-        patterns = group_patterns(settings)
-        tools.update({t.name: t for t in CODE_TOOLS if in_group(t.name, patterns)})
-    if ctx.agent and ctx.agents_file:
-        tools = agent_tools(ctx.agents_file, ctx.agent, tools)
-    return tools
-
-
-def model_for(
-    ctx: JarvisContext, role: str = "normal", tool_names: Sequence[str] | None = None
-) -> Runnable[Any, Any]:
-    """The chat model for ``role``, bound to the run's tools; cached per process.
-
-    Args:
-        ctx: The run context.
-        role: Model role in the active group (``normal``, ``cheap``).
-        tool_names: Bind only these tools (unknown names are skipped; ``()``: no tools);
-            ``None`` binds every tool of the run.
-    """
-    spec = resolve_settings(ctx).model_for(role)
-    stamp = 0
-    if resolve_platform(spec) == "scripted" and spec.script and Path(spec.script).is_file():
-        stamp = Path(spec.script).stat().st_mtime_ns  # a rewritten script is reloaded
-    available = tools_for(ctx)
-    wanted = available if tool_names is None else [n for n in tool_names if n in available]
-    return _bound_model(spec.model_dump_json(), stamp, tuple(sorted(wanted)), ctx)
-
-
-@functools.lru_cache(maxsize=16)
-def _bound_model(
-    spec_json: str, _stamp: int, tool_names: tuple[str, ...], ctx: JarvisContext
-) -> Runnable[Any, Any]:
-    model: BaseChatModel = create_chat_model(ModelSpec.model_validate_json(spec_json))
-    if "workspace" in type(model).model_fields:  # a model that reads the workspace itself
-        model = model.model_copy(update={"workspace": str(ctx.workspace_path())})
-    tools = tools_for(ctx)
-    return model.bind_tools([tools[name] for name in tool_names]) if tool_names else model
-
-
-def system_prompt(ctx: JarvisContext) -> str:
-    """The system prompt for a run in ``ctx``."""
-    # deferred: the memory tiers load the vector store (numpy) only when a prompt is built
-    from jarvis_graph.memory.tiers import memory_prompt
-
-    interaction = (
-        "- Nobody is watching this run: do not ask questions, decide and state your assumptions."
-        if ctx.non_interactive
-        else "- Use ask_user when you need information only the user has."
-    )
-    prompt = load_prompt("system") + (load_prompt("code") if ctx.toolset == "code" else "")
-    spec = resolve_settings(ctx).model_for("normal")
-    prompt = prompt.format(
-        tool_use=tool_use_line(resolve_platform(spec), spec.tool_protocol),
-        workspace=ctx.workspace_path(),
-        date=time.strftime("%Y-%m-%d"),
-        os=platform.system(),
-        interaction=interaction,
-        marker=COMPLETE_MARKER,
-        tool_names=", ".join(sorted(tools_for(ctx))),
-        memory=memory_prompt(ctx.workspace_path()),
-    )
-    if ctx.agent and ctx.agents_file:
-        prompt = f"{prompt}\n{agent_prompt(ctx.agents_file, ctx.agent)}\n"
-    return prompt

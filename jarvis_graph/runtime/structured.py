@@ -3,32 +3,32 @@
 from __future__ import annotations
 
 import logging
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 
-from jarvis_graph.context import JarvisContext, resolve_settings
-from jarvis_graph.platforms.registry import create_chat_model
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 
 
 def ask_structured(
-    ctx: JarvisContext, schema: type[T], instructions: str, request: str, role: str = "normal"
+    model: BaseChatModel, schema: type[T], instructions: str, request: str
 ) -> tuple[T | None, str]:
-    """Ask the ``role`` model to fill ``schema``.
+    """Ask ``model`` to fill ``schema``.
 
     Returns:
         The object, or ``None`` and a readable reason when the model could not give one
         (the callers then fall back to a safe default instead of failing the run).
     """
-    spec = resolve_settings(ctx).model_for(role)
     try:
-        model = create_chat_model(spec).with_structured_output(schema)
-        out = model.invoke([SystemMessage(content=instructions), HumanMessage(content=request)])
+        structured = model.with_structured_output(schema)
+        request_messages = [SystemMessage(content=instructions), HumanMessage(content=request)]
+        out = structured.invoke(request_messages)
     except GraphBubbleUp:
         raise
     except Exception as exc:

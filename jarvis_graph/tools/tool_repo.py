@@ -7,7 +7,6 @@ process after that; its ``*.py`` files load like those of any tool folder.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import subprocess
@@ -24,9 +23,10 @@ def central_repo_dir() -> Path:
     return jarvis_home() / "central_tool_repo"
 
 
-@functools.lru_cache(maxsize=8)
 def sync_central_repo(url: str) -> str | None:
     """Clone or pull the repository at ``url``; returns a note when that failed.
+
+    Called when a tool registry is built, so once per process and tool settings.
 
     A failed pull keeps the existing clone, so the run goes on with the tools it has.
     """

@@ -19,7 +19,6 @@ from jarvis_graph.context import clear_settings_cache
 from jarvis_graph.events import reset_event_buses
 from jarvis_graph.graphs.agent import build_agent_graph
 from jarvis_graph.platforms.registry import PlatformError
-from jarvis_graph.runtime.services import _bound_model
 
 MARKER = "!!!COMPLETE!!!"
 
@@ -496,8 +495,7 @@ def test_non_interactive_with_confirm_never_runs_risky_tools(run: Run) -> None:
 
 
 def forget_process_state() -> None:
-    """What a new process would not have: cached models, settings and buses."""
-    _bound_model.cache_clear()
+    """What a new process would not have: cached settings and buses."""
     clear_settings_cache()
     reset_event_buses()
 

@@ -38,7 +38,7 @@ from jarvis_graph.events import Event
 from jarvis_graph.graphs.agent import build_agent_graph
 from jarvis_graph.memory.episodic import Anchor, expand, open_archive
 from jarvis_graph.memory.tiers import MemoryTiers, close_stores
-from jarvis_graph.runtime.services import bus_for
+from jarvis_graph.runtime.services import RunServices, services_of
 from tests.support.cli import run_process, write_script
 
 MARKER = "!!!COMPLETE!!!"
@@ -151,7 +151,7 @@ def test_completing_a_task_asks_the_model_once_to_save_memories(session: Session
     # The same task completing again (a re-run of complete_task) is not asked again.
     ctx = JarvisContext(**session.context(session.tmp_path / "t1.yaml"))
     payload = {"thread_id": "t1", "messages": values["messages"], "status": "completed"}
-    bus_for(ctx).emit(Event.TASK_COMPLETED, payload)
+    RunServices(ctx).bus.emit(Event.TASK_COMPLETED, payload)
     assert len(tiers.records(["project_long_term"])) == 1
 
 
@@ -204,7 +204,7 @@ def test_indexing_is_idempotent_and_a_continued_thread_adds_its_new_messages(
 
     values = session.state("t1").values
     ctx = JarvisContext(**session.context(session.tmp_path / "t1.yaml"))
-    bus_for(ctx).emit(
+    RunServices(ctx).bus.emit(
         Event.TASK_COMPLETED,
         {"thread_id": "t1", "checkpoint_id": "x", "messages": values["messages"]},
     )
@@ -248,7 +248,7 @@ def _clear_history(state: _Clearing, runtime: Runtime[JarvisContext]) -> dict[st
     """Stands in for the history-clearing node: announce the cut, then remove it."""
     removed = state["messages"][1:4]
     payload = {"messages": removed, "first_index": 1, "removed": len(removed)}
-    bus_for(runtime.context).emit(Event.BEFORE_HISTORY_CLEAR, payload)
+    services_of(runtime).bus.emit(Event.BEFORE_HISTORY_CLEAR, payload)
     return {"messages": [RemoveMessage(id=str(m.id)) for m in removed]}
 
 

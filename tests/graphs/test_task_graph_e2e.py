@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.graphs.agent import build_agent_graph
-from jarvis_graph.runtime.services import tools_for
+from jarvis_graph.runtime.services import RunServices
 from tests.support.fake_models import answer, call, use_fake
 
 TASKS = [
@@ -32,7 +32,7 @@ def test_the_model_runs_a_tool_plan_in_one_call(workspace: Path) -> None:
 
     use_fake(brain)
     ctx = JarvisContext(workspace=str(workspace), platform="fake", confirm="never")
-    assert "run_task_graph" in tools_for(ctx)
+    assert "run_task_graph" in RunServices(ctx).tools
     out = (
         build_agent_graph()
         .compile()
@@ -49,4 +49,4 @@ def test_the_model_runs_a_tool_plan_in_one_call(workspace: Path) -> None:
 
 
 def test_the_tool_is_off_by_default(workspace: Path) -> None:
-    assert "run_task_graph" not in tools_for(JarvisContext(workspace=str(workspace)))
+    assert "run_task_graph" not in RunServices(JarvisContext(workspace=str(workspace))).tools

@@ -13,8 +13,8 @@ import pytest
 from langchain_core.tools import BaseTool
 
 from jarvis_graph.config import Settings
-from jarvis_graph.runtime.registry import ToolRegistry, build_registry
 from jarvis_graph.tools.base import ToolFailure
+from jarvis_graph.tools.registry import ToolRegistry, build_registry
 from tests.support.mcp_servers import fixture_http, fixture_stdio
 
 

@@ -15,7 +15,7 @@ import pytest
 from langchain_core.tools import BaseTool
 
 from jarvis_graph.config import Settings
-from jarvis_graph.runtime.registry import build_registry
+from jarvis_graph.tools.registry import build_registry
 from tests.support.mcp_servers import everything_http, everything_stdio
 
 

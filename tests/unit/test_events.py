@@ -19,7 +19,7 @@ from jarvis_graph.events import (
     load_after_tool_call_callbacks,
     reset_event_buses,
 )
-from jarvis_graph.runtime.services import bus_for
+from jarvis_graph.runtime.services import RunServices
 
 
 class Recorder:
@@ -265,14 +265,14 @@ def test_failing_callback_does_not_stop_the_others(
     assert any(r.exc_info and "callback failed" in str(r.exc_info[1]) for r in caplog.records)
 
 
-def test_bus_for_uses_the_configured_callback_dirs(tmp_path: Path, workspace: Path) -> None:
+def test_a_run_bus_uses_the_configured_callback_dirs(tmp_path: Path, workspace: Path) -> None:
     log = tmp_path / "log.txt"
     _write_callbacks(tmp_path / "cbs", log)
     config = project_config_path(workspace)
     config.parent.mkdir(parents=True)
     config.write_text(f"after_tool_call_cb_dirs: [{str(tmp_path / 'cbs')!r}]\n")
 
-    bus = bus_for(JarvisContext(workspace=str(workspace), event_bus="configured"))
+    bus = RunServices(JarvisContext(workspace=str(workspace), event_bus="configured")).bus
     bus.emit(Event.AFTER_TOOL_CALL, {"name": "search_files"})
 
     assert len(log.read_text().splitlines()) == 3

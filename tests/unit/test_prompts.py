@@ -15,7 +15,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.memory.tools import MEMORY_TOOLS
 from jarvis_graph.prompts import load_prompt
-from jarvis_graph.runtime.services import system_prompt
+from jarvis_graph.runtime.services import RunServices
 from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -45,7 +45,7 @@ def test_memory_tool_schemas_snapshot() -> None:
 @pytest.mark.parametrize("non_interactive", [False, True])
 def test_system_prompt_is_filled_in(workspace: Path, non_interactive: bool) -> None:
     ctx = JarvisContext(workspace=str(workspace), non_interactive=non_interactive)
-    text = system_prompt(ctx)
+    text = RunServices(ctx).system_prompt()
     assert str(workspace) in text and "!!!COMPLETE!!!" in text
     assert "execute_script" in text and "{" not in text.replace("{marker}", "")
     assert ("do not ask questions" in text) == non_interactive

@@ -17,6 +17,7 @@ from jarvis_graph.nodes.call_model import (
 )
 from jarvis_graph.nodes.complete_task import strip_marker
 from jarvis_graph.nodes.confirm_tools import _normalise, route_after_confirm_tools
+from jarvis_graph.runtime.services import RunServices
 
 
 def call(name: str, call_id: str = "1", **args: Any) -> dict[str, Any]:
@@ -62,7 +63,7 @@ def test_ask_user_tool_goes_to_confirm_even_with_confirm_never(ws: str) -> None:
 
 
 def test_needs_human_in_non_interactive_runs(ws: str) -> None:
-    ctx = JarvisContext(workspace=ws, non_interactive=True)
+    ctx = RunServices(JarvisContext(workspace=ws, non_interactive=True))
     assert needs_human(call("ask_user", question="?"), ctx) is False  # nobody to answer
     assert needs_human(call("read_code"), ctx) is False
     # Risky calls still need confirmation; confirm_tools declines them without asking.
@@ -70,7 +71,7 @@ def test_needs_human_in_non_interactive_runs(ws: str) -> None:
 
 
 def test_unknown_and_invalid_calls_never_need_a_human(ws: str) -> None:
-    ctx = JarvisContext(workspace=ws, confirm="always")
+    ctx = RunServices(JarvisContext(workspace=ws, confirm="always"))
     assert needs_human(call("no_such_tool"), ctx) is False
     assert needs_human({**call("execute_script"), "invalid": True}, ctx) is False
 

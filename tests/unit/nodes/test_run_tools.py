@@ -13,8 +13,8 @@ from langgraph.graph import END, START, StateGraph
 
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, get_event_bus
+from jarvis_graph.features.builtin import BuiltinTools
 from jarvis_graph.nodes.run_tools import run_tools
-from jarvis_graph.runtime import services
 from jarvis_graph.state import AgentState
 from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 
@@ -144,7 +144,7 @@ def test_a_crashing_tool_is_logged_and_reported(
         """
         raise RuntimeError(reason)
 
-    monkeypatch.setattr(services, "get_tools", lambda *_args: [*BUILTIN_TOOLS, explode])
+    monkeypatch.setattr(BuiltinTools, "tools", lambda _self, _setup: [*BUILTIN_TOOLS, explode])
     ai = AIMessage("", tool_calls=[call("explode", {"reason": "kaboom"}, "1")])
     with caplog.at_level(logging.ERROR, logger="jarvis_graph.nodes.run_tools"):
         (result,) = run(workspace, ai)

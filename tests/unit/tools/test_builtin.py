@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from jarvis_graph.config import Settings
-from jarvis_graph.runtime.registry import asks_user, get_tools, is_risky
+from jarvis_graph.context import JarvisContext
+from jarvis_graph.runtime.services import RunServices
 from jarvis_graph.tools import builtin
 from jarvis_graph.tools.base import ToolEnv, ToolInputError
 from jarvis_graph.tools.builtin import (
@@ -21,6 +22,7 @@ from jarvis_graph.tools.builtin import (
     read_code_impl,
     search_files_impl,
 )
+from jarvis_graph.tools.registry import asks_user, is_risky
 
 
 @pytest.fixture
@@ -413,8 +415,8 @@ def test_ask_user_without_a_user_says_so() -> None:
     assert "say in your answer what you assumed" in out
 
 
-def test_registry_lists_builtins_with_their_flags() -> None:
-    tools = {t.name: t for t in get_tools()}
+def test_a_run_has_the_builtins_with_their_flags(workspace: Path) -> None:
+    tools = RunServices(JarvisContext(workspace=str(workspace))).tools
     assert set(tools) == {
         *("read_code", "list_files", "search_files", "execute_script", "ask_user"),
         *("save_memory", "retrieve_memory", "clear_memory", "search_episodic_memory"),

@@ -9,8 +9,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from jarvis_graph.config import Settings
 from jarvis_graph.context import JarvisContext
-from jarvis_graph.runtime.registry import is_risky
-from jarvis_graph.runtime.services import system_prompt, tools_for
+from jarvis_graph.runtime.services import RunServices
 from jarvis_graph.tools.base import ToolEnv, ToolFailure, ToolInputError
 from jarvis_graph.tools.code_tools import (
     CODE_TOOLS,
@@ -21,6 +20,7 @@ from jarvis_graph.tools.code_tools import (
     rewrite_file_impl,
     search_code,
 )
+from jarvis_graph.tools.registry import is_risky
 
 
 @pytest.fixture
@@ -116,10 +116,11 @@ def test_schemas_and_risk() -> None:
 
 
 def test_the_code_tool_set(workspace: Path) -> None:
-    plain = JarvisContext(workspace=str(workspace))
-    code = JarvisContext(workspace=str(workspace), toolset="code")
-    assert not {t.name for t in CODE_TOOLS} & set(tools_for(plain))
-    names = set(tools_for(code))
+    plain = RunServices(JarvisContext(workspace=str(workspace)))
+    code = RunServices(JarvisContext(workspace=str(workspace), toolset="code"))
+    assert not {t.name for t in CODE_TOOLS} & set(plain.tools)
+    names = set(code.tools)
     assert {"read_code", "execute_script", "edit_file", "rewrite_file", "search_code"} <= names
-    assert "Edit with edit_file" in system_prompt(code)
-    assert "git repository" in system_prompt(code) and "git repository" not in system_prompt(plain)
+    assert "Edit with edit_file" in code.system_prompt()
+    assert "git repository" in code.system_prompt()
+    assert "git repository" not in plain.system_prompt()

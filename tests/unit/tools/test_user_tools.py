@@ -6,9 +6,12 @@ from pathlib import Path
 import pytest
 
 from jarvis_graph.config import ConfigError, Settings
-from jarvis_graph.runtime.registry import build_registry, filter_group, get_tools
+from jarvis_graph.context import JarvisContext
+from jarvis_graph.runtime.services import RunServices
 from jarvis_graph.tools.base import ToolFailure
-from jarvis_graph.tools.tool_repo import central_repo_dir, sync_central_repo
+from jarvis_graph.tools.builtin import BUILTIN_TOOLS
+from jarvis_graph.tools.registry import build_registry, filter_group
+from jarvis_graph.tools.tool_repo import central_repo_dir
 from jarvis_graph.tools.user_tools import load_tool_dirs
 
 LANGCHAIN_TOOL = '''
@@ -117,19 +120,17 @@ def test_registry_order_builtin_user_env(
     clash.mkdir()
     (clash / "c.py").write_text(LANGCHAIN_TOOL.replace("def shout", "def read_code"))
     monkeypatch.setenv("JARVIS_TOOL_LOAD_DIRS", f"{tool_dir}:{clash}")
-    from jarvis_graph.config import load_settings
-
-    registry = build_registry(load_settings(workspace), workspace)
-    assert {"read_code", "shout", "word_count"} <= set(registry.tools)
-    assert "source" not in (registry.tools["read_code"].metadata or {})  # the built-in stayed
-    assert any("'read_code'" in p and "already taken" in p for p in registry.problems)
+    services = RunServices(JarvisContext(workspace=str(workspace)))
+    assert {"read_code", "shout", "word_count"} <= set(services.tools)
+    assert "source" not in (services.tools["read_code"].metadata or {})  # the built-in stayed
+    assert any("'read_code'" in p and "already taken" in p for p in services.problems)
 
 
 def test_user_home_tools_folder_is_read(isolated_home: Path, workspace: Path) -> None:
     folder = isolated_home / ".jarvis" / "tools"
     folder.mkdir(parents=True)
     (folder / "mine.py").write_text(LANGCHAIN_TOOL)
-    assert "shout" in {t.name for t in get_tools(Settings(), workspace)}
+    assert "shout" in RunServices(JarvisContext(workspace=str(workspace))).tools
 
 
 def test_tool_groups_select_by_name_and_glob(tool_dir: Path, workspace: Path) -> None:
@@ -138,11 +139,11 @@ def test_tool_groups_select_by_name_and_glob(tool_dir: Path, workspace: Path) ->
         tool_groups={"words": ["word_*", "read_code"]},
         tool_group="words",
     )
-    registry = build_registry(settings, workspace)
-    assert sorted(filter_group(registry.tools, settings)) == ["read_code", "word_count"]
+    tools = {t.name: t for t in BUILTIN_TOOLS} | build_registry(settings, workspace).tools
+    assert sorted(filter_group(tools, settings)) == ["read_code", "word_count"]
     missing = settings.model_copy(update={"tool_group": "nope"})
     with pytest.raises(ConfigError, match="tool group 'nope' is not defined .*words"):
-        filter_group(registry.tools, missing)
+        filter_group(tools, missing)
 
 
 def test_a_group_that_cannot_reach_a_server_does_not_start_it(workspace: Path) -> None:
@@ -181,7 +182,6 @@ def test_central_repository_is_cloned_then_pulled(tmp_path: Path, workspace: Pat
     (origin / "words.py").write_text(JARVIS_TOOLS)
     git("add", ".", cwd=origin)
     git("commit", "-q", "-m", "words", cwd=origin)
-    sync_central_repo.cache_clear()  # a new process pulls again
     assert "word_count" in build_registry(settings, workspace).tools
 
 
@@ -189,4 +189,4 @@ def test_an_unreachable_central_repository_is_a_note(tmp_path: Path, workspace: 
     settings = Settings(central_tool_repo=(tmp_path / "missing").as_uri())
     registry = build_registry(settings, workspace)
     assert any("git clone of" in p and "failed" in p for p in registry.problems)
-    assert "read_code" in registry.tools
+    assert registry.user_tools == {}  # built all the same: the run goes on without them

@@ -1,10 +1,10 @@
-"""Tool registry: built-in tools, then user tool folders, then MCP servers.
+"""Tools from outside the package: user tool folders and MCP servers.
 
-A :class:`ToolRegistry` is built once per process for a workspace and its tool settings
-(it holds the run's MCP sessions) and closed at the end of the run with
-:func:`close_registries`. Names are unique: a user tool cannot replace a built-in one,
-and MCP tools get ``<server>__<tool>`` names (see :mod:`jarvis_graph.tools.naming`).
-Tool groups select a subset by name or glob.
+A :class:`ToolRegistry` is built once per process for a workspace and its tool settings:
+it holds the imported user tool files and the MCP sessions (server processes), which
+outlive one run, and is closed with :func:`close_registries`. MCP tools get
+``<server>__<tool>`` names (see :mod:`jarvis_graph.tools.naming`). Tool groups select a
+subset of a run's tools by name or glob.
 """
 
 from __future__ import annotations
@@ -23,17 +23,12 @@ from typing import TYPE_CHECKING
 from langchain_core.tools import BaseTool
 
 from jarvis_graph.config import ConfigError, McpServerSpec, Settings, jarvis_home
-from jarvis_graph.memory.tools import MEMORY_TOOLS
-from jarvis_graph.methodology.tools import METHODOLOGY_TOOLS
-from jarvis_graph.planning.task_graph_tool import task_graph_tools
-from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 from jarvis_graph.tools.mcp_config import mcp_servers
 from jarvis_graph.tools.naming import SEPARATOR, clean
 from jarvis_graph.tools.tool_repo import central_repo_dir, sync_central_repo
 from jarvis_graph.tools.user_tools import load_tool_dirs
 
 if TYPE_CHECKING:
-    from jarvis_graph.tools.base import ToolEnv
     from jarvis_graph.tools.mcp_hub import McpHub
 
 logger = logging.getLogger(__name__)
@@ -41,13 +36,26 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class ToolRegistry:
-    """The tools of a workspace, and the MCP sessions behind some of them."""
+    """The user and MCP tools of a workspace, and the MCP sessions behind some of them."""
 
-    tools: dict[str, BaseTool] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    """What was left out and why (broken user files, MCP servers that did not start)."""
+    user_tools: dict[str, BaseTool] = field(default_factory=dict)
+    mcp_tools: dict[str, BaseTool] = field(default_factory=dict)
+    user_problems: list[str] = field(default_factory=list)
+    """User tool files left out and why."""
+    mcp_problems: list[str] = field(default_factory=list)
+    """MCP servers that did not start, and why."""
     hub: McpHub | None = None
     """The :class:`McpHub` holding the MCP sessions (``None`` without MCP servers)."""
+
+    @property
+    def tools(self) -> dict[str, BaseTool]:
+        """The user tools, then the MCP tools, by name."""
+        return {**self.user_tools, **self.mcp_tools}
+
+    @property
+    def problems(self) -> list[str]:
+        """Everything that was left out, and why."""
+        return [*self.user_problems, *self.mcp_problems]
 
     def close(self) -> None:
         """End the MCP sessions (stdio servers exit)."""
@@ -65,30 +73,24 @@ def user_tool_dirs(settings: Settings) -> list[Path]:
 
 
 def build_registry(settings: Settings, workspace: Path) -> ToolRegistry:
-    """Load every tool source for ``workspace``; MCP sessions are opened here.
+    """Load the user tool folders and start the MCP servers for ``workspace``.
 
     Raises:
         ConfigError: An ``mcp.json`` file is broken, or the tool group is not defined.
     """
     patterns = group_patterns(settings)
-    builtin = [*BUILTIN_TOOLS, *MEMORY_TOOLS, *METHODOLOGY_TOOLS]
-    registry = ToolRegistry(tools={t.name: t for t in builtin})
-    if settings.task_graph_tool:
-        registry.tools.update({t.name: t for t in task_graph_tools(_run_tools)})
+    registry = ToolRegistry()
     if settings.central_tool_repo:
         note = sync_central_repo(settings.central_tool_repo)
         if note:
-            registry.problems.append(note)
+            registry.user_problems.append(note)
     loaded = load_tool_dirs(user_tool_dirs(settings))
-    registry.problems += loaded.problems
+    registry.user_problems += loaded.problems
     for tool in loaded.tools:
-        if tool.name in registry.tools:
-            source = (tool.metadata or {}).get("source", "a user file")
-            registry.problems.append(
-                f"tool {tool.name!r} from {source} was skipped: that name is already taken"
-            )
+        if tool.name in registry.user_tools:
+            registry.user_problems.append(skipped_note(tool))
             continue
-        registry.tools[tool.name] = tool
+        registry.user_tools[tool.name] = tool
     servers = [s for s in mcp_servers(settings, workspace) if _may_match(s, patterns)]
     if servers:
         try:
@@ -99,9 +101,10 @@ def build_registry(settings: Settings, workspace: Path) -> ToolRegistry:
     return registry
 
 
-def _run_tools(env: ToolEnv) -> list[BaseTool]:
-    """The tools of the run a ``run_task_graph`` call belongs to."""
-    return get_tools(env.settings, env.workspace)
+def skipped_note(tool: BaseTool) -> str:
+    """What a user is told about a tool left out because its name is taken."""
+    source = (tool.metadata or {}).get("source", "a user file")
+    return f"tool {tool.name!r} from {source} was skipped: that name is already taken"
 
 
 def _add_mcp(
@@ -120,10 +123,10 @@ def _add_mcp(
     registry.hub = hub
     for name, reason in hub.start().items():
         note = f"MCP server {name!r} failed to start and is left out of this run: {reason}"
-        registry.problems.append(note)
+        registry.mcp_problems.append(note)
         logger.warning("%s", note)
-    for tool in build_mcp_tools(hub, set(registry.tools)):
-        registry.tools[tool.name] = tool
+    for tool in build_mcp_tools(hub, set(registry.user_tools)):
+        registry.mcp_tools[tool.name] = tool
 
 
 def group_patterns(settings: Settings) -> list[str] | None:
@@ -181,7 +184,6 @@ def _key(settings: Settings, workspace: Path) -> str:
         "dirs": settings.tool_load_dirs,
         "repo": settings.central_tool_repo,
         "group": settings.tool_group,
-        "task_graph": settings.task_graph_tool,
         "groups": settings.tool_groups,
         "mcp": [s.model_dump(mode="json") for s in settings.mcp],
         "secrets": [
@@ -219,12 +221,6 @@ def close_registries() -> None:
 
 
 atexit.register(close_registries)
-
-
-def get_tools(settings: Settings | None = None, workspace: Path | None = None) -> list[BaseTool]:
-    """The tools of the active group for a run with ``settings`` in ``workspace``."""
-    settings = settings or Settings()
-    return list(filter_group(get_registry(settings, workspace).tools, settings).values())
 
 
 def is_risky(tool: BaseTool) -> bool:

@@ -1,0 +1,1 @@
+"""Features: each module declares what it adds to a run (see :mod:`.base`)."""
