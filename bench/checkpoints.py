@@ -145,7 +145,6 @@ def run_agent(
     from langchain_core.messages import ToolMessage
 
     from jarvis_graph.checkpointing import default_sessions_path, open_checkpointer
-    from jarvis_graph.context import clear_settings_cache
     from jarvis_graph.graphs.agent import build_agent_graph
 
     for old in (ws / ".jarvis").glob("sessions.sqlite*"):
@@ -176,7 +175,6 @@ def run_agent(
     }
     (ws / ".jarvis").mkdir(exist_ok=True)
     (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config_file))
-    clear_settings_cache()
     builder = build_agent_graph()
 
     def open_graph() -> Any:

@@ -68,11 +68,10 @@ def write_script(folder: Path) -> Path:
 def run_once(workspace: Path, script: Path, concurrency: int) -> dict[str, Any]:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from jarvis_graph.context import JarvisContext, clear_settings_cache
+    from jarvis_graph.context import JarvisContext
     from jarvis_graph.graphs.planner import build_planner_graph
 
     os.environ["JARVIS_PLAN_CONCURRENCY"] = str(concurrency)
-    clear_settings_cache()
     context = JarvisContext(
         workspace=str(workspace),
         platform="scripted",

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -52,8 +51,9 @@ def resolve_settings(context: JarvisContext | dict[str, Any] | None) -> Settings
     return _resolve(context or JarvisContext())
 
 
-@functools.lru_cache(maxsize=32)
 def _resolve(context: JarvisContext) -> Settings:
+    # Not cached: a run reads its settings once (its services keep them), and a
+    # long-lived process (chat, ``langgraph dev``) sees edited config files at the next run.
     values = asdict(context)
     overrides: dict[str, Any] = {
         key: values[key]
@@ -89,8 +89,3 @@ def _anchor_scripts(settings: Settings, workspace: Path) -> Settings:
         for name, roles in settings.model_groups.items()
     }
     return settings.model_copy(update={"model_groups": groups})
-
-
-def clear_settings_cache() -> None:
-    """Forget cached settings (after config files change)."""
-    _resolve.cache_clear()

@@ -28,11 +28,7 @@ def isolated_home(
     # Local models are assembled under the test's home, never the user's cache.
     monkeypatch.setenv("JARVIS_MODELS_DIR", str(home / "models"))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    from jarvis_graph.context import clear_settings_cache
-
-    clear_settings_cache()
     yield home
-    clear_settings_cache()
 
 
 @pytest.fixture

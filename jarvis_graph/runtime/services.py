@@ -31,7 +31,7 @@ from jarvis_graph.features.user_tools import UserTools
 from jarvis_graph.marker import COMPLETE_MARKER
 from jarvis_graph.platforms.registry import create_chat_model, resolve_platform
 from jarvis_graph.prompts import load_prompt, tool_use_line
-from jarvis_graph.tools.base import ToolEnv
+from jarvis_graph.tools.base import TOOL_ENV_ATTRIBUTE, ToolEnv
 from jarvis_graph.tools.registry import group_patterns, in_group, skipped_note
 
 if TYPE_CHECKING:
@@ -66,15 +66,16 @@ class RunServices:
             whether the run enables it.
     """
 
-    def __init__(self, ctx: JarvisContext, features: Sequence[Feature] = FEATURES) -> None:
+    def __init__(self, ctx: JarvisContext, features: Sequence[Feature] | None = None) -> None:
         self.context = ctx
         self.settings = resolve_settings(ctx)
         self.workspace = ctx.workspace_path()
         self.env = ToolEnv(self.workspace, self.settings, ctx.non_interactive)
+        object.__setattr__(ctx, TOOL_ENV_ATTRIBUTE, self.env)  # tool calls of the run use it
         self._models: dict[tuple[str, tuple[str, ...] | None], Any] = {}
         self._chat: dict[str, tuple[int, BaseChatModel]] = {}
         self.setup = RunSetup(ctx, self.settings, self.workspace, self.chat_model, self._tools)
-        self.features = [f for f in features if f.enabled(self.setup)]
+        self.features = [f for f in features or FEATURES if f.enabled(self.setup)]
         self.tools, self.problems = compose_tools(self.features, self.setup)
         channel = get_event_bus(ctx.event_bus, self.settings.after_tool_call_cb_dirs)
         self.bus = EventBus(channel=channel)  # the run's subscribers, then the caller's

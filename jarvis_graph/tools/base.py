@@ -23,6 +23,10 @@ class ToolInputError(ToolFailure, ValueError):
     """A tool was called with arguments it cannot use; the text is shown to the model."""
 
 
+TOOL_ENV_ATTRIBUTE = "_jarvis_tool_env"
+"""Where a run's :class:`ToolEnv` is kept on its context object (not a dataclass field)."""
+
+
 @dataclass(frozen=True)
 class ToolEnv:
     """The environment a tool call runs in."""
@@ -33,8 +37,15 @@ class ToolEnv:
 
     @classmethod
     def from_context(cls, context: JarvisContext | None) -> ToolEnv:
-        """Build the environment from a run context (``None`` -> defaults, cwd)."""
+        """The environment of a run context (``None`` -> defaults, cwd).
+
+        A run's services put the run's environment on its context, so a tool call in a run
+        reuses it instead of reading the settings again.
+        """
         ctx = context or JarvisContext()
+        env = ctx.__dict__.get(TOOL_ENV_ATTRIBUTE)
+        if isinstance(env, ToolEnv):
+            return env
         return cls(ctx.workspace_path(), resolve_settings(ctx), ctx.non_interactive)
 
     def resolve(self, path: str) -> Path:

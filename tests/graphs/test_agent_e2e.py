@@ -15,7 +15,6 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from jarvis_graph.context import clear_settings_cache
 from jarvis_graph.events import reset_event_buses
 from jarvis_graph.graphs.agent import build_agent_graph
 from jarvis_graph.platforms.registry import PlatformError
@@ -496,7 +495,6 @@ def test_non_interactive_with_confirm_never_runs_risky_tools(run: Run) -> None:
 
 def forget_process_state() -> None:
     """What a new process would not have: cached settings and buses."""
-    clear_settings_cache()
     reset_event_buses()
 
 

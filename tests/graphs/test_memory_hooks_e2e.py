@@ -33,7 +33,7 @@ from typing_extensions import TypedDict
 
 from jarvis_graph.checkpointing import default_sessions_path
 from jarvis_graph.config import project_config_path
-from jarvis_graph.context import JarvisContext, clear_settings_cache
+from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.graphs.agent import build_agent_graph
 from jarvis_graph.memory.episodic import Anchor, expand, open_archive
@@ -126,7 +126,6 @@ def jarvis(session: Session, *args: str) -> str:
 def test_completing_a_task_asks_the_model_once_to_save_memories(session: Session) -> None:
     project_config_path(session.workspace).parent.mkdir(parents=True, exist_ok=True)
     project_config_path(session.workspace).write_text("force_save_memory: true\n")
-    clear_settings_cache()
     chunks = session.run(
         "t1", [*READ_TURNS, SAVE_TURN], "Which port?", stream_mode=["custom", "messages"]
     )

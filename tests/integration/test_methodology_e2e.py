@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from jarvis_graph.context import clear_settings_cache
 from jarvis_graph.methodology.git_sync import STAMP, sync
 from jarvis_graph.methodology.store import central_dir, home_dir, load_dir
 from tests.support.cli import invoke
@@ -36,14 +35,12 @@ def central(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     bare = tmp_path / "central.git"
     git("init", "--quiet", "--bare", str(bare), cwd=tmp_path)
     monkeypatch.setenv("JARVIS_CENTRAL_METHODOLOGY_REPO", str(bare))
-    clear_settings_cache()
     return str(bare)
 
 
 def switch_user(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("JARVIS_HOME", str(home / ".jarvis"))
-    clear_settings_cache()
 
 
 def files_in(bare: str, tmp_path: Path) -> dict[str, Any]:
@@ -108,7 +105,6 @@ def configure(ws: Path, normal: FakeOpenAI, cheap: FakeOpenAI, **settings: Any) 
     }
     (ws / ".jarvis").mkdir(exist_ok=True)
     (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
-    clear_settings_cache()
 
 
 def test_task_start_picks_from_the_central_repo_and_analysis_saves_a_new_one(

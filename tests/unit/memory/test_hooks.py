@@ -18,7 +18,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from jarvis_graph.config import project_config_path
-from jarvis_graph.context import JarvisContext, clear_settings_cache
+from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, EventBus
 from jarvis_graph.memory.hooks import EpisodeIndexer, ForceSaveMemory, paired
 from jarvis_graph.memory.tiers import MemoryTiers
@@ -76,7 +76,6 @@ def enable(workspace: Path, on: bool = True) -> JarvisContext:
     path = project_config_path(workspace)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"force_save_memory: {'true' if on else 'false'}\n", encoding="utf-8")
-    clear_settings_cache()
     return JarvisContext(workspace=str(workspace))
 
 
@@ -187,7 +186,6 @@ def test_the_archive_subscriber_follows_its_setting(workspace: Path) -> None:
     assert EpisodeIndexer(ctx).index(payload) == 0
     path = project_config_path(workspace)
     path.write_text("episodic_archive: false\n", encoding="utf-8")
-    clear_settings_cache()
     assert EpisodeIndexer(ctx).index(payload) is None
 
 

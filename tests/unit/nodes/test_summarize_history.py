@@ -18,7 +18,7 @@ from langchain_core.messages import (
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.runtime import Runtime
 
-from jarvis_graph.context import JarvisContext, clear_settings_cache
+from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, get_event_bus
 from jarvis_graph.nodes.run_tools import route_after_tools
 from jarvis_graph.nodes.summarize_history import summarize_history
@@ -63,7 +63,6 @@ def test_route_after_tools_summarizes_only_over_budget(
     runtime(workspace, "s", max_input_tokens=1000)
     assert route_after_tools({"messages": history(3)}) == "summarize_history"
     assert route_after_tools({"messages": history(1)}) == "call_model"
-    clear_settings_cache()
     runtime(workspace, "s", max_input_tokens=0, auto_summary_rounds=2)
     assert route_after_tools({"messages": history(2)}) == "summarize_history"
     assert route_after_tools({"messages": history(1)}) == "call_model"
