@@ -26,6 +26,7 @@ from jarvis_graph.config import ConfigError
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event, get_event_bus
 from jarvis_graph.graphs.agent import RECURSION_LIMIT, build_agent_graph
+from jarvis_graph.memory.router import memory_store
 from jarvis_graph.messages import not_run_answers, pending_tool_calls
 from jarvis_graph.platforms.errors import PlatformError, ProviderError
 from jarvis_graph.script_groups import end_orphans, scripts_db
@@ -86,7 +87,7 @@ def open_agent(ctx: dict[str, Any], kind: str = "agent") -> Iterator[Any]:
     with open_checkpointer(Path(ctx["workspace"]), settings.checkpoint_url) as saver:
         try:
             builder, name = build_graph(ctx, kind)
-            yield builder.compile(checkpointer=saver, name=name)
+            yield builder.compile(checkpointer=saver, store=memory_store(), name=name)
         finally:
             # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
             from jarvis_graph.tools.registry import close_registries

@@ -23,6 +23,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from jarvis_graph.memory.records import now_iso
+from jarvis_graph.memory.router import namespace_label, project_store
 from jarvis_graph.memory.segments import KINDS, Segment, clip, redact, segment_messages
 
 if TYPE_CHECKING:
@@ -90,8 +91,6 @@ class EpisodicArchive:
     """
 
     def __init__(self, store: BaseStore, project: str = "project") -> None:
-        from jarvis_graph.memory.tiers import namespace_label
-
         self.store = store
         # A folder name is user input: "my.project" must work (see namespace_label).
         self.namespace = (NAMESPACE, namespace_label(project or "project"))
@@ -258,30 +257,26 @@ def _checkpoint_messages(
     return found.checkpoint["id"], list(found.checkpoint["channel_values"].get("messages", []))
 
 
-def open_archive(workspace: Path) -> EpisodicArchive:
-    """The archive of a project, in its long-term memory store."""
-    from jarvis_graph.memory.tiers import open_store, project_memory_dir
+def open_archive(workspace: Path, store: BaseStore | None = None) -> EpisodicArchive:
+    """The archive of a project, in its long-term memory store.
 
-    return EpisodicArchive(open_store(project_memory_dir(workspace)), workspace.name)
-
-
-def forget_project_thread(workspace: Path, thread_id: str) -> int:
-    """:func:`forget_thread` in a project's archive (nothing to do without a store)."""
-    from jarvis_graph.memory.tiers import project_memory_dir
-
-    if not (project_memory_dir(workspace) / "store.sqlite").is_file():
-        return 0
-    return forget_thread(open_archive(workspace).store, thread_id)
+    ``store`` is the memory store (or a graph's store) the project store is reached
+    through; by default the run's store, else the memory store.
+    """
+    return EpisodicArchive(project_store(workspace, store), workspace.name)
 
 
-def search_project(workspace: Path, query: str | None, **filters: Any) -> list[Episode]:
+def forget_project_thread(workspace: Path, thread_id: str, store: BaseStore | None = None) -> int:
+    """:func:`forget_thread` in a project's archive (a missing store is not created)."""
+    return forget_thread(open_archive(workspace, store).store, thread_id)
+
+
+def search_project(
+    workspace: Path, query: str | None, store: BaseStore | None = None, **filters: Any
+) -> list[Episode]:
     """:meth:`EpisodicArchive.search` in a project; no store is created to find nothing."""
-    from jarvis_graph.memory.tiers import project_memory_dir
-
     check_kind(filters.get("kind"))
-    if not (project_memory_dir(workspace) / "store.sqlite").is_file():
-        return []
-    return open_archive(workspace).search(query, **filters)
+    return open_archive(workspace, store).search(query, **filters)
 
 
 def format_episodes(episodes: list[Episode]) -> str:

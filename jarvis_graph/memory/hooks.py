@@ -185,9 +185,10 @@ class ForceSaveMemory:
 
 
 def _marker_store(ctx: JarvisContext) -> Any:
-    from jarvis_graph.memory.tiers import open_store, project_memory_dir
+    from jarvis_graph.memory.router import project_store
 
-    return open_store(project_memory_dir(ctx.workspace_path()))
+    # the run's store (the memory store outside a run), below the project's namespace
+    return project_store(ctx.workspace_path())
 
 
 def paired(messages: list[AnyMessage]) -> list[AnyMessage]:

@@ -1,9 +1,15 @@
-"""The three memory tiers over LangGraph stores.
+"""The three memory tiers over one LangGraph store (by default the run's store).
 
-- ``short_term``: one ``InMemoryStore`` per process, namespace ``("short_term", thread)``
-  (the thread id encoded by :func:`namespace_label`).
-- ``project_long_term``: a :class:`FaissStore` in ``<project>/.jarvis/memory/``.
-- ``global_long_term``: a :class:`FaissStore` in ``~/.jarvis/memory/global_long_term/``.
+Each tier is a namespace of that store; the memory store
+(:class:`jarvis_graph.memory.router.MemoryStore`) routes them to the process-wide
+backends of :mod:`jarvis_graph.memory.backends`:
+
+- ``("short_term", <thread>)``: one ``InMemoryStore`` per process;
+- ``("project_long_term", <workspace>)``: a :class:`FaissStore` in
+  ``<project>/.jarvis/memory/``;
+- ``("global_long_term",)``: a :class:`FaissStore` in ``~/.jarvis/memory/global_long_term/``.
+
+Labels are encoded by :func:`namespace_label`.
 
 Retrieval combines tag filters (a record matches when it has any of the tags), semantic
 similarity of the content to the query, and recency.
@@ -11,86 +17,41 @@ similarity of the content to the query, and recency.
 
 from __future__ import annotations
 
-import atexit
-import threading
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from langgraph.store.base import BaseStore, IndexConfig, PutOp
-from langgraph.store.memory import InMemoryStore
+from langgraph.store.base import BaseStore, PutOp
 
-from jarvis_graph.config import jarvis_home
-from jarvis_graph.memory.embedder import MINILM_DIMS, default_embedder
+from jarvis_graph.memory.backends import close_stores, open_store, short_term_store
 from jarvis_graph.memory.records import LONG_TERM_TYPES, MEMORY_TYPES, check_type, clean_tags
-from jarvis_graph.memory.store import FaissStore
+from jarvis_graph.memory.router import (
+    global_memory_dir,
+    namespace_label,
+    project_memory_dir,
+    run_store,
+    workspace_namespace,
+)
+
+__all__ = [
+    "Hit",
+    "MemoryTiers",
+    "close_stores",
+    "global_memory_dir",
+    "memory_prompt",
+    "namespace_label",
+    "open_store",
+    "project_memory_dir",
+    "short_term_store",
+]
 
 RECENCY_HALF_LIFE_DAYS = 30.0
 SIMILARITY_WEIGHT = 0.8
 """Weight of similarity in a query's ranking; recency has the rest."""
 SCAN_LIMIT = 100_000
 """Records read per tier when a request goes through them all (tags without a query)."""
-
-
-def namespace_label(name: str) -> str:
-    """``name`` (a folder name, a thread id: user input) as a store namespace label.
-
-    LangGraph's stores join labels with ``.`` and refuse labels holding one, so ``.`` and
-    the escape character ``%`` are percent-encoded: reversible, and every name without
-    them (most) is its own label, as before.
-    """
-    return name.replace("%", "%25").replace(".", "%2E") or "%"
-
-
-def project_memory_dir(workspace: Path) -> Path:
-    """Where a project's long-term memory is stored."""
-    return workspace / ".jarvis" / "memory"
-
-
-def global_memory_dir() -> Path:
-    """Where the user's global long-term memory is stored."""
-    return jarvis_home() / "memory" / "global_long_term"
-
-
-def _index() -> IndexConfig:
-    return {"dims": MINILM_DIMS, "embed": default_embedder(), "fields": ["content"]}
-
-
-_stores: dict[Path, FaissStore] = {}
-_short_term: InMemoryStore | None = None
-_stores_lock = threading.Lock()
-
-
-def open_store(folder: Path) -> FaissStore:
-    """The process-wide :class:`FaissStore` of ``folder`` (opened on first use)."""
-    key = folder.resolve()
-    with _stores_lock:
-        store = _stores.get(key)
-        if store is None:
-            store = _stores[key] = FaissStore(key, index=_index())
-        return store
-
-
-def short_term_store() -> InMemoryStore:
-    """The process-wide store of short-term memories."""
-    global _short_term
-    with _stores_lock:
-        if _short_term is None:
-            _short_term = InMemoryStore(index=_index())
-        return _short_term
-
-
-@atexit.register
-def close_stores() -> None:
-    """Close every open long-term store and forget short-term memories (tests, exit)."""
-    global _short_term
-    with _stores_lock:
-        for store in _stores.values():
-            store.close()
-        _stores.clear()
-        _short_term = None
 
 
 @dataclass(frozen=True)
@@ -102,45 +63,34 @@ class Hit:
 
 
 class MemoryTiers:
-    """Save, retrieve and clear memories of one workspace and thread."""
+    """Save, retrieve and clear memories of one workspace and thread.
 
-    def __init__(self, workspace: Path, thread_id: str = "default") -> None:
+    Args:
+        workspace: The project folder.
+        thread_id: The session whose short-term memories these are.
+        store: The store of the tiers; the run's store by default, else the memory store
+            (:func:`jarvis_graph.memory.router.run_store`).
+    """
+
+    def __init__(
+        self, workspace: Path, thread_id: str = "default", store: BaseStore | None = None
+    ) -> None:
         self.workspace = workspace
         self.thread_id = thread_id
+        self.store = store if store is not None else run_store()
 
-    def location(self, memory_type: str) -> tuple[BaseStore | None, tuple[str, ...]]:
-        """The store and namespace of a tier (store ``None``: nothing saved there yet)."""
+    def namespace(self, memory_type: str) -> tuple[str, ...]:
+        """The namespace of a tier in :attr:`store`."""
         check_type(memory_type)
         if memory_type == "short_term":
-            return short_term_store(), ("short_term", namespace_label(self.thread_id))
-        folder = (
-            project_memory_dir(self.workspace)
-            if memory_type == "project_long_term"
-            else global_memory_dir()
-        )
-        if not (folder / "store.sqlite").is_file() and folder.resolve() not in _stores:
-            return None, (memory_type,)
-        return open_store(folder), (memory_type,)
-
-    def _writable(self, memory_type: str) -> tuple[BaseStore, tuple[str, ...]]:
-        store, ns = self.location(memory_type)
-        if store is None:
-            folder = (
-                project_memory_dir(self.workspace)
-                if memory_type == "project_long_term"
-                else global_memory_dir()
-            )
-            store = open_store(folder)
-        return store, ns
+            return ("short_term", namespace_label(self.thread_id))
+        if memory_type == "project_long_term":
+            return workspace_namespace(self.workspace)
+        return (memory_type,)
 
     def save(self, records: list[dict[str, Any]]) -> None:
         """Store records (validated by :mod:`records`); an existing id is replaced."""
-        by_type: dict[str, list[dict[str, Any]]] = {}
-        for rec in records:
-            by_type.setdefault(check_type(rec["type"]), []).append(rec)
-        for memory_type, recs in by_type.items():
-            store, ns = self._writable(memory_type)
-            store.batch([PutOp(ns, rec["id"], rec) for rec in recs])
+        self.store.batch([PutOp(self.namespace(r["type"]), r["id"], r) for r in records])
 
     def records(
         self, memory_types: list[str] | None = None, tags: list[str] | None = None
@@ -149,10 +99,7 @@ class MemoryTiers:
         wanted = set(clean_tags(tags))
         out: list[dict[str, Any]] = []
         for memory_type in memory_types or list(MEMORY_TYPES):
-            store, ns = self.location(memory_type)
-            if store is None:
-                continue
-            for item in store.search(ns, limit=SCAN_LIMIT):
+            for item in self.store.search(self.namespace(memory_type), limit=SCAN_LIMIT):
                 if not wanted or wanted & set(item.value.get("tags", [])):
                     out.append(item.value)
         return sorted(out, key=lambda r: r.get("updated_at", ""), reverse=True)
@@ -172,10 +119,8 @@ class MemoryTiers:
         hits: list[Hit] = []
         now = datetime.now(UTC)
         for memory_type in memory_types or list(MEMORY_TYPES):
-            store, ns = self.location(memory_type)
-            if store is None:
-                continue
-            for item in store.search(ns, query=query, limit=fetch):
+            ns = self.namespace(memory_type)
+            for item in self.store.search(ns, query=query, limit=fetch):
                 rec = item.value
                 if wanted and not wanted & set(rec.get("tags", [])):
                     continue
@@ -200,9 +145,9 @@ class MemoryTiers:
         by_type: dict[str, list[str]] = {}
         for rec in targets:
             by_type.setdefault(rec["type"], []).append(rec["id"])
-        for memory_type, keys in by_type.items():
-            store, ns = self._writable(memory_type)
-            store.batch([PutOp(ns, key, None) for key in keys])
+        self.store.batch(
+            [PutOp(self.namespace(t), key, None) for t, keys in by_type.items() for key in keys]
+        )
         return targets
 
     def known_tags(self) -> Counter[str]:
@@ -216,9 +161,9 @@ class MemoryTiers:
 MAX_PROMPT_TAGS = 40
 
 
-def memory_prompt(workspace: Path) -> str:
+def memory_prompt(workspace: Path, store: BaseStore | None = None) -> str:
     """The system prompt's lines on memory: the tiers and the tags saved so far."""
-    tags = MemoryTiers(workspace).known_tags()
+    tags = MemoryTiers(workspace, store=store).known_tags()
     known = ", ".join(tag for tag, _ in tags.most_common(MAX_PROMPT_TAGS))
     more = f" (and {len(tags) - MAX_PROMPT_TAGS} more)" if len(tags) > MAX_PROMPT_TAGS else ""
     listing = f"Known memory tags: {known}{more}." if tags else "No memories are saved yet."

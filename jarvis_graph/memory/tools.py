@@ -8,6 +8,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel, Field
 
 from jarvis_graph.memory.records import MEMORY_TYPES, MemoryInputError, check_type, new_record
+from jarvis_graph.memory.router import run_store
 from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
 
 MemoryTypeArg = Literal["short_term", "project_long_term", "global_long_term"]
@@ -76,9 +77,11 @@ class SearchEpisodesArgs(BaseModel):
 
 
 def _tiers() -> Any:
+    """The tiers of this call's workspace and thread, in the run's store (``runtime.store``)."""
+    # deferred: the tiers load numpy and FAISS, which only a memory tool call needs
     from jarvis_graph.memory.tiers import MemoryTiers
 
-    return MemoryTiers(current_env().workspace, current_thread())
+    return MemoryTiers(current_env().workspace, current_thread(), store=run_store())
 
 
 def current_thread() -> str:
@@ -191,6 +194,7 @@ def search_episodes_impl(env: ToolEnv, args: SearchEpisodesArgs) -> str:
                 thread=args.thread or None,
                 kind=args.kind or None,
                 limit=args.limit,
+                store=run_store(),
             )
             if not episodes:
                 return "no episodes found" + (f" for {args.query!r}" if args.query else "")
