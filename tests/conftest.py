@@ -59,8 +59,8 @@ def fresh_process_caches() -> Iterator[None]:
         reset_event_buses()
         reset_plugins()
         close_registries()
-        if "jarvis_graph.memory.tiers" in sys.modules:
-            sys.modules["jarvis_graph.memory.tiers"].close_stores()
+        if "jarvis_graph.memory.backends" in sys.modules:
+            sys.modules["jarvis_graph.memory.backends"].close_stores()
 
     reset()
     yield

@@ -19,6 +19,7 @@ from jarvis_graph.events import Event, Subscriber
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.tools import BaseTool
+    from langgraph.store.base import BaseStore
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class RunSetup:
     """The run's chat model for a role (``normal``, ``cheap``), not bound to tools."""
     run_tools: Callable[[], dict[str, BaseTool]]
     """The run's composed tools, by name (call it while the run runs, not while composing)."""
+    store: BaseStore | None = None
+    """The run's LangGraph store (``runtime.store``; the memory store in Jarvis' graphs)."""
 
 
 class Feature:

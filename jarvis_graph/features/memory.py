@@ -27,7 +27,7 @@ class Memory(Feature):
         # deferred: the memory tiers load the vector store (numpy) only when a prompt is built
         from jarvis_graph.memory.tiers import memory_prompt
 
-        return memory_prompt(setup.workspace)
+        return memory_prompt(setup.workspace, setup.store)
 
     def subscribers(self, setup: RunSetup) -> list[tuple[Event, Subscriber]]:
         """Forced saves (when configured) and the episodic archive."""
@@ -37,10 +37,5 @@ class Memory(Feature):
 
         force = ForceSaveMemory(normal_model, setup.context)
         archive = EpisodeIndexer(setup.context)
-        return [
-            (Event.TASK_STARTED, force.on_task_started),
-            (Event.BEFORE_HISTORY_CLEAR, force),
-            (Event.TASK_COMPLETED, force),
-            (Event.BEFORE_HISTORY_CLEAR, archive),
-            (Event.TASK_COMPLETED, archive),
-        ]
+        archived = [(Event.BEFORE_HISTORY_CLEAR, archive), (Event.TASK_COMPLETED, archive)]
+        return [*force.subscriptions(), *archived]

@@ -1,8 +1,8 @@
 """Memory subscribers on the event bus: ``force_save_memory`` and the episodic archive.
 
-:func:`install_memory_hooks` puts them on a bus once. Each reads the run's context when
-an event arrives (the bus is shared by every run of the process), or the context it was
-built with when the event is emitted outside a graph run.
+The memory feature (:mod:`jarvis_graph.features.memory`) subscribes them to each run's own
+bus. Each reads the run's context when an event arrives, or the context it was built with
+when the event is emitted outside a graph run.
 
 ``force_save_memory`` follows Jarvis: before the history is cleared, or when the task
 completes, the model is asked once per task — in a separate call bound to
@@ -15,8 +15,6 @@ asked twice; TASK_STARTED clears it.
 from __future__ import annotations
 
 import logging
-import threading
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -34,7 +32,7 @@ from pydantic import ValidationError
 
 from jarvis_graph.checkpointing import run_position
 from jarvis_graph.context import JarvisContext, resolve_settings
-from jarvis_graph.events import Event, EventBus
+from jarvis_graph.events import Event, EventBus, Subscriber
 from jarvis_graph.memory.records import now_iso
 from jarvis_graph.memory.tools import SaveMemoryArgs, current_thread, save_memory, save_memory_impl
 from jarvis_graph.prompts import load_prompt
@@ -94,11 +92,18 @@ class ForceSaveMemory:
         self.model_factory = model_factory
         self.context = context
 
+    def subscriptions(self) -> list[tuple[Event, Subscriber]]:
+        """The three events and what handles each."""
+        return [
+            (Event.TASK_STARTED, self.on_task_started),
+            (Event.BEFORE_HISTORY_CLEAR, self),
+            (Event.TASK_COMPLETED, self),
+        ]
+
     def subscribe(self, bus: EventBus) -> None:
         """Subscribe to the three events on ``bus``."""
-        bus.subscribe(Event.TASK_STARTED, self.on_task_started)
-        bus.subscribe(Event.BEFORE_HISTORY_CLEAR, self)
-        bus.subscribe(Event.TASK_COMPLETED, self)
+        for event, callback in self.subscriptions():
+            bus.subscribe(event, callback)
 
     def on_task_started(self, _event: Event, payload: dict[str, Any]) -> None:
         """A new task in the thread: it may be asked again."""
@@ -252,19 +257,3 @@ class EpisodeIndexer:
         except Exception as exc:  # archiving never stops a run from completing
             logger.warning("episodic archive: thread %s not indexed: %s", thread, exc)
             return None
-
-
-_installed: weakref.WeakSet[EventBus] = weakref.WeakSet()
-_installed_lock = threading.Lock()
-
-
-def install_memory_hooks(bus: EventBus, model_factory: ModelFactory) -> None:
-    """Subscribe the memory hooks to ``bus`` (once per bus)."""
-    with _installed_lock:
-        if bus in _installed:
-            return
-        _installed.add(bus)
-    ForceSaveMemory(model_factory).subscribe(bus)
-    archive = EpisodeIndexer()
-    bus.subscribe(Event.BEFORE_HISTORY_CLEAR, archive)
-    bus.subscribe(Event.TASK_COMPLETED, archive)

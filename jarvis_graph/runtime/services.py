@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
     from langchain_core.tools import BaseTool
     from langgraph.runtime import Runtime
+    from langgraph.store.base import BaseStore
 
 FEATURES: tuple[Feature, ...] = (
     BuiltinTools(),
@@ -62,11 +63,17 @@ class RunServices:
 
     Args:
         ctx: The run context.
+        store: The run's LangGraph store (``runtime.store``), if it has one.
         features: The features to compose (default: :data:`FEATURES`); each decides
             whether the run enables it.
     """
 
-    def __init__(self, ctx: JarvisContext, features: Sequence[Feature] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: JarvisContext,
+        store: BaseStore | None = None,
+        features: Sequence[Feature] | None = None,
+    ) -> None:
         self.context = ctx
         self.settings = resolve_settings(ctx)
         self.workspace = ctx.workspace_path()
@@ -74,7 +81,10 @@ class RunServices:
         object.__setattr__(ctx, TOOL_ENV_ATTRIBUTE, self.env)  # tool calls of the run use it
         self._models: dict[tuple[str, tuple[str, ...] | None], Any] = {}
         self._chat: dict[str, tuple[int, BaseChatModel]] = {}
-        self.setup = RunSetup(ctx, self.settings, self.workspace, self.chat_model, self._tools)
+        self.store = store
+        self.setup = RunSetup(
+            ctx, self.settings, self.workspace, self.chat_model, self._tools, store
+        )
         self.features = [f for f in features or FEATURES if f.enabled(self.setup)]
         self.tools, self.problems = compose_tools(self.features, self.setup)
         channel = get_event_bus(ctx.event_bus, self.settings.after_tool_call_cb_dirs)
@@ -189,7 +199,7 @@ def services_of(runtime: Runtime[JarvisContext] | None, *, starting: bool = Fals
     with _build_lock:
         held = ctx.__dict__.get(_ATTRIBUTE)
         if held is None or held[0] is not run or (run is None and starting):
-            held = (run, RunServices(ctx))
+            held = (run, RunServices(ctx, getattr(runtime, "store", None)))
             object.__setattr__(ctx, _ATTRIBUTE, held)
         return held[1]
 
