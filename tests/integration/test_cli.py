@@ -293,20 +293,20 @@ def test_chat_repl_handlers(workspace: Path, tmp_path: Path) -> None:
 def test_unexpected_error_is_reported_and_session_stays_resumable(
     calc_ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import jarvis_graph.nodes.call_model as call_model
+    from jarvis_graph.runtime.services import RunServices
 
-    real = call_model.model_for
+    real = RunServices.model
 
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(call_model, "model_for", broken)
+    monkeypatch.setattr(RunServices, "model", broken)
     args = run_args(calc_ws, calc_script(tmp_path), "-n", "--yes", "--new-thread", "bug", "go")
     failed = invoke(args)
     assert failed.exit_code == 1
     assert "RuntimeError: disk on fire" in failed.output
     assert "jarvis sessions resume bug" in failed.output
-    monkeypatch.setattr(call_model, "model_for", real)
+    monkeypatch.setattr(RunServices, "model", real)
     resumed = invoke(["sessions", "resume", "bug", "-w", str(calc_ws)])
     assert resumed.exit_code == 0, resumed.output
     assert ANSWER in resumed.output
