@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +85,9 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=15)
 
 
-@pytest.fixture
-def server_url(tmp_path: Path, isolated_home: Path) -> Iterator[str]:
-    """Run ``langgraph dev`` for one test; yield its base URL."""
+@contextmanager
+def dev_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """Run ``langgraph dev`` with the repository's config; yield its URL and its log file."""
     cwd = tmp_path / "server"
     cwd.mkdir()
     env = os.environ.copy()  # HOME and JARVIS_HOME already point at the test's home
@@ -108,9 +109,16 @@ def server_url(tmp_path: Path, isolated_home: Path) -> Iterator[str]:
             cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
     try:
-        yield _wait_until_ready(proc, log_file)
+        yield _wait_until_ready(proc, log_file), log_file
     finally:
         _stop(proc)
+
+
+@pytest.fixture
+def server_url(tmp_path: Path, isolated_home: Path) -> Iterator[str]:
+    """Run ``langgraph dev`` for one test; yield its base URL."""
+    with dev_server(tmp_path) as (url, _log):
+        yield url
 
 
 @pytest.fixture

@@ -9,9 +9,6 @@ CLI's ``MemoryTiers`` finds it.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +18,7 @@ from langgraph_sdk import get_sync_client
 from jarvis_graph.config import jarvis_home
 from jarvis_graph.memory.store import FaissStore
 from jarvis_graph.memory.tiers import MemoryTiers, close_stores, project_memory_dir
-from tests.integration.test_langgraph_dev import REPO, _free_port, _stop, _wait_until_ready
+from tests.integration.test_langgraph_dev import REPO, dev_server
 
 pytestmark = pytest.mark.slow
 
@@ -29,27 +26,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """``langgraph dev`` with the repository's config; yields its URL and its log file."""
-    cwd = tmp_path / "server"
-    cwd.mkdir()
-    env = os.environ.copy()  # HOME and JARVIS_HOME already point at the test's home
-    env.update(
-        LANGGRAPH_CLI_NO_ANALYTICS="1",
-        LANGGRAPH_NO_VERSION_CHECK="true",
-        LANGSMITH_TRACING="false",
-        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
-    )
-    langgraph = Path(sys.executable).with_name("langgraph")
-    cmd = [str(langgraph), "dev", "--config", str(REPO / "langgraph.json")]
-    cmd += ["--host", "127.0.0.1", "--port", str(_free_port()), "--no-browser", "--no-reload"]
-    log_file = tmp_path / "langgraph_dev.log"
-    with log_file.open("wb") as log:
-        proc = subprocess.Popen(
-            cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    try:
-        yield _wait_until_ready(proc, log_file), log_file
-    finally:
-        _stop(proc)
+    with dev_server(tmp_path) as running:
+        yield running
 
 
 def test_langgraph_json_names_the_memory_store() -> None:
