@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[dev,local,bench]"
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/local_agent.py
+	$(BIN)/python bench/local_threads.py
 	$(BIN)/python bench/mcp_calls.py
 	$(BIN)/python bench/memory.py
 	$(BIN)/python bench/planner.py

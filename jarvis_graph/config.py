@@ -47,6 +47,8 @@ class ModelSpec(BaseModel):
     stream tool calls)."""
     n_ctx: int = Field(default=8192, ge=512)
     """Context window of the local model, in tokens."""
+    n_threads: int | None = Field(default=None, ge=1)
+    """Local model: decoding threads; unset, the cores not busy when each reply starts."""
     max_repeats: int = Field(default=1, ge=1)
     """Local model: identical consecutive tool calls allowed; one more and it must answer."""
     computed_answers: bool = True

@@ -43,6 +43,7 @@ from jarvis_graph.platforms import calculator
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
 from jarvis_graph.platforms.errors import PlatformError
+from jarvis_graph.platforms.local_threads import decode_threads
 from jarvis_graph.secrets import SECRET_FILE_GLOBS
 from jarvis_graph.state import is_task_message
 
@@ -79,6 +80,8 @@ class LocalChatModel(BaseChatModel):
 
     model_path: str
     n_ctx: int = 8192
+    n_threads: int | None = None
+    """Decoding threads; None: the cores not busy when each reply starts."""
     max_tokens: int = 1024
     temperature: float = 0.0
     max_repeats: int = 1
@@ -379,6 +382,7 @@ class _Generation:
             )
             raise ContextTooLongError(msg)
         grammar = _grammar(json.dumps(schema)) if schema is not None else None
+        _use_threads(llm, decode_threads(model.n_threads))
         started = time.monotonic()
         self._first = 0.0
         completion = llm.create_completion(
@@ -531,6 +535,17 @@ def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
         return _models[(path, n_ctx)]
 
 
+def _use_threads(llm: Any, threads: int) -> None:
+    """Decode (and process the prompt) with ``threads`` threads from now on."""
+    ctx = getattr(llm, "ctx", None)
+    if ctx is None or getattr(llm, "_jarvis_threads", None) == threads:
+        return  # no context (a stand-in for llama.cpp), or already set
+    import llama_cpp
+
+    llama_cpp.llama_set_n_threads(ctx, threads, threads)
+    llm._jarvis_threads = threads
+
+
 def close_models() -> None:
     """Free every loaded model now (at exit: llama.cpp's own finaliser fails at teardown)."""
     with _models_lock:
@@ -583,6 +598,7 @@ def create_local_model(spec: ModelSpec) -> LocalChatModel:
     return LocalChatModel(
         model_path=str(path),
         n_ctx=spec.n_ctx,
+        n_threads=spec.n_threads,
         max_tokens=spec.max_tokens or 1024,
         temperature=spec.temperature if spec.temperature is not None else 0.0,
         max_repeats=spec.max_repeats,
