@@ -152,11 +152,16 @@ class FaissStore(BaseStore):
         return self._cache.get(ns, seq)
 
     def close(self) -> None:
-        """Write pending index changes and close the database."""
+        """Write pending index changes and close the database.
+
+        A store whose folder was deleted meanwhile writes nothing: flushing would create the
+        folder again (its lock file and indexes) for a store nobody has any more.
+        """
         with self._mutex:
             if self._conn is None:
                 return
-            self.flush()
+            if self.path.is_dir():
+                self.flush()
             self._conn.close()
             self._conn = None  # type: ignore[assignment]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -177,3 +178,13 @@ def test_processes_write_to_one_store(tmp_path: Path) -> None:
         assert keys == {f"w{w}-{n}" for w in range(3) for n in range(40)}
         hit = store.search(("shared",), query="worker 2 note 17", limit=1)[0]
         assert hit.key == "w2-17"
+
+
+def test_closing_a_store_whose_folder_was_deleted_creates_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "ws" / ".jarvis" / "memory"
+    store = FaissStore(folder, index=hashing_index())
+    fill(store, 5)
+    store.search(("docs",), query=sentence(1), limit=2)  # an index is built, not yet written
+    shutil.rmtree(tmp_path / "ws")
+    store.close()
+    assert not (tmp_path / "ws").exists()
