@@ -47,6 +47,7 @@ def fresh_process_caches() -> Iterator[None]:
     - platform plugins: entry points, loaded once per process;
     - tool registries: imported user tool files and MCP server processes (no server may
       outlive its test);
+    - the background memory worker: its jobs finish before the stores close;
     - memory stores: open FAISS indexes and SQLite files of this test's folders.
 
     A run's tools, models and subscribers belong to the run (``RunServices``): nothing to reset.
@@ -59,6 +60,8 @@ def fresh_process_caches() -> Iterator[None]:
         reset_event_buses()
         reset_plugins()
         close_registries()
+        if "jarvis_graph.memory.background" in sys.modules:
+            sys.modules["jarvis_graph.memory.background"].wait_for_background()
         if "jarvis_graph.memory.backends" in sys.modules:
             sys.modules["jarvis_graph.memory.backends"].close_stores()
 

@@ -90,8 +90,10 @@ def open_agent(ctx: dict[str, Any], kind: str = "agent") -> Iterator[Any]:
             yield builder.compile(checkpointer=saver, store=memory_store(), name=name)
         finally:
             # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+            from jarvis_graph.memory.background import wait_for_background
             from jarvis_graph.tools.registry import close_registries
 
+            wait_for_background()  # the answer is shown; the archive is written before we end
             close_registries()
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 from langchain_core.messages import AnyMessage
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
+from jarvis_graph.memory.background import wait_for_background
 from jarvis_graph.memory.records import now_iso
 from jarvis_graph.memory.router import namespace_label, project_store
 from jarvis_graph.memory.segments import KINDS, Segment, clip, redact, segment_messages
@@ -267,15 +268,23 @@ def open_archive(workspace: Path, store: BaseStore | None = None) -> EpisodicArc
 
 
 def forget_project_thread(workspace: Path, thread_id: str, store: BaseStore | None = None) -> int:
-    """:func:`forget_thread` in a project's archive (a missing store is not created)."""
+    """:func:`forget_thread` in a project's archive (a missing store is not created).
+
+    Tasks this process finished are archived first, so none of the thread's is left behind.
+    """
+    wait_for_background()
     return forget_thread(open_archive(workspace, store).store, thread_id)
 
 
 def search_project(
     workspace: Path, query: str | None, store: BaseStore | None = None, **filters: Any
 ) -> list[Episode]:
-    """:meth:`EpisodicArchive.search` in a project; no store is created to find nothing."""
+    """:meth:`EpisodicArchive.search` in a project; no store is created to find nothing.
+
+    Tasks this process finished are archived (in the background) before the search.
+    """
     check_kind(filters.get("kind"))
+    wait_for_background()
     return open_archive(workspace, store).search(query, **filters)
 
 

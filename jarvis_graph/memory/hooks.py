@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from jarvis_graph.checkpointing import run_position
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event, EventBus, Subscriber
+from jarvis_graph.memory.background import submit
 from jarvis_graph.memory.records import now_iso
 from jarvis_graph.memory.tools import SaveMemoryArgs, current_thread, save_memory, save_memory_impl
 from jarvis_graph.prompts import load_prompt
@@ -234,26 +235,44 @@ class EpisodeIndexer:
         self.context = context
 
     def __call__(self, _event: Event, payload: dict[str, Any]) -> None:
-        """Subscriber form of :meth:`index`."""
-        self.index(payload)
+        """Subscriber form: the archive is written in the background, off the answer's path."""
+        job = self.prepare(payload)
+        if job is not None:
+            submit(job)
 
     def index(self, payload: dict[str, Any]) -> int | None:
-        """Index the payload's messages; returns the segments written (``None``: off)."""
+        """Index the payload's messages now; returns the segments written (``None``: off)."""
+        job = self.prepare(payload)
+        return None if job is None else job()
+
+    def prepare(self, payload: dict[str, Any]) -> Callable[[], int | None] | None:
+        """The indexing of ``payload`` as a job (``None``: the archive is off).
+
+        What depends on the running step (its context, thread, checkpoint and store) is
+        read here; the job itself may run on another thread.
+        """
+        # deferred: the archive loads the embedder and the vector store only when it is used
         from jarvis_graph.memory.episodic import open_archive
+        from jarvis_graph.memory.router import run_store
 
         ctx = run_context(self.context)
         if not resolve_settings(ctx).episodic_archive:
             return None
         thread = _thread_of(payload)
         checkpoint = payload.get("checkpoint_id") or run_position()["checkpoint_id"]
-        try:
-            messages = _messages_of(payload)
-            first = payload.get("first_index")
-            if first is None and messages and not isinstance(messages[0], SystemMessage):
-                first = 1  # what is cleared starts after the system prompt
-            archive = open_archive(ctx.workspace_path())
-            secrets = ToolEnv.from_context(ctx).secret_values  # masked, however short
-            return archive.index_task(thread, checkpoint, messages, first or 0, secrets)
-        except Exception as exc:  # archiving never stops a run from completing
-            logger.warning("episodic archive: thread %s not indexed: %s", thread, exc)
-            return None
+        workspace, store = ctx.workspace_path(), run_store()
+        secrets = ToolEnv.from_context(ctx).secret_values  # masked, however short
+
+        def job() -> int | None:
+            try:
+                messages = _messages_of(payload)
+                first = payload.get("first_index")
+                if first is None and messages and not isinstance(messages[0], SystemMessage):
+                    first = 1  # what is cleared starts after the system prompt
+                archive = open_archive(workspace, store)
+                return archive.index_task(thread, checkpoint, messages, first or 0, secrets)
+            except Exception as exc:  # archiving never stops a run from completing
+                logger.warning("episodic archive: thread %s not indexed: %s", thread, exc)
+                return None
+
+        return job

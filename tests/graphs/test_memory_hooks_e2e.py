@@ -36,6 +36,7 @@ from jarvis_graph.config import project_config_path
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.graphs.agent import build_agent_graph
+from jarvis_graph.memory.background import wait_for_background
 from jarvis_graph.memory.episodic import Anchor, expand, open_archive
 from jarvis_graph.memory.tiers import MemoryTiers, close_stores
 from jarvis_graph.runtime.services import RunServices, services_of
@@ -207,6 +208,7 @@ def test_indexing_is_idempotent_and_a_continued_thread_adds_its_new_messages(
         Event.TASK_COMPLETED,
         {"thread_id": "t1", "checkpoint_id": "x", "messages": values["messages"]},
     )
+    wait_for_background()  # the archive is written off the answer's path
     assert len(archive.search(limit=100)) == 5  # nothing added: 5 segments, 4 messages
 
     session.run("t1", [*READ_TURNS, {"text": f"Still 8443. {MARKER}"}], "Is it still 8443?")
@@ -275,6 +277,7 @@ def test_messages_about_to_be_cleared_are_archived_with_exact_anchors(
         out = graph.invoke({"messages": conversation}, config, context=ctx)
         assert [m.id for m in out["messages"]] == ["sys", "r"]  # the block is gone
 
+        wait_for_background()
         (episode,) = open_archive(session.workspace).search("port", kind="tool_result")
         anchor = episode.anchor
         assert anchor.index == 3 and episode.value["message_id"] == "t"

@@ -196,6 +196,7 @@ def test_the_archive_subscriber_never_raises(workspace: Path, broken: Any) -> No
 
 
 def test_a_cleared_block_is_indexed_from_after_the_system_prompt(workspace: Path) -> None:
+    from jarvis_graph.memory.background import wait_for_background
     from jarvis_graph.memory.episodic import open_archive
 
     bus = EventBus()
@@ -204,6 +205,7 @@ def test_a_cleared_block_is_indexed_from_after_the_system_prompt(workspace: Path
     block = removed_messages()[1:]  # the system prompt stays
     bus.emit(Event.BEFORE_HISTORY_CLEAR, {"messages": block, "thread_id": "t1"})
     bus.emit(Event.BEFORE_HISTORY_CLEAR, {"messages": block, "thread_id": "t1"})  # no repeat
+    wait_for_background()  # a subscriber archives in the background, off the answer's path
     got = sorted(
         (e.value["message_index"], e.value["message_id"])
         for e in open_archive(workspace).search(limit=50)
