@@ -44,6 +44,23 @@ class JarvisContext:
         return Path(self.workspace or Path.cwd()).resolve()
 
 
+def running_context() -> JarvisContext | None:
+    """The context of the graph run this call belongs to (``None`` outside a run).
+
+    Also ``None`` for a run given no context, or one that is not a :class:`JarvisContext`.
+    """
+    # deferred: langgraph loads only when a graph runs (the CLI starts without it)
+    from langgraph.runtime import get_runtime
+
+    try:
+        ctx: Any = getattr(get_runtime(), "context", None)
+    except RuntimeError:  # not inside a runnable context
+        return None
+    if isinstance(ctx, dict):
+        return JarvisContext(**ctx)
+    return ctx if isinstance(ctx, JarvisContext) else None
+
+
 def resolve_settings(context: JarvisContext | dict[str, Any] | None) -> Settings:
     """Settings for a run: config files and env, overridden by the context's fields."""
     if isinstance(context, dict):

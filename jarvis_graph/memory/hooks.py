@@ -31,7 +31,7 @@ from langchain_core.messages import (
 from pydantic import ValidationError
 
 from jarvis_graph.checkpointing import run_position
-from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.context import JarvisContext, resolve_settings, running_context
 from jarvis_graph.events import Event, EventBus, Subscriber
 from jarvis_graph.memory.background import submit
 from jarvis_graph.memory.records import now_iso
@@ -48,15 +48,7 @@ MARKERS = ("force_save_memory",)
 
 def run_context(default: JarvisContext | None = None) -> JarvisContext:
     """The context of the graph run this call belongs to, else ``default``."""
-    try:
-        from langgraph.runtime import get_runtime
-
-        ctx: Any = getattr(get_runtime(), "context", None)
-    except RuntimeError:  # not inside a graph run
-        ctx = None
-    if isinstance(ctx, dict):
-        ctx = JarvisContext(**ctx)
-    return ctx if isinstance(ctx, JarvisContext) else default or JarvisContext()
+    return running_context() or default or JarvisContext()
 
 
 def _thread_of(payload: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.context import JarvisContext, resolve_settings, running_context
 from jarvis_graph.events import EventBus, get_event_bus
 from jarvis_graph.features.base import Feature, RunSetup
 from jarvis_graph.features.builtin import BuiltinTools
@@ -233,12 +233,4 @@ def current_context() -> JarvisContext:
 
     Defaults outside a run, and in ``update_state``, where routers get no runtime.
     """
-    # deferred: langgraph loads only when a graph runs, not for the CLI's start-up
-    from langgraph.runtime import get_runtime
-
-    runtime: Any
-    try:
-        runtime = get_runtime()
-    except RuntimeError:  # not inside a runnable context
-        runtime = None
-    return context_of(runtime)
+    return running_context() or context_of(None)

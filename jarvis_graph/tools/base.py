@@ -11,7 +11,7 @@ from pathlib import Path
 
 from jarvis_graph import secrets
 from jarvis_graph.config import ConfigError, McpServerSpec, Settings
-from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.context import JarvisContext, resolve_settings, running_context
 from jarvis_graph.tools.mcp_config import load_mcp_json, mcp_json_paths
 
 
@@ -94,16 +94,7 @@ class ToolEnv:
 
 def current_env() -> ToolEnv:
     """The environment of the graph run this tool call belongs to (defaults outside a run)."""
-    try:
-        from langgraph.runtime import get_runtime
-
-        # None when the tool runs in a runnable context that is not a graph run
-        context = getattr(get_runtime(), "context", None)
-    except RuntimeError:
-        context = None
-    if isinstance(context, dict):
-        context = JarvisContext(**context)
-    return ToolEnv.from_context(context)
+    return ToolEnv.from_context(running_context())
 
 
 def limit_output(text: str, env: ToolEnv, tool_name: str) -> tuple[str, str | None]:
