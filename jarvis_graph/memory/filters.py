@@ -7,9 +7,10 @@ a list matches element by element, and anything else must be equal.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from langgraph.store.base import MatchCondition
+from langgraph.store.base import ListNamespacesOp, MatchCondition
 
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
@@ -67,3 +68,14 @@ def namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> 
         msg = f"unsupported namespace match type {condition.match_type!r}; use prefix or suffix"
         raise ValueError(msg)
     return all(want == "*" or have == want for have, want in pairs)
+
+
+def listed_namespaces(
+    op: ListNamespacesOp, namespaces: Iterable[tuple[str, ...]]
+) -> list[tuple[str, ...]]:
+    """The answer to ``op`` over ``namespaces``: matched, cut to ``max_depth``, sorted, paged."""
+    conditions = op.match_conditions or ()
+    kept = {ns for ns in namespaces if all(namespace_matches(c, ns) for c in conditions)}
+    if op.max_depth is not None:
+        kept = {ns[: op.max_depth] for ns in kept}
+    return sorted(kept)[op.offset : op.offset + op.limit]

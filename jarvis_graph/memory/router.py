@@ -42,7 +42,7 @@ from langgraph.store.base import (
 )
 
 from jarvis_graph.config import jarvis_home
-from jarvis_graph.memory.filters import namespace_matches
+from jarvis_graph.memory.filters import listed_namespaces
 
 SHORT_TERM = "short_term"
 PROJECT = "project_long_term"
@@ -171,7 +171,7 @@ def _route(
     if root == SHORT_TERM:
         return _Backend(None), namespace, _same
     if root == GLOBAL:
-        return _Backend(_global_dir()), namespace, _same
+        return _Backend(global_memory_dir()), namespace, _same
     if root in (PROJECT, PROJECT_STORE) and len(namespace) >= 2:
         workspace = namespace[1]
         backend = _Backend(_project_dir(workspace), workspace)
@@ -230,7 +230,7 @@ def _known_backends(conditions: Iterable[MatchCondition]) -> list[_Backend]:
         if cond.match_type == "prefix" and path[:1] in ((PROJECT,), (PROJECT_STORE,)):
             if len(path) >= 2 and path[1] != "*":
                 projects.add(_project_dir(path[1]).resolve())
-    backends = [_Backend(None), _Backend(_global_dir())]
+    backends = [_Backend(None), _Backend(global_memory_dir())]
     for folder in sorted(projects):
         backends.append(_Backend(folder, namespace_label(str(folder.parent.parent))))
     return backends
@@ -264,7 +264,8 @@ def _combine(op: Op, parts: list[_Part], n: int, answers: dict[tuple[int, int], 
             found.sort(key=lambda i: -1e9 if i.score is None else -i.score)
         return found[max(0, op.offset) : max(0, op.offset) + max(0, op.limit)]
     if isinstance(op, ListNamespacesOp):
-        return _list_out(op, [part.outer(ns) for part, names in got for ns in _listed(names)])
+        outside = (part.outer(ns) for part, names in got for ns in _listed(names))
+        return listed_namespaces(op, outside)
     return None
 
 
@@ -290,15 +291,6 @@ def _item_out(item: Any, outer: Callable[[tuple[str, ...]], tuple[str, ...]]) ->
     )
 
 
-def _list_out(op: ListNamespacesOp, namespaces: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
-    """Filter, cut and sort namespaces as the FAISS store lists them."""
-    conditions = op.match_conditions or ()
-    kept = {ns for ns in namespaces if all(namespace_matches(c, ns) for c in conditions)}
-    if op.max_depth is not None:
-        kept = {ns[: op.max_depth] for ns in kept}
-    return sorted(kept)[op.offset : op.offset + op.limit]
-
-
 def project_memory_dir(workspace: Path) -> Path:
     """Where a project's long-term memory is stored."""
     return workspace / ".jarvis" / "memory"
@@ -307,10 +299,6 @@ def project_memory_dir(workspace: Path) -> Path:
 def global_memory_dir() -> Path:
     """Where the user's global long-term memory is stored."""
     return jarvis_home() / "memory" / GLOBAL
-
-
-def _global_dir() -> Path:
-    return global_memory_dir()
 
 
 def _project_dir(workspace: str) -> Path:

@@ -48,7 +48,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from jarvis_graph.memory.filters import matches_filter, namespace_matches
+from jarvis_graph.memory.filters import listed_namespaces, matches_filter
 from jarvis_graph.memory.index_cache import IndexCache, matrix
 from jarvis_graph.memory.store_sql import SCHEMA, Key, ns_text, texts_to_embed, write_puts
 from jarvis_graph.memory.vector_index import DEFAULT_APPROX_THRESHOLD, NamespaceIndex, normalise
@@ -355,18 +355,7 @@ class FaissStore(BaseStore):
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         rows = self._conn.execute("SELECT DISTINCT ns FROM items").fetchall()
-        namespaces = [_tuple(r[0]) for r in rows]
-        if op.match_conditions:
-            namespaces = [
-                ns
-                for ns in namespaces
-                if all(namespace_matches(c, ns) for c in op.match_conditions)
-            ]
-        if op.max_depth is not None:
-            namespaces = sorted({ns[: op.max_depth] for ns in namespaces})
-        else:
-            namespaces = sorted(namespaces)
-        return namespaces[op.offset : op.offset + op.limit]
+        return listed_namespaces(op, (_tuple(r[0]) for r in rows))
 
     # -- helpers ---------------------------------------------------------------------------
 
