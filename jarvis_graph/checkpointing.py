@@ -60,7 +60,7 @@ def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseC
         try:
             # Large message texts are stored once beside the database (compact checkpoints).
             saver = SqliteSaver(conn, serde=BlobSerializer(blob_folder(path)))
-            saver.setup()
+            _setup_sqlite(saver, path)
             yield saver
         finally:
             conn.close()
@@ -81,6 +81,28 @@ def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseC
         return
     msg = f"unsupported checkpoint URL scheme in {url.split('://')[0]!r}; use sqlite:/// or postgresql://"
     raise CheckpointError(msg)
+
+
+def _setup_sqlite(saver: Any, path: Path, wait: float = 30.0) -> None:
+    """Create the tables, waiting while another process does the same.
+
+    Two processes opening a new database at once both switch it to WAL; SQLite answers
+    one of them "database is locked" at once instead of waiting (it would deadlock), so
+    the busy timeout alone does not help: try again until ``wait`` seconds have passed.
+    """
+    import random
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            saver.setup()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                msg = f"cannot open the session store {path}: {exc}"
+                raise CheckpointError(msg) from exc
+            time.sleep(random.uniform(0.01, 0.1))
 
 
 def run_position() -> dict[str, Any]:
