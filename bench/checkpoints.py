@@ -1,4 +1,4 @@
-"""Checkpoint size and speed: 100 tool calls returning 40 KB each.
+"""Checkpoint size and speed: 10 to 1000 tool calls returning 40 KB each.
 
 Run with ``.venv/bin/python bench/checkpoints.py`` (``--calls N`` / ``--kb K`` to vary).
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import random
 import shutil
@@ -224,67 +225,142 @@ def run_agent(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--sizes", default="10,100,300,1000", help="tool calls per run")
+    parser.add_argument("--baseline-sizes", default="10,100", help="plain SqliteSaver runs")
+    parser.add_argument("--calls", type=int, default=100, help="calls of the side rows")
     parser.add_argument("--kb", type=int, default=40)
     args = parser.parse_args()
+    sizes = sorted({int(n) for n in args.sizes.split(",")})
+    base_sizes = sorted({int(n) for n in args.baseline_sizes.split(",")})
     with tempfile.TemporaryDirectory(prefix="jarvis-bench-ckpt-") as tmp:
         root = Path(tmp)
         isolate_home(root / "home")
         ws = root / "ws"
         ws.mkdir()
-        make_files(ws, args.calls, args.kb)
+        make_files(ws, max([*sizes, *base_sizes, args.calls]), args.kb)
         # Warm-up (imports, tool registry, model set-up) so the timed runs compare the loops.
         run_baseline(ws, root, 3)
         run_agent(ws, root, 3, budget=0)
-        results = {
-            "baseline": run_baseline(ws, root, args.calls),
-            "agent": run_agent(ws, root, args.calls, budget=0),
+        growth = {
+            "baseline": {n: run_baseline(ws, root, n) for n in base_sizes},
+            "agent": {},
+        }
+        for n in sizes:
+            growth["agent"][n] = run_agent(ws, root, n, budget=0)
+            print(
+                f"  agent at {n} calls: {growth['agent'][n]['db_bytes'] / 1e6:.2f} MB", flush=True
+            )
+        side = {
+            "agent": growth["agent"].get(args.calls) or run_agent(ws, root, args.calls, budget=0),
             "agent+summaries": run_agent(ws, root, args.calls, budget=32_000),
             "agent+archive": run_agent(ws, root, args.calls, budget=0, archive=True),
         }
-    report(results, args)
+    report(growth, side, args)
 
 
-def report(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> None:
-    print(f"{args.calls} tool calls x {args.kb} KB")
+def exponent(points: dict[int, dict[str, Any]], key: str) -> float:
+    """Least-squares slope of log(value) over log(calls): 1.0 is linear growth."""
+    xs = [math.log(n) for n in points]
+    ys = [math.log(max(r[key], 1)) for r in points.values()]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+
+
+def print_rows(title: str, rows: dict[Any, dict[str, Any]]) -> None:
+    print(title)
     print(
         f"{'run':<17}{'run s':>8}{'settled s':>10}{'db MB':>9}{'blobs MB':>10}{'total MB':>10}"
         f"{'get_state ms':>24}"
     )
-    for name, r in results.items():
-        r["total_mb"] = (r["db_bytes"] + r["blob_bytes"]) / 1e6
+    for name, r in rows.items():
+        r["total_bytes"] = r["db_bytes"] + r["blob_bytes"]
+        r["total_mb"] = r["total_bytes"] / 1e6
         cold, warm = r["get_state_cold_ms"], r["get_state_warm_ms"]
         print(
-            f"{name:<17}{r['run_s']:>8.2f}{r.get('settled_s', r['run_s']):>10.2f}"
-            f"{r['db_bytes'] / 1e6:>9.1f}{r['blob_bytes'] / 1e6:>10.2f}"
+            f"{name!s:<17}{r['run_s']:>8.2f}{r.get('settled_s', r['run_s']):>10.2f}"
+            f"{r['db_bytes'] / 1e6:>9.2f}{r['blob_bytes'] / 1e6:>10.2f}"
             f"{r['total_mb']:>10.2f}{f'{cold:.1f} cold / {warm:.1f} warm':>24}"
         )
-    agent, base = results["agent"], results["baseline"]
-    checks = {
-        "size": agent["total_mb"] <= SIZE_TARGET_MB,
-        "speed": agent["run_s"] <= base["run_s"],
-        "outputs_in_full": bool(agent["outputs_in_full"]),
-    }
-    print(f"{'PASS' if checks['size'] else 'FAIL'} agent total {agent['total_mb']:.2f} MB <= 25 MB")
-    print(
-        f"{'PASS' if checks['speed'] else 'FAIL'} agent run {agent['run_s']:.2f} s <= "
-        f"baseline {base['run_s']:.2f} s"
+
+
+def verdict(ok: bool, text: str) -> bool:
+    print(f"{'PASS' if ok else 'FAIL'} {text}")
+    return ok
+
+
+def report(
+    growth: dict[str, dict[int, dict[str, Any]]],
+    side: dict[str, dict[str, Any]],
+    args: argparse.Namespace,
+) -> None:
+    print(f"tool calls x {args.kb} KB outputs")
+    print_rows("plain SqliteSaver (baseline), by calls:", growth["baseline"])
+    print_rows("agent (CLI session store), by calls:", growth["agent"])
+    print_rows(f"at {args.calls} calls:", side)
+    agent, base = growth["agent"], growth["baseline"]
+    checks: dict[str, bool] = {}
+    db = {n: r["db_bytes"] / 1e6 for n, r in agent.items()}
+    total = {n: r["total_mb"] for n, r in agent.items()}
+    checks["db_exponent"] = verdict(
+        exponent(agent, "db_bytes") <= 1.15,
+        f"agent DB grows as N^{exponent(agent, 'db_bytes'):.2f} (total with blobs "
+        f"N^{exponent(agent, 'total_bytes'):.2f}; baseline N^{exponent(base, 'db_bytes'):.2f})"
+        " <= N^1.15",
     )
-    print(f"{'PASS' if checks['outputs_in_full'] else 'FAIL'} get_state returns every output")
-    archived = results["agent+archive"]
-    ratio = archived["run_s"] / max(agent["run_s"], 1e-9)
-    checks["archive_off_answer_path"] = ratio <= ARCHIVE_RATIO_TARGET
-    print(
-        f"{'PASS' if checks['archive_off_answer_path'] else 'FAIL'} with the episodic archive "
-        f"the answer is back in {ratio:.2f}x the time without it (<= {ARCHIVE_RATIO_TARGET}); "
-        f"the archive is written {archived['settled_s'] - archived['run_s']:.2f} s later"
+    for n, limit in ((300, 3.3), (1000, 11.0)):
+        if n in db and 100 in db:
+            checks[f"db_{n}_over_100"] = verdict(
+                db[n] / db[100] <= limit,
+                f"DB size({n}) / size(100) = {db[n] / db[100]:.2f} <= {limit}",
+            )
+    if 300 in db:
+        checks["db_300_mb"] = verdict(
+            db[300] <= 4.0,
+            f"DB at 300 calls {db[300]:.2f} MB <= 4 MB (plus blobs {total[300] - db[300]:.2f} MB)",
+        )
+    if 300 in agent and 100 in base:
+        cold, plain = agent[300]["get_state_cold_ms"], base[100]["get_state_cold_ms"]
+        checks["cold_get_state"] = verdict(
+            cold <= plain,
+            f"cold get_state at 300 calls {cold:.1f} ms <= plain SqliteSaver's at 100 "
+            f"{plain:.1f} ms",
+        )
+    checks["outputs_in_full"] = verdict(
+        all(r["outputs_in_full"] for r in agent.values()),
+        "get_state returns every output in full, at every size",
+    )
+    n = args.calls
+    if n in base:
+        checks["size"] = verdict(
+            total[n] <= SIZE_TARGET_MB, f"agent total at {n} calls {total[n]:.2f} MB <= 25 MB"
+        )
+        checks["speed"] = verdict(
+            agent[n]["run_s"] <= base[n]["run_s"],
+            f"agent run {agent[n]['run_s']:.2f} s <= baseline {base[n]['run_s']:.2f} s "
+            f"at {n} calls",
+        )
+    archived, plain_run = side["agent+archive"], side["agent"]
+    ratio = archived["run_s"] / max(plain_run["run_s"], 1e-9)
+    checks["archive_off_answer_path"] = verdict(
+        ratio <= ARCHIVE_RATIO_TARGET,
+        f"with the episodic archive the answer is back in {ratio:.2f}x the time without it "
+        f"(<= {ARCHIVE_RATIO_TARGET}); the archive is written "
+        f"{archived['settled_s'] - archived['run_s']:.2f} s later",
     )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "calls": args.calls,
         "kb": args.kb,
-        "results": results,
+        "calls": args.calls,
+        "growth": {k: {str(n): r for n, r in v.items()} for k, v in growth.items()},
+        "exponent": {
+            "agent_db": exponent(agent, "db_bytes"),
+            "agent_total": exponent(agent, "total_bytes"),
+            "baseline_db": exponent(base, "db_bytes"),
+        },
+        "results": side,
         "checks": checks,
     }
     RESULTS.write_text(json.dumps(payload, indent=2) + "\n")

@@ -1,49 +1,78 @@
-"""Compact checkpoints: large message texts are stored once, in content-addressed files.
+"""Compact checkpoints: a checkpoint refers to its message list instead of repeating it.
 
-A checkpointer saves the whole message list at every step, so a run with many large tool
-outputs grows quadratically. :class:`BlobSerializer` wraps the checkpointer's serializer:
-before a checkpoint or a pending write is serialized, the text of every message longer than
-``min_chars`` is written once to ``<folder>/<2 hex>/<sha256>.z`` (zlib) and the message
-carries a short reference instead; loading puts the text back. The graph, the model and
-``get_state`` / ``get_state_history`` / forks see exactly the messages the run had.
+A checkpointer saves every channel at every step, so the message list of a run with N
+steps is written N times: the sessions database grows as N². :class:`BlobSerializer`
+wraps the checkpointer's serializer and stores the parts of a checkpoint once, in the
+parts database beside it (:mod:`jarvis_graph.checkpoint_parts`):
+
+- the text of every message longer than ``min_chars``, referenced by its SHA-256;
+- every message of a list of at least ``LIST_MIN`` messages, and the list itself as a node
+  that extends the list of the previous checkpoint. A checkpoint then holds one short
+  reference for the whole list, and each step adds rows for its new messages only.
+
+Loading puts everything back: the graph, the model and ``get_state`` /
+``get_state_history`` / forks see exactly the messages the run had. Texts stored by
+earlier versions as ``<folder>/<2 hex>/<sha256>.z`` files are still read.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import os
-import tempfile
+import operator
 import threading
 import zlib
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import langchain_core.messages as lc_messages
+import ormsgpack
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from jarvis_graph.checkpoint_parts import DIGEST_BYTES, MissingPartError, PartsDB
+
 REF_PREFIX = "\x00jarvis-blob:"
-"""Start of a reference; a real text that starts with it is always stored as a blob."""
+"""Start of a text reference; a real text that starts with it is always stored as a blob."""
+LIST_PREFIX = "\x00jarvis-list:"
+"""Start of a message-list reference."""
 
 MIN_CHARS = 2048
+LIST_MIN = 4
+"""Message lists at least this long are stored as lists of the parts database."""
 CACHE_CHARS = 64 * 1024 * 1024
 """Texts kept in memory (both directions) so repeated checkpoints cost no hashing or I/O."""
+CACHE_MESSAGES = 50_000
+HEADS = 16
+"""Recent lists remembered, so that a checkpoint finds the list its list extends."""
 
+_ESCAPED = "="  # after LIST_PREFIX: a stored value that starts like a reference
 _MAX_DEPTH = 4  # checkpoint -> channel_values -> messages -> message
 
 
-class MissingBlobError(RuntimeError):
-    """A checkpoint refers to a stored text whose file is gone."""
+class MissingBlobError(MissingPartError):
+    """A checkpoint refers to a stored text or message that is gone."""
+
+
+@dataclass
+class _Rows:
+    """Rows one serialization adds to the parts database."""
+
+    texts: list[tuple[str, str]] = field(default_factory=list)
+    messages: list[tuple[bytes, str, bytes]] = field(default_factory=list)
+    lists: list[tuple[bytes, bytes | None, bytes]] = field(default_factory=list)
 
 
 class BlobSerializer(SerializerProtocol):
-    """A serializer that stores large message texts once, as files, and references them.
+    """A serializer that stores message texts, messages and message lists once.
 
     Args:
-        folder: Where the texts are stored (created on first write).
+        folder: Where the parts database is kept (created on first write).
         inner: The serializer doing the actual encoding (default: ``JsonPlusSerializer``).
-        min_chars: Texts at least this long are stored as files.
+        min_chars: Texts at least this long are stored separately.
     """
 
     def __init__(
@@ -52,105 +81,265 @@ class BlobSerializer(SerializerProtocol):
         self.folder = Path(folder)
         self.inner = inner or JsonPlusSerializer()
         self.min_chars = min_chars
+        self.parts = PartsDB(self.folder / "parts.sqlite")
         self._refs: OrderedDict[str, str] = OrderedDict()  # text -> ref
         self._texts: OrderedDict[str, str] = OrderedDict()  # ref -> text
         self._cached = 0
-        self._lock = threading.Lock()
+        # id(message) -> (message, its content, digest): a message is encoded once; the
+        # message is held, so its id is not reused while the entry lives.
+        self._digests: OrderedDict[int, tuple[BaseMessage, Any, bytes]] = OrderedDict()
+        # list digest -> (its messages, their contents when it was stored)
+        self._heads: OrderedDict[bytes, tuple[list[BaseMessage], list[Any]]] = OrderedDict()
+        self._rows: OrderedDict[bytes, tuple[str, bytes]] = OrderedDict()
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        """Close the parts database."""
+        self.parts.close()
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        """Serialize ``obj`` with large message texts replaced by references."""
-        return self.inner.dumps_typed(self._shrink(obj, 0))
+        """Serialize ``obj`` with large texts and message lists replaced by references."""
+        rows = _Rows()
+        with self._lock:
+            shrunk = self._shrink(obj, 0, rows)
+            # committed before the checkpoint that refers to them is written
+            self.parts.add(rows.texts, rows.messages, rows.lists)
+        return self.inner.dumps_typed(shrunk)
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        """Deserialize and put the stored texts back into the messages."""
+        """Deserialize and put the stored texts and lists back."""
         obj = self.inner.loads_typed(data)
-        self._expand(obj, 0)
-        return obj
+        with self._lock:
+            return self._expand(obj, 0)
 
-    def _shrink(self, obj: Any, depth: int) -> Any:
+    # -- writing ----------------------------------------------------------------------
+
+    def _shrink(self, obj: Any, depth: int, rows: _Rows) -> Any:
         if isinstance(obj, BaseMessage):
-            content = obj.content
-            if isinstance(content, str) and (
-                len(content) >= self.min_chars or content.startswith(REF_PREFIX)
-            ):
-                return obj.model_copy(update={"content": self._store(content)})
-            return obj
+            return self._shrink_text(obj, rows)
+        if isinstance(obj, str) and obj.startswith(LIST_PREFIX):  # a value, not a reference
+            return LIST_PREFIX + _ESCAPED + obj
         if depth >= _MAX_DEPTH:
             return obj
         if isinstance(obj, list):
-            return [self._shrink(item, depth + 1) for item in obj]
+            if len(obj) >= LIST_MIN and all(isinstance(m, BaseMessage) for m in obj):
+                return LIST_PREFIX + self._store_list(obj, rows).hex()
+            return [self._shrink(item, depth + 1, rows) for item in obj]
         if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
-            return tuple(self._shrink(item, depth + 1) for item in obj)
+            return tuple(self._shrink(item, depth + 1, rows) for item in obj)
         if isinstance(obj, dict):
-            return {key: self._shrink(value, depth + 1) for key, value in obj.items()}
+            return {key: self._shrink(value, depth + 1, rows) for key, value in obj.items()}
         return obj
 
-    def _expand(self, obj: Any, depth: int) -> None:
-        if isinstance(obj, BaseMessage):
-            if isinstance(obj.content, str) and obj.content.startswith(REF_PREFIX):
-                obj.content = self._load(obj.content)
-            return
-        if depth >= _MAX_DEPTH:
-            return
-        items = obj.values() if isinstance(obj, dict) else obj
-        if isinstance(obj, dict | list | tuple):
-            for item in items:
-                self._expand(item, depth + 1)
+    def _shrink_text(self, message: BaseMessage, rows: _Rows) -> BaseMessage:
+        content = message.content
+        if isinstance(content, str) and (
+            len(content) >= self.min_chars or content.startswith(REF_PREFIX)
+        ):
+            return message.model_copy(update={"content": self._store_text(content, rows)})
+        return message
 
-    def _path(self, digest: str) -> Path:
-        return self.folder / digest[:2] / f"{digest}.z"
-
-    def _store(self, text: str) -> str:
-        with self._lock:
-            ref = self._refs.get(text)
-            if ref is not None:
-                self._refs.move_to_end(text)
-                return ref
+    def _store_text(self, text: str, rows: _Rows) -> str:
+        ref = self._refs.get(text)
+        if ref is not None:
+            self._refs.move_to_end(text)
+            return ref
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        path = self._path(digest)
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            data = zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
-            # Written under a temporary name and renamed: a crash never leaves half a text.
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, path)
+        rows.texts.append((digest, text))
         ref = f"{REF_PREFIX}{digest}"
-        self._remember(text, ref)
+        self._remember_text(text, ref)
         return ref
 
-    def _load(self, ref: str) -> str:
-        with self._lock:
-            text = self._texts.get(ref)
-            if text is not None:
-                self._texts.move_to_end(ref)
-                return text
-        path = self._path(ref.removeprefix(REF_PREFIX))
+    def _store_list(self, messages: list[BaseMessage], rows: _Rows) -> bytes:
+        parent, known = self._known_prefix(messages)
+        items = b"".join(self._store_message(m, rows) for m in messages[known:])
+        if not items and parent is not None:
+            return parent
+        digest = hashlib.sha256((parent or b"") + items).digest()[:DIGEST_BYTES]
+        rows.lists.append((digest, parent, items))
+        self._remember_head(digest, messages)
+        return digest
+
+    def _known_prefix(self, messages: list[BaseMessage]) -> tuple[bytes | None, int]:
+        """The longest remembered list that ``messages`` starts with, unchanged.
+
+        The same message objects with the same contents: a node that replaced a message's
+        content (rather than the message) must not reuse the old list.
+        """
+        best: tuple[bytes | None, int] = (None, 0)
+        for digest, (head, contents) in self._heads.items():
+            n = len(head)
+            if best[1] < n <= len(messages) and messages[n - 1] is head[-1]:
+                if all(map(operator.is_, messages[:n], head)) and all(
+                    map(operator.is_, (m.content for m in head), contents)
+                ):
+                    best = (digest, n)
+        return best
+
+    def _store_message(self, message: BaseMessage, rows: _Rows) -> bytes:
+        entry = self._digests.get(id(message))
+        if entry is not None and entry[0] is message and entry[1] is message.content:
+            return entry[2]
+        kind, data = self._encode(self._shrink_text(message, rows))
+        digest = hashlib.sha256(kind.encode() + b"\0" + data).digest()[:DIGEST_BYTES]
+        rows.messages.append((digest, kind, data))
+        self._remember_message(message, digest)
+        return digest
+
+    def _encode(self, message: BaseMessage) -> tuple[str, bytes]:
+        """A message's row: its fields as msgpack when they come back equal, else the serde's."""
+        cls = type(message)
+        if getattr(lc_messages, cls.__name__, None) is cls:
+            fields = message.model_dump()
+            try:
+                data = ormsgpack.packb(fields)
+            except TypeError:
+                data = b""
+            # tuples come back as lists, other types not at all: those take the serde's way
+            if data and ormsgpack.unpackb(data) == fields:
+                return f"lc:{cls.__name__}", data
+        kind, data = self.inner.dumps_typed(message)
+        return f"serde:{kind}", data
+
+    # -- reading ----------------------------------------------------------------------
+
+    def _expand(self, obj: Any, depth: int) -> Any:
+        if isinstance(obj, BaseMessage):
+            self._fill_texts([obj])
+            return obj
+        if isinstance(obj, str) and obj.startswith(LIST_PREFIX):
+            if obj.startswith(LIST_PREFIX + _ESCAPED):
+                return obj.removeprefix(LIST_PREFIX + _ESCAPED)
+            return self._load_list(bytes.fromhex(obj.removeprefix(LIST_PREFIX)))
+        if depth >= _MAX_DEPTH:
+            return obj
+        if isinstance(obj, dict):
+            for key, value in obj.items():
+                obj[key] = self._expand(value, depth + 1)
+        elif isinstance(obj, list):
+            obj[:] = [self._expand(item, depth + 1) for item in obj]
+        elif isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+            return tuple(self._expand(item, depth + 1) for item in obj)
+        return obj
+
+    def _load_list(self, digest: bytes) -> list[BaseMessage]:
         try:
-            text = zlib.decompress(path.read_bytes()).decode("utf-8", "surrogatepass")
+            digests = self.parts.chain(digest)
+        except MissingPartError as exc:
+            raise MissingBlobError(str(exc)) from None
+        missing = [d for d in digests if d not in self._rows]
+        for key, row in self.parts.messages(missing).items():
+            self._rows[key] = row
+        if len(self._rows) > CACHE_MESSAGES:
+            for _ in range(len(self._rows) - CACHE_MESSAGES):
+                self._rows.popitem(last=False)
+        try:
+            messages = [self._decode(*self._rows[d]) for d in digests]
+        except KeyError:
+            msg = f"a saved session refers to a message missing from {self.parts.path}"
+            raise MissingBlobError(msg) from None
+        self._fill_texts(messages)
+        for message, key in zip(messages, digests, strict=True):
+            self._remember_message(message, key)
+        self._remember_head(digest, messages)
+        return messages
+
+    def _decode(self, kind: str, data: bytes) -> BaseMessage:
+        if kind.startswith("lc:"):
+            return _construct(
+                getattr(lc_messages, kind.removeprefix("lc:")), ormsgpack.unpackb(data)
+            )
+        return self.inner.loads_typed((kind.removeprefix("serde:"), data))  # type: ignore[no-any-return]
+
+    def _fill_texts(self, messages: list[BaseMessage]) -> None:
+        wanted = [
+            m.content.removeprefix(REF_PREFIX)
+            for m in messages
+            if isinstance(m.content, str) and m.content.startswith(REF_PREFIX)
+        ]
+        if not wanted:
+            return
+        found = {d: t for d in wanted if (t := self._texts.get(REF_PREFIX + d)) is not None}
+        found.update(self.parts.texts([d for d in wanted if d not in found]))
+        for message in messages:
+            content = message.content
+            if isinstance(content, str) and content.startswith(REF_PREFIX):
+                digest = content.removeprefix(REF_PREFIX)
+                text = found.get(digest)
+                if text is None:
+                    text = found[digest] = self._legacy_text(digest)
+                self._remember_loaded(content, text)
+                message.content = text
+
+    def _legacy_text(self, digest: str) -> str:
+        path = self.folder / digest[:2] / f"{digest}.z"
+        try:
+            return zlib.decompress(path.read_bytes()).decode("utf-8", "surrogatepass")
         except FileNotFoundError:
             msg = (
-                f"a saved session refers to the stored text {path}, which no longer exists; "
-                "restore the folder from a backup or delete the session"
+                f"a saved session refers to the stored text {digest[:12]}…, which is in "
+                f"neither {self.parts.path} nor {path}: it no longer exists; restore the "
+                "folder from a backup or delete the session"
             )
             raise MissingBlobError(msg) from None
-        self._remember(text, ref)
-        return text
 
-    def _remember(self, text: str, ref: str) -> None:
-        with self._lock:
-            if ref in self._texts:
-                return
-            self._refs[text] = ref
+    # -- caches -----------------------------------------------------------------------
+
+    def _remember_text(self, text: str, ref: str) -> None:
+        if ref in self._texts:
+            return
+        self._refs[text] = ref
+        self._texts[ref] = text
+        self._cached += len(text)
+        self._evict()
+
+    def _evict(self) -> None:
+        while self._cached > CACHE_CHARS and self._texts:
+            old_ref, old_text = self._texts.popitem(last=False)
+            self._refs.pop(old_text, None)
+            self._cached -= len(old_text)
+
+    def _remember_loaded(self, ref: str, text: str) -> None:
+        """Keep a loaded text for its reference only: hashing it for the reverse map costs more."""
+        if ref not in self._texts:
             self._texts[ref] = text
             self._cached += len(text)
-            while self._cached > CACHE_CHARS and self._texts:
-                old_ref, old_text = self._texts.popitem(last=False)
-                self._refs.pop(old_text, None)
-                self._cached -= len(old_text)
+            self._evict()
+
+    def _remember_message(self, message: BaseMessage, digest: bytes) -> None:
+        self._digests[id(message)] = (message, message.content, digest)
+        self._digests.move_to_end(id(message))
+        while len(self._digests) > CACHE_MESSAGES:
+            self._digests.popitem(last=False)
+
+    def _remember_head(self, digest: bytes, messages: list[BaseMessage]) -> None:
+        self._heads[digest] = (list(messages), [m.content for m in messages])
+        self._heads.move_to_end(digest)
+        while len(self._heads) > HEADS:
+            self._heads.popitem(last=False)
+
+
+@functools.cache
+def _field_names(cls: type[BaseMessage]) -> frozenset[str]:
+    return frozenset(cls.model_fields)
+
+
+def _construct(cls: type[BaseMessage], fields: dict[str, Any]) -> BaseMessage:
+    """A message from the fields ``_encode`` stored: every field, from a valid message.
+
+    What ``model_construct`` does for a complete set of fields, at half its cost (a restore
+    builds hundreds of messages); a class with private attributes takes the public way.
+    """
+    if cls.__private_attributes__ or fields.keys() != _field_names(cls):
+        return cls.model_construct(**fields)
+    message = cls.__new__(cls)
+    object.__setattr__(message, "__dict__", fields)
+    object.__setattr__(message, "__pydantic_fields_set__", set(fields))
+    object.__setattr__(message, "__pydantic_extra__", None)
+    object.__setattr__(message, "__pydantic_private__", None)
+    return message
 
 
 def blob_folder(database: Path) -> Path:
-    """Where the texts of the sessions in ``database`` are stored: ``blobs/`` beside it."""
+    """Where the parts of the sessions in ``database`` are stored: ``blobs/`` beside it."""
     return database.parent / "blobs"

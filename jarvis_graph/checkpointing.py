@@ -3,8 +3,8 @@
 Sessions live in ``<project>/.jarvis/sessions.sqlite`` unless ``checkpoint_url``
 (``JARVIS_CHECKPOINT_URL``) names another store: ``sqlite:///path`` or a path, or a
 ``postgresql://`` URL (needs the ``langgraph-checkpoint-postgres`` package).
-Beside a SQLite store, large message texts are kept once in ``blobs/`` (compact
-checkpoints, see :mod:`jarvis_graph.checkpoint_blobs`).
+Beside a SQLite store, large message texts, messages and message lists are kept once in
+``blobs/parts.sqlite`` (compact checkpoints, see :mod:`jarvis_graph.checkpoint_blobs`).
 """
 
 from __future__ import annotations
@@ -57,13 +57,15 @@ def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseC
 
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), check_same_thread=False)
+        # Texts, messages and message lists are stored once beside the database.
+        serde = BlobSerializer(blob_folder(path))
         try:
-            # Large message texts are stored once beside the database (compact checkpoints).
-            saver = SqliteSaver(conn, serde=BlobSerializer(blob_folder(path)))
+            saver = SqliteSaver(conn, serde=serde)
             _setup_sqlite(saver, path)
             yield saver
         finally:
             conn.close()
+            serde.close()
         return
     assert url is not None
     if url.startswith(("postgres://", "postgresql://")):

@@ -40,6 +40,9 @@ TICKING = (
 )
 
 
+_RUNS: list[Run] = []
+
+
 class Run:
     """A ``jarvis`` process whose output is collected line by line as it comes."""
 
@@ -56,6 +59,7 @@ class Run:
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+        _RUNS.append(self)
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -92,6 +96,12 @@ class Run:
         if self.proc.stdout:
             self.proc.stdout.close()
         return code
+
+    def close(self) -> None:
+        """Stop the process if a failed scenario left it, and close its pipes."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.finish(30)
 
     def kill9(self) -> None:
         os.kill(self.proc.pid, signal.SIGKILL)  # the agent only: its scripts have own groups
@@ -131,6 +141,8 @@ def _group_alive(pgid: int) -> bool:
 def no_process_left(tmp_path: Path) -> Iterator[None]:
     """Whatever a scenario leaves running in its folders is killed afterwards."""
     yield
+    while _RUNS:
+        _RUNS.pop().close()
     for pid in _processes_in(tmp_path):
         try:
             group = os.getpgid(pid)

@@ -7,6 +7,7 @@ The agent runs on the CLI's session store (``open_checkpointer``: SqliteSaver wi
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -82,11 +83,13 @@ def test_history_and_state_are_exactly_what_the_run_streamed(ws: Path) -> None:
     texts = outputs(state.values["messages"])
     assert len(texts) == FILES and all(len(t) > 8000 for t in texts)
     assert all(f"file {i} line 79:" in t for i, t in enumerate(texts))
-    # the database holds references, the texts live once in blobs/
+    # the database holds references, the texts live once in blobs/parts.sqlite
     db = default_sessions_path(ws)
-    raw = db.read_bytes()
+    wal = Path(f"{db}-wal")
+    raw = db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
     assert b"file 0 line 40:" not in raw
-    assert len(list((db.parent / "blobs").rglob("*.z"))) == FILES
+    with sqlite3.connect(db.parent / "blobs" / "parts.sqlite") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM texts").fetchone() == (FILES,)
 
 
 def test_resume_after_an_interrupt_in_a_new_process(ws: Path) -> None:

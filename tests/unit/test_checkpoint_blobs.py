@@ -1,17 +1,59 @@
-"""BlobSerializer: large message texts go to content-addressed files and come back intact."""
+"""BlobSerializer: texts, messages and message lists are stored once and come back intact."""
 
 from __future__ import annotations
 
+import hashlib
+import sqlite3
+import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from jarvis_graph.checkpoint_blobs import REF_PREFIX, BlobSerializer, MissingBlobError
+from jarvis_graph.checkpoint_blobs import LIST_PREFIX, REF_PREFIX, BlobSerializer, MissingBlobError
 
 
-def checkpoint(*messages: object) -> dict[str, object]:
+def checkpoint(*messages: object) -> dict[str, Any]:
     return {"v": 4, "channel_values": {"messages": list(messages), "task": "t"}}
+
+
+def rows(folder: Path, table: str) -> int:
+    with sqlite3.connect(folder / "parts.sqlite") as conn:
+        return int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])  # noqa: S608
+
+
+def varied() -> list[BaseMessage]:
+    """Messages with every kind of field the run loop produces."""
+    return [
+        SystemMessage("rules", id="s"),
+        HumanMessage([{"type": "text", "text": "look"}, {"type": "text", "text": "here"}], id="h"),
+        AIMessage(
+            "",
+            id="a",
+            tool_calls=[{"name": "read", "args": {"path": "x", "n": [1, 2]}, "id": "c1"}],
+            invalid_tool_calls=[{"name": "bad", "args": "{oops", "id": "c2", "error": "json"}],
+            usage_metadata={"input_tokens": 3, "output_tokens": 4, "total_tokens": 7},
+            response_metadata={"model": "m", "finish_reason": "tool_calls"},
+        ),
+        ToolMessage("failed: no such file", tool_call_id="c1", status="error", name="read", id="t"),
+        ToolMessage("ok", tool_call_id="c3", artifact={"a": (1, 2)}, id="u"),  # serde's way
+        AIMessage("done", id="d", additional_kwargs={"raw": {"k": None}}),
+    ]
+
+
+def plain_copy(messages: list[BaseMessage]) -> Any:
+    """What a checkpointer without this serializer gives back (tuples come back as lists)."""
+    plain = JsonPlusSerializer()
+    return plain.loads_typed(plain.dumps_typed(messages))
 
 
 def test_large_texts_are_stored_once_and_restored(tmp_path: Path) -> None:
@@ -22,12 +64,58 @@ def test_large_texts_are_stored_once_and_restored(tmp_path: Path) -> None:
     second = serde.dumps_typed(checkpoint(*first["channel_values"]["messages"], AIMessage("ok")))
 
     assert big.encode() not in data and len(data) < 1000
-    assert len(list((tmp_path / "blobs").rglob("*.z"))) == 1  # stored once
+    assert rows(tmp_path / "blobs", "texts") == 1  # stored once
     assert first["channel_values"]["messages"][1].content == big  # the live state is untouched
-    fresh = BlobSerializer(tmp_path / "blobs", min_chars=100)  # no cache: read from the files
+    fresh = BlobSerializer(tmp_path / "blobs", min_chars=100)  # no cache: read from the database
     back = fresh.loads_typed((kind, data))
     assert back == first
     assert fresh.loads_typed(second)["channel_values"]["messages"][1].content == big
+
+
+def test_every_kind_of_message_comes_back_equal(tmp_path: Path) -> None:
+    messages = varied()
+    data = BlobSerializer(tmp_path).dumps_typed(checkpoint(*messages))
+    back = BlobSerializer(tmp_path).loads_typed(data)["channel_values"]["messages"]
+    assert back == plain_copy(messages)
+    assert [type(m) for m in back] == [type(m) for m in messages]
+
+
+def test_a_growing_list_adds_only_its_new_messages(tmp_path: Path) -> None:
+    serde = BlobSerializer(tmp_path)
+    messages: list[BaseMessage] = [HumanMessage("go", id="h")]
+    sizes = []
+    for i in range(200):
+        messages = [*messages, AIMessage(f"step {i}", id=f"a{i}")]  # a new list, as LangGraph does
+        sizes.append(len(serde.dumps_typed(checkpoint(*messages))[1]))
+    # The checkpoint holds one reference whatever the list's length; each message is one row.
+    assert max(sizes[2:]) == min(sizes[2:]) < 100
+    assert rows(tmp_path, "messages") == 201
+    assert rows(tmp_path, "lists") == 200 - 2  # lists of fewer than 4 messages stay inline
+    fresh = BlobSerializer(tmp_path)
+    assert fresh.loads_typed(serde.dumps_typed(checkpoint(*messages))) == checkpoint(*messages)
+
+
+def test_after_a_restart_the_loaded_list_is_extended_not_copied(tmp_path: Path) -> None:
+    data = BlobSerializer(tmp_path).dumps_typed(checkpoint(*varied()))
+    before = rows(tmp_path, "messages"), rows(tmp_path, "lists")
+    resumed = BlobSerializer(tmp_path)  # a new process resuming the session
+    state = resumed.loads_typed(data)
+    messages = [*state["channel_values"]["messages"], AIMessage("next", id="n")]
+    again = resumed.dumps_typed(checkpoint(*messages))
+    assert (rows(tmp_path, "messages"), rows(tmp_path, "lists")) == (before[0] + 1, before[1] + 1)
+    assert BlobSerializer(tmp_path).loads_typed(again) == checkpoint(*messages)
+
+
+def test_a_shorter_or_changed_list_is_stored_as_it_is(tmp_path: Path) -> None:
+    serde = BlobSerializer(tmp_path)
+    messages = varied()
+    serde.dumps_typed(checkpoint(*messages))
+    summarised = [SystemMessage("summary", id="sum"), *messages[4:]]
+    messages[5].content = "done, changed in place"  # a node replacing a message's content
+    for expected in (summarised, messages, [*messages, RemoveMessage(id="s")]):
+        data = serde.dumps_typed(checkpoint(*expected))
+        back = BlobSerializer(tmp_path).loads_typed(data)["channel_values"]["messages"]
+        assert back == plain_copy(expected)
 
 
 def test_pending_writes_are_shrunk_too(tmp_path: Path) -> None:
@@ -38,16 +126,32 @@ def test_pending_writes_are_shrunk_too(tmp_path: Path) -> None:
     assert serde.loads_typed((kind, data)) == write
 
 
-def test_a_text_that_looks_like_a_reference_survives(tmp_path: Path) -> None:
+def test_texts_that_look_like_references_survive(tmp_path: Path) -> None:
     serde = BlobSerializer(tmp_path, min_chars=10_000)
     tricky = HumanMessage(f"{REF_PREFIX}0123")
     assert BlobSerializer(tmp_path).loads_typed(serde.dumps_typed([tricky])) == [tricky]
+    value = {"task": f"{LIST_PREFIX}00ff", "plan": [f"{LIST_PREFIX}=x"]}
+    assert BlobSerializer(tmp_path).loads_typed(serde.dumps_typed(value)) == value
 
 
-def test_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+def test_texts_of_earlier_versions_are_still_read(tmp_path: Path) -> None:
+    text = "old output " * 500
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    (tmp_path / digest[:2]).mkdir()
+    (tmp_path / digest[:2] / f"{digest}.z").write_bytes(zlib.compress(text.encode()))
+    old = BlobSerializer(tmp_path).inner.dumps_typed(
+        [ToolMessage(REF_PREFIX + digest, tool_call_id="c")]
+    )
+    assert BlobSerializer(tmp_path).loads_typed(old)[0].content == text
+
+
+def test_missing_parts_are_a_clear_error(tmp_path: Path) -> None:
     serde = BlobSerializer(tmp_path, min_chars=10)
-    data = serde.dumps_typed([HumanMessage("y" * 20)])
-    for path in tmp_path.rglob("*.z"):
-        path.unlink()
+    text = serde.dumps_typed([HumanMessage("y" * 20)])
+    listed = serde.dumps_typed(checkpoint(*varied()))
+    serde.close()
+    (tmp_path / "parts.sqlite").unlink()
     with pytest.raises(MissingBlobError, match="no longer exists"):
-        BlobSerializer(tmp_path).loads_typed(data)
+        BlobSerializer(tmp_path).loads_typed(text)
+    with pytest.raises(MissingBlobError, match="message list missing"):
+        BlobSerializer(tmp_path).loads_typed(listed)

@@ -1,0 +1,147 @@
+"""The parts database of compact checkpoints: texts, messages and message lists, each stored once.
+
+``<blobs>/parts.sqlite`` beside the session store holds three content-addressed tables:
+
+- ``texts``: a large message text, keyed by the SHA-256 of its UTF-8 bytes (uncompressed,
+  so a restore costs no decompression);
+- ``messages``: one message (its large text replaced by a reference), keyed by a digest
+  of its encoded form;
+- ``lists``: a message list as a chain of nodes: a node is its parent (the list it
+  extends, or none) and the digests of the messages it appends.
+
+A checkpoint of a run with N messages so adds one node of a few digests, not N references:
+the sessions database grows linearly with the run. Rows are only ever added, and a row is
+committed before any checkpoint that refers to it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+DIGEST_BYTES = 16
+"""Message and list digests: the first 16 bytes of a SHA-256."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS texts (digest TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS messages (
+    digest BLOB PRIMARY KEY, kind TEXT NOT NULL, data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lists (digest BLOB PRIMARY KEY, parent BLOB, items BLOB NOT NULL);
+"""
+
+_CHAIN = """
+WITH RECURSIVE chain(digest, parent, items, depth) AS (
+    SELECT digest, parent, items, 0 FROM lists WHERE digest = ?
+    UNION ALL
+    SELECT l.digest, l.parent, l.items, chain.depth + 1
+    FROM lists AS l JOIN chain ON l.digest = chain.parent
+)
+SELECT parent, items FROM chain ORDER BY depth DESC
+"""
+
+_BATCH = 500
+"""Digests per ``IN (...)`` query (well under SQLite's parameter limit)."""
+
+
+class MissingPartError(RuntimeError):
+    """A checkpoint refers to a stored part that is gone."""
+
+
+class PartsDB:
+    """One ``parts.sqlite``, opened on first use and shared by the threads of a process."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def _connect(self, create: bool) -> sqlite3.Connection | None:
+        if self._conn is not None:
+            return self._conn
+        if not create and not self.path.exists():
+            return None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
+        deadline = time.monotonic() + 30
+        while True:  # processes creating the file together: SQLite refuses one at once
+            try:
+                # large pages: a 40 KB text is read in one page, not a chain of ten
+                conn.execute("PRAGMA page_size=65536")
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(_SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    conn.close()
+                    raise
+                time.sleep(0.05)
+        self._conn = conn
+        return conn
+
+    def close(self) -> None:
+        """Close the connection (it is opened again on next use)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def add(
+        self,
+        texts: Iterable[tuple[str, str]] = (),
+        messages: Iterable[tuple[bytes, str, bytes]] = (),
+        lists: Iterable[tuple[bytes, bytes | None, bytes]] = (),
+    ) -> None:
+        """Store new rows in one transaction (rows already there are kept as they are)."""
+        texts, messages, lists = list(texts), list(messages), list(lists)
+        if not (texts or messages or lists):
+            return
+        with self._lock:
+            conn = self._connect(create=True)
+            assert conn is not None
+            with conn:
+                conn.executemany("INSERT OR IGNORE INTO texts VALUES (?, ?)", texts)
+                conn.executemany("INSERT OR IGNORE INTO messages VALUES (?, ?, ?)", messages)
+                conn.executemany("INSERT OR IGNORE INTO lists VALUES (?, ?, ?)", lists)
+
+    def texts(self, digests: list[str]) -> dict[str, str]:
+        """The stored texts among ``digests``."""
+        return dict(self._select("SELECT digest, body FROM texts WHERE digest IN ", digests))
+
+    def messages(self, digests: list[bytes]) -> dict[bytes, tuple[str, bytes]]:
+        """``digest -> (kind, data)`` of the stored messages among ``digests``."""
+        rows = self._select("SELECT digest, kind, data FROM messages WHERE digest IN ", digests)
+        return {bytes(row[0]): (str(row[1]), bytes(row[2])) for row in rows}
+
+    def chain(self, digest: bytes) -> list[bytes]:
+        """The message digests of the list ``digest``, in order.
+
+        Raises:
+            MissingPartError: The list, or a list it extends, is not stored.
+        """
+        with self._lock:
+            conn = self._connect(create=False)
+            rows = conn.execute(_CHAIN, (digest,)).fetchall() if conn is not None else []
+        if not rows or rows[0][0] is not None:  # the oldest node must start the list
+            msg = f"a saved session refers to a message list missing from {self.path}"
+            raise MissingPartError(msg)
+        items = b"".join(bytes(row[1]) for row in rows)
+        return [items[i : i + DIGEST_BYTES] for i in range(0, len(items), DIGEST_BYTES)]
+
+    def _select(self, query: str, keys: list[str] | list[bytes]) -> list[Any]:
+        unique = list(dict.fromkeys(keys))
+        rows: list[Any] = []
+        with self._lock:
+            conn = self._connect(create=False)
+            if conn is None:
+                return rows
+            for start in range(0, len(unique), _BATCH):
+                part = unique[start : start + _BATCH]
+                marks = ",".join("?" * len(part))
+                rows += conn.execute(f"{query}({marks})", part).fetchall()  # noqa: S608
+        return rows
