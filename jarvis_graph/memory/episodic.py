@@ -136,10 +136,13 @@ class EpisodicArchive:
     ) -> list[Episode]:
         """Segments best matching ``query`` (newest first without one), filtered.
 
+        Tasks this process finished are archived (in the background) before the search.
+
         Raises:
             EpisodicError: ``kind`` is not a segment kind.
         """
         check_kind(kind)
+        wait_for_background()
         flt = {k: v for k, v in (("thread_id", thread), ("kind", kind)) if v}
         if query and query.strip():
             items = self.store.search((NAMESPACE,), query=query, filter=flt or None, limit=limit)

@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from jarvis_graph.checkpointing import run_position
 from jarvis_graph.context import JarvisContext, resolve_settings, running_context
 from jarvis_graph.events import Event, EventBus, Subscriber
-from jarvis_graph.memory.background import submit
+from jarvis_graph.memory.background import after_run, submit
 from jarvis_graph.memory.records import now_iso
 from jarvis_graph.memory.tools import SaveMemoryArgs, current_thread, save_memory, save_memory_impl
 from jarvis_graph.prompts import load_prompt
@@ -230,7 +230,7 @@ class EpisodeIndexer:
         """Subscriber form: the archive is written in the background, off the answer's path."""
         job = self.prepare(payload)
         if job is not None:
-            submit(job)
+            submit(after_run(job))
 
     def index(self, payload: dict[str, Any]) -> int | None:
         """Index the payload's messages now; returns the segments written (``None``: off)."""

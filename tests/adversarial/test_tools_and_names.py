@@ -10,7 +10,6 @@ import hashlib
 import os
 import re
 import shlex
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -36,22 +35,19 @@ def configure(workspace: Path, *servers: dict[str, Any]) -> Path:
 def tool_messages(workspace: Path, thread: str | None = None) -> list[str]:
     """What the tools answered in a session (the newest one without ``thread``)."""
     from langchain_core.messages import ToolMessage
-    from langgraph.checkpoint.sqlite import SqliteSaver
 
+    from jarvis_graph.checkpointing import open_checkpointer
     from jarvis_graph.graphs.agent import build_agent_graph
 
-    conn = sqlite3.connect(str(workspace / ".jarvis" / "sessions.sqlite"))
-    try:
+    with open_checkpointer(workspace) as saver:  # the CLI's session store, as it reads it
         if thread is None:
-            row = conn.execute(
+            row = saver.conn.execute(  # type: ignore[attr-defined]
                 "SELECT thread_id FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 1"
             ).fetchone()
             thread = row[0]
-        graph = build_agent_graph().compile(checkpointer=SqliteSaver(conn))
+        graph = build_agent_graph().compile(checkpointer=saver)
         values = graph.get_state({"configurable": {"thread_id": thread}}).values
         return [str(m.content) for m in values["messages"] if isinstance(m, ToolMessage)]
-    finally:
-        conn.close()
 
 
 def scripted_run(workspace: Path, tmp_path: Path, turns: list[dict[str, Any]], *more: str) -> Any:

@@ -7,13 +7,12 @@ the session file afterwards.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import ToolMessage
-from langgraph.checkpoint.sqlite import SqliteSaver
 
+from jarvis_graph.checkpointing import open_checkpointer
 from jarvis_graph.graphs.agent import build_agent_graph
 from tests.support.cli import run_process, write_script
 
@@ -67,12 +66,9 @@ RETRIEVE_TURNS: list[dict[str, Any]] = [
 
 
 def messages(workspace: Path, thread: str) -> list[Any]:
-    conn = sqlite3.connect(str(workspace / ".jarvis" / "sessions.sqlite"))
-    try:
-        graph = build_agent_graph().compile(checkpointer=SqliteSaver(conn))
+    with open_checkpointer(workspace) as saver:  # the CLI's session store, as it reads it
+        graph = build_agent_graph().compile(checkpointer=saver)
         return list(graph.get_state({"configurable": {"thread_id": thread}}).values["messages"])
-    finally:
-        conn.close()
 
 
 def tool_outputs(workspace: Path, thread: str) -> list[str]:
