@@ -34,6 +34,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from jarvis_graph.checkpoint_parts import DIGEST_BYTES, MissingPartError, PartsDB
+from jarvis_graph.memo import ObjectMemo
 
 REF_PREFIX = "\x00jarvis-blob:"
 """Start of a text reference; a real text that starts with it is always stored as a blob."""
@@ -85,9 +86,8 @@ class BlobSerializer(SerializerProtocol):
         self._refs: OrderedDict[str, str] = OrderedDict()  # text -> ref
         self._texts: OrderedDict[str, str] = OrderedDict()  # ref -> text
         self._cached = 0
-        # id(message) -> (message, its content, digest): a message is encoded once; the
-        # message is held, so its id is not reused while the entry lives.
-        self._digests: OrderedDict[int, tuple[BaseMessage, Any, bytes]] = OrderedDict()
+        # message -> its digest, while it lives with the same content: encoded once
+        self._digests: ObjectMemo[bytes] = ObjectMemo()
         # list digest -> (its messages, their contents when it was stored)
         self._heads: OrderedDict[bytes, tuple[list[BaseMessage], list[Any]]] = OrderedDict()
         self._rows: OrderedDict[bytes, tuple[str, bytes]] = OrderedDict()
@@ -177,9 +177,9 @@ class BlobSerializer(SerializerProtocol):
         return best
 
     def _store_message(self, message: BaseMessage, rows: _Rows) -> bytes:
-        entry = self._digests.get(id(message))
-        if entry is not None and entry[0] is message and entry[1] is message.content:
-            return entry[2]
+        known = self._digests.get(message, message.content)
+        if known is not None:
+            return known
         kind, data = self._encode(self._shrink_text(message, rows))
         digest = hashlib.sha256(kind.encode() + b"\0" + data).digest()[:DIGEST_BYTES]
         rows.messages.append((digest, kind, data))
@@ -307,10 +307,7 @@ class BlobSerializer(SerializerProtocol):
             self._evict()
 
     def _remember_message(self, message: BaseMessage, digest: bytes) -> None:
-        self._digests[id(message)] = (message, message.content, digest)
-        self._digests.move_to_end(id(message))
-        while len(self._digests) > CACHE_MESSAGES:
-            self._digests.popitem(last=False)
+        self._digests.put(message, digest, message.content)
 
     def _remember_head(self, digest: bytes, messages: list[BaseMessage]) -> None:
         self._heads[digest] = (list(messages), [m.content for m in messages])

@@ -21,6 +21,7 @@ from langchain_core.messages import (
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from jarvis_graph.memo import ObjectMemo
 from jarvis_graph.state import SUMMARIZED_TURNS, SUMMARY_NAME
 
 """``name`` of the human message that holds the summary of removed messages."""
@@ -30,13 +31,23 @@ KEEP_FRACTION = 4
 """The kept tail aims at a quarter of the budget, so summaries are not needed every turn."""
 
 
+_SIZES: ObjectMemo[int] = ObjectMemo()
+"""The budget is checked over the whole history before every model call: each message is
+measured once (again if its content or tool calls are replaced)."""
+
+
 def message_chars(message: AnyMessage) -> int:
     """Characters a message costs in a request: its text, tool-call names and arguments."""
     content = message.content
+    calls = message.tool_calls if isinstance(message, AIMessage) else None
+    known = _SIZES.get(message, content, calls)
+    if known is not None:
+        return known
     size = len(content) if isinstance(content, str) else len(json.dumps(content))
     if isinstance(message, AIMessage):
         for call in message.tool_calls:
             size += len(call["name"]) + len(json.dumps(call["args"]))
+    _SIZES.put(message, size, content, calls)
     return size
 
 

@@ -10,12 +10,12 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from jarvis_graph.checkpointing import run_position
-from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker, strip_complete_marker
 from jarvis_graph.messages import last_ai, not_run_answers, pending_tool_calls, text_of
 from jarvis_graph.nodes.call_text import call_in_text, corrections_since_task
-from jarvis_graph.runtime.services import current_context, services_of
+from jarvis_graph.runtime.services import current_settings, services_of
 from jarvis_graph.state import AgentState
 
 
@@ -68,7 +68,7 @@ def route_after_complete_task(state: AgentState) -> Literal["analyze_task", "__e
 
     The context is looked up, not injected (see ``route_after_tools``).
     """
-    settings = resolve_settings(current_context())
+    settings = current_settings()
     if settings.use_analysis and state.get("status") == "completed":
         return "analyze_task"
     return "__end__"

@@ -15,11 +15,11 @@ from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, EventBus
 from jarvis_graph.history import over_budget
 from jarvis_graph.messages import pending_tool_calls
-from jarvis_graph.runtime.services import current_context, services_of
+from jarvis_graph.runtime.services import current_settings, services_of
 from jarvis_graph.state import AgentState
 from jarvis_graph.tools.base import ToolEnv, limit_output
 from jarvis_graph.tools.invoke import invoke_tool
@@ -82,6 +82,6 @@ def route_after_tools(state: AgentState) -> Literal["summarize_history", "call_m
     The run context is looked up rather than injected: ``update_state(...,
     as_node="run_tools")`` (how the CLI records interrupted calls) routes without one.
     """
-    settings = resolve_settings(current_context())
+    settings = current_settings()
     budget, rounds = settings.max_input_tokens, settings.auto_summary_rounds
     return "summarize_history" if over_budget(state["messages"], budget, rounds) else "call_model"

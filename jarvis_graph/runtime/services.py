@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from langgraph.runtime import Runtime
     from langgraph.store.base import BaseStore
 
+    from jarvis_graph.config import Settings
+
 FEATURES: tuple[Feature, ...] = (
     BuiltinTools(),
     Memory(),
@@ -226,6 +228,24 @@ def context_of(runtime: Runtime[JarvisContext] | None) -> JarvisContext:
 
 
 _defaults: dict[str, JarvisContext] = {}
+
+
+def current_settings() -> Settings:
+    """Settings of the graph run in progress, as its services read them at its first node.
+
+    Routers get no runtime; outside a run (``update_state``) the settings are resolved now.
+    """
+    # deferred: langgraph loads only when a graph runs
+    from langgraph.runtime import get_runtime
+
+    try:
+        runtime: Any = get_runtime()
+    except RuntimeError:
+        runtime = None
+    held = context_of(runtime).__dict__.get(_ATTRIBUTE)
+    if runtime is not None and held is not None and held[0] is runtime.control:
+        return held[1].settings  # type: ignore[no-any-return]
+    return resolve_settings(current_context())
 
 
 def current_context() -> JarvisContext:
