@@ -10,6 +10,10 @@ exist only where they already were, in the checkpoint.
 Re-indexing a conversation (a resumed or continued thread) adds only new or changed
 segments: keys are ``thread|message id|kind|part``, and a segment whose text did not
 change keeps its first anchor.
+
+Segments are stored without vectors when a task completes (``embedded: false``), so a run
+never loads the embedder for its own archive; the first search by meaning embeds the
+pending ones (:meth:`EpisodicArchive.embed_pending`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ NAMESPACE = "episodic"
 LATEST = "latest"
 """Checkpoint part of an anchor made without a checkpointer: the thread's latest state."""
 SCAN_LIMIT = 10_000
+EMBEDDED = "embedded"
+"""``False`` on a segment stored without its vector (embedded at the first search)."""
 
 
 class EpisodicError(ValueError):
@@ -121,10 +127,22 @@ class EpisodicArchive:
             if old is not None and old.value.get("digest") == seg.digest():
                 continue
             value = _value(seg, thread_id, checkpoint_id, task, stamp)
-            puts.append(PutOp(self.namespace, key, value))
+            puts.append(PutOp(self.namespace, key, {**value, EMBEDDED: False}, index=False))
         if puts:
             self.store.batch(puts)
         return len(puts)
+
+    def embed_pending(self) -> int:
+        """Embed the segments stored without vectors; returns how many there were."""
+        done = 0
+        while True:
+            items = self.store.search(self.namespace, filter={EMBEDDED: False}, limit=SCAN_LIMIT)
+            if not items:
+                return done
+            self.store.batch(
+                [PutOp(self.namespace, i.key, {**i.value, EMBEDDED: True}) for i in items]
+            )
+            done += len(items)
 
     def search(
         self,
@@ -145,6 +163,7 @@ class EpisodicArchive:
         wait_for_background()
         flt = {k: v for k, v in (("thread_id", thread), ("kind", kind)) if v}
         if query and query.strip():
+            self.embed_pending()
             items = self.store.search((NAMESPACE,), query=query, filter=flt or None, limit=limit)
             return [Episode(i.value, i.score) for i in items]
         items = self.store.search((NAMESPACE,), filter=flt or None, limit=SCAN_LIMIT)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
@@ -166,3 +167,34 @@ def test_forgetting_a_thread_deletes_its_segments_only(store: FaissStore) -> Non
     assert forget_thread(store, "t1") == 5
     assert {e.value["thread_id"] for e in archive.search("port", limit=50)} == {"t2"}
     assert forget_thread(store, "t1") == 0
+
+
+class CountingEmbedder(Embeddings):
+    """The hashing embedder, counting the texts it embeds."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.texts = inner, 0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.texts += len(texts)
+        return self.inner.embed_documents(texts)  # type: ignore[no-any-return]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)  # type: ignore[no-any-return]
+
+
+def test_segments_are_embedded_at_the_first_search_by_meaning_not_when_indexed(
+    tmp_path: Path,
+) -> None:
+    index = hashing_index(["content"])
+    counting = CountingEmbedder(index["embed"])
+    with FaissStore(tmp_path / "mem", index={**index, "embed": counting}) as store:
+        archive = EpisodicArchive(store, "proj")
+        archive.index_task("t1", "cp-1", conversation("database", "1"))
+        assert counting.texts == 0  # completing a task loads no embedder
+        assert len(archive.search(limit=10)) == 5  # the newest, without a query: no vectors
+        assert counting.texts == 0
+        (hit,) = archive.search("database port", kind="tool_result")
+        assert str(hit.anchor) == "t1:cp-1:2" and counting.texts == 5
+        assert archive.embed_pending() == 0  # embedded once
+        assert all(i.value["embedded"] for i in all_items(store))
