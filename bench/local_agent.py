@@ -1068,7 +1068,7 @@ def describe(message: Any) -> list[str]:
 def token_figures(messages: list[Any]) -> dict[str, Any]:
     """Generated and prompt tokens, and generation tokens/s, over the run's AI messages."""
     out_tokens = prompt_tokens = 0
-    gen_seconds = 0.0
+    gen_seconds = decoded = prompt_seconds = 0.0
     rates: list[float] = []
     for message in messages:
         if getattr(message, "type", None) != "ai":
@@ -1077,15 +1077,22 @@ def token_figures(messages: list[Any]) -> dict[str, Any]:
         n_out = int(usage.get("output_tokens") or 0)
         out_tokens += n_out
         prompt_tokens += int(usage.get("input_tokens") or 0)
-        rate = (getattr(message, "response_metadata", None) or {}).get("tokens_per_second")
+        meta = getattr(message, "response_metadata", None) or {}
+        rate, decode = meta.get("tokens_per_second"), meta.get("decode_seconds")
         if isinstance(rate, int | float) and rate > 0:
             rates.append(float(rate))
-            gen_seconds += n_out / rate
+            # the decode time of every generation of the turn, as the local platform reports
+            # it; a provider that gives only a rate: its output tokens at that rate
+            seconds = float(decode) if isinstance(decode, int | float) else n_out / rate
+            gen_seconds += seconds
+            decoded += rate * seconds  # tokens decoded after each generation's first one
+        prompt_seconds += float(meta.get("prompt_seconds") or 0.0)
     return {
         "gen_tokens": out_tokens,
         "prompt_tokens": prompt_tokens,
         "gen_seconds": gen_seconds,
-        "tokens_per_second": out_tokens / gen_seconds if gen_seconds > 0 else None,
+        "prompt_seconds": prompt_seconds,
+        "tokens_per_second": decoded / gen_seconds if gen_seconds > 0 else None,
         "call_tokens_per_second": rates,
     }
 
@@ -1154,6 +1161,8 @@ def fmt_rate(value: float | None) -> str:
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     gen_tokens = sum(r.get("gen_tokens", 0) for r in results)
     gen_seconds = sum(r.get("gen_seconds", 0.0) for r in results)
+    # decoded tokens (after each generation's first) = a task's rate x its decode seconds
+    decoded = sum((r.get("tokens_per_second") or 0.0) * r.get("gen_seconds", 0.0) for r in results)
     rates = [rate for r in results for rate in r.get("call_tokens_per_second", [])]
     by_kind: dict[str, list[int]] = {}
     for r in results:
@@ -1169,7 +1178,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         if results
         else None,
         "gen_tokens": gen_tokens,
-        "gen_tokens_per_second": gen_tokens / gen_seconds if gen_seconds > 0 else None,
+        "gen_tokens_per_second": decoded / gen_seconds if gen_seconds > 0 else None,
+        "prompt_seconds": sum(r.get("prompt_seconds", 0.0) for r in results),
         "mean_call_tokens_per_second": statistics.mean(rates) if rates else None,
         "statuses": {
             s: sum(r["status"] == s for r in results) for s in {r["status"] for r in results}

@@ -2,14 +2,17 @@
 
 Run with ``.venv/bin/python bench/overhead.py`` (``--reps N`` for more repetitions).
 
-1. Per-step overhead: the agent graph (``build_agent_graph()``) against a minimal hand-written
-   LangGraph loop (``MessagesState``, one model node, ``ToolNode`` + ``tools_condition``), both
+1. Per-step overhead: the agent graph (``build_agent_graph()``) against the cheapest
+   hand-written LangGraph loop doing the same work (``MessagesState``, one model node, the
+   tool called inline: the headline), and the same loop with ``ToolNode`` +
+   ``tools_condition`` (second row; ``ToolNode`` starts a thread pool on every step), all
    driven by the same ``ScriptedChatModel`` through the same script: 100 turns with one cheap
    tool call each (``list_files`` on a tiny workspace), then a final answer. Measured without a
    checkpointer and with a ``SqliteSaver`` on a temporary file; median of several repetitions,
-   the loops interleaved so drift hits them alike. A third loop, informational only, is the
-   bare loop with the tool called inline: ``ToolNode`` starts a thread pool on every step.
-2. Wall time of ``jarvis --help`` and of ``python -c "import jarvis_graph"``.
+   the loops interleaved so drift hits them alike.
+2. Wall time of ``jarvis --help`` and of ``python -c "import jarvis_graph"``; the short-task
+   rows of ``bench/short_task.py`` (fixed cost of a 1- and 3-step task against the inline
+   loop, what a one-step ``jarvis run`` loads, and its time to first output).
 3. With ``--baseline REF``: the agent graph's per-step time at commit REF against the working
    tree, in the same run. REF is extracted with ``git archive`` into a temporary folder. Per
    repetition, one worker per tree (this script with ``--measure-only``, importing
@@ -612,20 +615,23 @@ def report(loops: dict[str, Any], startup: dict[str, Any]) -> dict[str, Any]:
     """Print the figures and the targets; return the targets for the JSON."""
     print(f"\nPer-step time ({MODEL_STEPS} model steps, {TOOL_TURNS} list_files calls), median ms:")
     print(
-        f"  {'checkpointer':<13}{'ours':>8}{'bare':>8}{'ratio':>7}"
-        f"{'inline':>9}{'ratio':>7}{'db ours':>10}{'db bare':>10}"
+        f"  {'checkpointer':<13}{'ours':>8}{'inline':>8}{'ratio':>7}"
+        f"{'ToolNode':>10}{'ratio':>7}{'db ours':>10}{'db inline':>11}"
     )
     for saver, row in loops.items():
         ours, bare, inline = row["ours"], row["bare"], row["bare_inline"]
-        dbs = [f"{r['db_bytes'] / 1024:.0f} KiB" if "db_bytes" in r else "-" for r in (ours, bare)]
+        dbs = [
+            f"{r['db_bytes'] / 1024:.0f} KiB" if "db_bytes" in r else "-" for r in (ours, inline)
+        ]
         print(
-            f"  {saver:<13}{ours['per_step_ms_median']:>8.2f}{bare['per_step_ms_median']:>8.2f}"
-            f"{row['ratio_ours_over_bare']:>7.2f}{inline['per_step_ms_median']:>9.2f}"
-            f"{row['ratio_ours_over_bare_inline']:>7.2f}{dbs[0]:>10}{dbs[1]:>10}"
+            f"  {saver:<13}{ours['per_step_ms_median']:>8.2f}{inline['per_step_ms_median']:>8.2f}"
+            f"{row['ratio_ours_over_bare_inline']:>7.2f}{bare['per_step_ms_median']:>10.2f}"
+            f"{row['ratio_ours_over_bare']:>7.2f}{dbs[0]:>10}{dbs[1]:>11}"
         )
     print(
-        "  bare = MessagesState + ToolNode + tools_condition (the baseline of the target); "
-        "inline = the same loop with the tool called inline instead of through ToolNode"
+        "  inline = MessagesState, one model node, the tool called inline (the cheapest loop "
+        "doing the same work: the target's baseline); ToolNode = the same loop with "
+        "ToolNode + tools_condition"
     )
     print("\nStart-up (median wall time):")
     for key, label in (
@@ -636,7 +642,7 @@ def report(loops: dict[str, Any], startup: dict[str, Any]) -> dict[str, Any]:
         res = startup[key]
         shown = f"{res['median_s']:.3f} s" if res.get("ok") else f"not measured: {res['error']}"
         print(f"  {label:<34}{shown}")
-    ratio = loops["none"]["ratio_ours_over_bare"]
+    ratio = max(row["ratio_ours_over_bare_inline"] for row in loops.values())
     help_res = startup["jarvis_help"]
     if help_res.get("ok"):
         help_ok: bool | None = help_res["median_s"] < HELP_TARGET_S
@@ -646,8 +652,8 @@ def report(loops: dict[str, Any], startup: dict[str, Any]) -> dict[str, Any]:
     else:
         help_ok, shown = False, f"the CLI failed ({help_res['error']})"
     targets = {
-        "ratio_no_checkpointer": {
-            "target": f"<= {RATIO_TARGET}",
+        "ratio_over_inline": {
+            "target": f"<= {RATIO_TARGET} with and without a checkpointer",
             "value": ratio,
             "pass": ratio <= RATIO_TARGET,
         },
@@ -659,16 +665,15 @@ def report(loops: dict[str, Any], startup: dict[str, Any]) -> dict[str, Any]:
     }
     print("\nTargets:")
     print(
-        f"  [{verdict(ratio <= RATIO_TARGET)}] ours/bare per step, no checkpointer: "
-        f"{ratio:.2f} (target <= {RATIO_TARGET})"
+        f"  [{verdict(ratio <= RATIO_TARGET)}] ours/inline per step, the worse of no "
+        f"checkpointer and SqliteSaver: {ratio:.2f} (target <= {RATIO_TARGET})"
     )
-    sqlite_ratio = loops["sqlite"]["ratio_ours_over_bare"]
-    print(f"  [info] ours/bare per step, SqliteSaver: {sqlite_ratio:.2f} (no target)")
     for saver, row in loops.items():
         print(
-            f"  [info] {saver}: ratio of best runs {row['ratio_ours_over_bare_min']:.2f}, "
-            f"median of side-by-side ratios {row['ratio_ours_over_bare_paired_median']:.2f}; "
-            f"vs inline {row['ratio_ours_over_bare_inline']:.2f}"
+            f"  [info] {saver}: vs inline, ratio of best runs "
+            f"{row['ratio_ours_over_bare_inline_min']:.2f}, median of side-by-side ratios "
+            f"{row['ratio_ours_over_bare_inline_paired_median']:.2f}; vs ToolNode "
+            f"{row['ratio_ours_over_bare']:.2f}"
         )
     print(f"  [{verdict(help_ok)}] jarvis --help median: {shown} (target < {HELP_TARGET_S} s)")
     return targets
@@ -711,12 +716,17 @@ def main() -> int:
     env = isolate_home(tmp / "home")
     startup = {} if args.skip_cli else bench_startup(args.cli_runs, env)
     loops = bench_loops(args.reps, tmp)
+    import short_task  # bench/short_task.py, beside this script: the short-task rows
+
+    short = None if args.skip_cli else short_task.measure(max(args.reps, 9), args.cli_runs)
     if args.baseline:
         baseline = bench_baseline(args.baseline, args.reps, args.baseline_runs, tmp)
     if args.skip_cli:
         missing = {"ok": False, "error": "skipped (--skip-cli)"}
         startup = {k: missing for k in ("jarvis_help", "import_jarvis_graph", "python_startup")}
     targets = report(loops, startup)
+    if short is not None:
+        targets["short_task"] = short_task.report(short)
     if baseline is not None:
         report_baseline(baseline)
     data = {
@@ -748,6 +758,7 @@ def main() -> int:
             "per_step": "total wall time / model steps",
         },
         "loops": loops,
+        "short_task": short,
         "startup": startup,
         "targets": targets,
     }

@@ -31,7 +31,8 @@ from langchain_core.messages import (
 from pydantic import ValidationError
 
 from jarvis_graph.checkpointing import run_position
-from jarvis_graph.context import JarvisContext, resolve_settings, running_context
+from jarvis_graph.config import Settings
+from jarvis_graph.context import JarvisContext, running_context
 from jarvis_graph.events import Event, EventBus, Subscriber
 from jarvis_graph.memory.background import after_run, submit
 from jarvis_graph.memory.records import now_iso
@@ -101,7 +102,7 @@ class ForceSaveMemory:
     def on_task_started(self, _event: Event, payload: dict[str, Any]) -> None:
         """A new task in the thread: it may be asked again."""
         ctx = run_context(self.context)
-        if resolve_settings(ctx).force_save_memory:
+        if _settings(ctx).force_save_memory:
             self._mark(ctx, _thread_of(payload), asked=False)
 
     def __call__(self, event: Event, payload: dict[str, Any]) -> None:
@@ -111,7 +112,7 @@ class ForceSaveMemory:
     def handle(self, event: Event, payload: dict[str, Any]) -> ForceSaveResult | None:
         """Ask the model to save memories, unless it was asked already in this task."""
         ctx = run_context(self.context)
-        if not resolve_settings(ctx).force_save_memory:
+        if not _settings(ctx).force_save_memory:
             return None
         thread = _thread_of(payload)
         if self._asked(ctx, thread):
@@ -189,6 +190,11 @@ def _marker_store(ctx: JarvisContext) -> Any:
     return project_store(ctx.workspace_path())
 
 
+def _settings(ctx: JarvisContext) -> Settings:
+    """The run's settings, as its services read them (a subscriber runs at every task)."""
+    return ToolEnv.from_context(ctx).settings
+
+
 def paired(messages: list[AnyMessage]) -> list[AnyMessage]:
     """The conversation without system prompts and unpaired tool calls or results.
 
@@ -248,7 +254,7 @@ class EpisodeIndexer:
         from jarvis_graph.memory.router import run_store
 
         ctx = run_context(self.context)
-        if not resolve_settings(ctx).episodic_archive:
+        if not _settings(ctx).episodic_archive:
             return None
         thread = _thread_of(payload)
         checkpoint = payload.get("checkpoint_id") or run_position()["checkpoint_id"]

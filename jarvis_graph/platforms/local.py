@@ -399,12 +399,10 @@ class _Generation:
             # A generation left early must release llama.cpp's sampler now, before the next
             # one starts; left to the garbage collector it crashed the process.
             completion.close()
-        now, first = time.monotonic(), self._first
-        speed = (self.n_out - 1) / max(now - first, 1e-6) if self.n_out > 1 else 0.0
-        self.timing = {
-            "prompt_seconds": round((first or now) - started, 3),
-            "tokens_per_second": round(speed, 1),
-        }
+        now = time.monotonic()
+        first = self._first or now
+        # Prompt reading lasts until the first token; decoding from there to the end.
+        self.timing = {"prompt_seconds": first - started, "decode_seconds": now - first}
 
     def _pieces(
         self,
@@ -431,6 +429,23 @@ class _Generation:
                 yield out
 
 
+def _timing(runs: list[_Generation]) -> dict[str, float]:
+    """Timing of a reply made of ``runs``, matching its token counts (all of its generations).
+
+    ``prompt_seconds``: reading the prompts (until each first token); ``decode_seconds``:
+    generating (from each first token on); ``tokens_per_second``: tokens generated after the
+    first of each generation, over ``decode_seconds``, so prompt reading is not in the rate.
+    """
+    prompt = sum(r.timing.get("prompt_seconds", 0.0) for r in runs)
+    decode = sum(r.timing.get("decode_seconds", 0.0) for r in runs)
+    decoded = sum(max(r.n_out - 1, 0) for r in runs)
+    return {
+        "prompt_seconds": round(prompt, 3),
+        "decode_seconds": round(decode, 3),
+        "tokens_per_second": round(decoded / decode, 1) if decode > 0 and decoded else 0.0,
+    }
+
+
 def _answer_chunk(
     runs: list[_Generation], model: str, calculation: str = ""
 ) -> ChatGenerationChunk:
@@ -441,7 +456,7 @@ def _answer_chunk(
     """
     n_prompt, n_out = sum(r.n_prompt for r in runs), sum(r.n_out for r in runs)
     usage = UsageMetadata(input_tokens=n_prompt, output_tokens=n_out, total_tokens=n_prompt + n_out)
-    meta: dict[str, Any] = {"model_name": model, **runs[-1].timing}
+    meta: dict[str, Any] = {"model_name": model, **_timing(runs)}
     if calculation:
         meta["calculation"] = calculation
     thought = proto.thought_of(runs[0].answer.raw)
@@ -475,7 +490,7 @@ def _final_chunk(run: _Generation, model: str) -> ChatGenerationChunk:
     stream = run.answer
     n_prompt, n_out = run.n_prompt, run.n_out
     usage = UsageMetadata(input_tokens=n_prompt, output_tokens=n_out, total_tokens=n_prompt + n_out)
-    meta: dict[str, Any] = {"model_name": model, **run.timing}
+    meta: dict[str, Any] = {"model_name": model, **_timing([run])}
     reply = proto.parse_reply(stream.raw)
     extra: dict[str, Any] = {}
     if reply.thought:
