@@ -64,9 +64,11 @@ class FaissStore(BaseStore):
         index: Semantic search settings as for ``InMemoryStore``: ``dims``, ``embed`` (a
             LangChain ``Embeddings`` or a function of a list of texts) and ``fields``
             (default ``["$"]``, the whole value).
-        approx_threshold: Vectors in a namespace from which search goes through an IVF index.
+        approx_threshold: Vectors in a namespace from which search scans compressed codes
+            before ranking exactly (see :mod:`jarvis_graph.memory.vector_index`).
         save_every: Vector changes in a namespace after which its index file is rewritten
-            (it is always written by :meth:`flush` and :meth:`close`).
+            (at least a quarter of the index; always written by :meth:`flush` and
+            :meth:`close`).
         lock_timeout: Seconds to wait for another process's write.
     """
 
@@ -121,6 +123,7 @@ class FaissStore(BaseStore):
                 self.path / "indexes",
                 self._conn,
                 self._lock,
+                self._mutex,
                 self._dims(),
                 approx_threshold,
                 save_every,
@@ -141,9 +144,18 @@ class FaissStore(BaseStore):
                 self._cache.flush()
 
     def index_for(self, namespace: tuple[str, ...]) -> NamespaceIndex:
-        """The vector index of ``namespace``, brought up to date (for inspection and tests)."""
+        """The vector index of ``namespace``, brought up to date (for inspection and tests).
+
+        Waits for the namespace's compressed codes when they are being built, so do not
+        call it while holding the store's lock (from inside a batch).
+        """
+        ns = ns_text(namespace)
         with self._mutex:
-            return self._index(ns_text(namespace), self._seq())
+            self._index(ns, self._seq())
+        if self._cache is not None:
+            self._cache.wait(ns)
+        with self._mutex:
+            return self._index(ns, self._seq())
 
     def _index(self, ns: str, seq: int) -> NamespaceIndex:
         if self._cache is None:
@@ -162,6 +174,8 @@ class FaissStore(BaseStore):
                 return
             if self.path.is_dir():
                 self.flush()
+            if self._cache is not None:
+                self._cache.close()
             self._conn.close()
             self._conn = None  # type: ignore[assignment]
 
