@@ -24,6 +24,7 @@ from jarvis_graph.security.c_facts import (
     const_eval,
     strip_casts,
     var_of,
+    words,
     worth_passing,
 )
 from jarvis_graph.security.c_source import Statement
@@ -47,7 +48,6 @@ _MEMBER = re.compile(r"->|\.\s*[A-Za-z_]|\[")
 _ALLOC_WORD = re.compile(r"\b(?:new|\w*alloc\w*|\w*dup)\b")
 _NAME_OR_ADDR = re.compile(r"&?\s*[A-Za-z_]\w*")
 _ARGV = re.compile(r"\bargv\b")
-_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _INDEXED_LHS = re.compile(r"^\s*([A-Za-z_]\w*)\s*\[\s*(.+?)\s*\]\s*(?:\.\w+|->\w+)?\s*$")
 
 
@@ -298,7 +298,7 @@ def taint_from(scan: Walk, var: Var, rhs: str) -> None:
         var.taint = "outside input"
     elif names & k.RANDOM_RETURN:
         var.taint = "a random value"
-    for word in _WORD.findall(rhs):
+    for word in words(rhs):
         other = scan.env.get(word)
         if other is not None and other.taint and other is not var:
             var.taint = var.taint or other.taint

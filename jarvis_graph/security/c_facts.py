@@ -143,25 +143,35 @@ def expand(text: str, macros: dict[str, str], names: frozenset[str] | None = Non
     """
     if names is None:
         names = macro_names(macros)
+
+    def sub(m: re.Match[str]) -> str:
+        word = m.group(1)
+        if m.group(2) and word + "()" in macros:
+            return f"({macros[word + '()']})"
+        if word in macros and not m.group(2) and macros[word] != word:
+            return macros[word]
+        return m.group(0)
+
     for _ in range(3):
-        if names.isdisjoint(_IDENT.findall(text)):
+        found = names.intersection(_IDENT.findall(text))
+        if not found:
             break
-
-        def sub(m: re.Match[str]) -> str:
-            word = m.group(1)
-            if word not in names:  # most identifiers
-                return m.group(0)
-            if m.group(2) and word + "()" in macros:
-                return f"({macros[word + '()']})"
-            if word in macros and not m.group(2) and macros[word] != word:
-                return macros[word]
-            return m.group(0)
-
-        new = _MACRO_REF.sub(sub, text)
+        new = _macro_refs(frozenset(found)).sub(sub, text)
         if new == text:
             break
         text = new
     return text
+
+
+@lru_cache(maxsize=1024)
+def _macro_refs(words: frozenset[str]) -> re.Pattern[str]:
+    """``_MACRO_REF`` narrowed to the identifiers ``words``: no call back for the others.
+
+    A text names few of its file's macros, and the same few again and again, so these
+    small patterns are compiled once each.
+    """
+    alternatives = "|".join(sorted(words))  # identifiers: nothing to escape
+    return re.compile(rf"\b({alternatives})\b(\s*\(\s*\))?")
 
 
 def unwrap(expr: str) -> str:
@@ -225,7 +235,7 @@ def const_eval(expr: str, env: dict[str, Var]) -> int | None:
 
     if "len" in e:
         e = _STRLEN_CALL.sub(strlen, e)
-    for word in _WORD.findall(e):  # a name with no known value: not a constant (most)
+    for word in words(e):  # a name with no known value: not a constant (most)
         if word not in LIMITS and (word not in env or env[word].ival is None):
             return None
     e = _INT_LITERAL.sub(_c_int, e)
@@ -278,13 +288,19 @@ def split_args(text: str) -> list[str]:
     return args
 
 
+@lru_cache(maxsize=16384)
+def words(text: str) -> tuple[str, ...]:
+    """The identifiers of a piece of code in order (``_WORD``'s matches, found by ``_IDENT``)."""
+    return tuple(_IDENT.findall(text))
+
+
 @lru_cache(maxsize=8192)
 def idents(text: str) -> frozenset[str]:
     """The identifiers of a piece of code."""
     return frozenset(_IDENT.findall(text))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=32768)
 def call_names(text: str) -> frozenset[str]:
     """The names of the functions a piece of code calls (cheaper than ``calls``)."""
     return frozenset(_CALL_NAME.findall(text)) if "(" in text else frozenset()

@@ -123,11 +123,13 @@ class FunctionScan:
             if self.loops:
                 self.loops = [lp for lp in self.loops if st.depth > lp[2]]
             text = st.text
-            if used and any(name in text for name in used):  # a substring test first
-                done = expanded.get(text)
-                if done is None:
-                    done = expanded[text] = expand(text, self.macros, self.macro_names)
-                text = done
+            for name in used:  # a substring test first (a loop: no generator per statement)
+                if name in text:
+                    done = expanded.get(text)
+                    if done is None:
+                        done = expanded[text] = expand(text, self.macros, self.macro_names)
+                    text = done
+                    break
             if ":" in text:
                 label = _LABEL.match(text)  # `case 6:`, `default:`, `cleanup:` before a statement
                 if label:

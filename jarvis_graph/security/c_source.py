@@ -31,6 +31,7 @@ _LITERAL_TOKEN = re.compile(r"\s*__S(\d+)__\s*")
 # every ASCII character that cannot be in an identifier -> a space: ``split()`` then gives
 # the identifiers (and numbers) of a text, several times faster than a regex
 _WORDS_APART = {i: " " for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")}
+_BYTES_APART = bytes(32 if i in _WORDS_APART else i for i in range(256))
 _CONTROL = {"if", "for", "while", "switch", "catch", "sizeof", "return", "do", "else"}
 
 
@@ -74,7 +75,13 @@ class Function:
         A statement that names none of them needs no expansion.
         """
         if self._macros is None:
-            self._macros = names.intersection(self.body.translate(_WORDS_APART).split())
+            if not names:
+                self._macros = names
+            elif self.body.isascii():  # the same words, split by a byte table (faster)
+                words = set(self.body.encode("ascii").translate(_BYTES_APART).split())
+                self._macros = names.intersection(b" ".join(words).decode("ascii").split())
+            else:
+                self._macros = names.intersection(self.body.translate(_WORDS_APART).split())
         return self._macros
 
     @property

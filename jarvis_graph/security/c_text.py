@@ -48,7 +48,7 @@ def _names(pattern: re.Pattern[str], text: str) -> frozenset[str]:
     return frozenset(chain.from_iterable(found)).difference(("",))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=32768)  # a big file has more distinct statements than 8192
 def plain_names(text: str) -> frozenset[str]:
     """Identifiers used as variables (not after ``.`` or ``->``)."""
     return frozenset(_PLAIN.findall(text))

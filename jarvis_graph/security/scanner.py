@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import gc
 import itertools
-import logging
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jarvis_graph.security.model import Issue, ScanResult
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 EXTENSIONS = {
     ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp",
@@ -29,7 +29,6 @@ DEFAULT_MIN_CONFIDENCE = 0.4
 SPLIT_BYTES = 300_000
 # a big file is walked in this many parts per worker, taken by whichever worker is free
 PARTS_PER_WORKER = 8
-log = logging.getLogger(__name__)
 
 
 class ScanInputError(ValueError):
@@ -107,8 +106,15 @@ def scan_file(
 
 def _failed(label: str, exc: Exception) -> FileOutcome:
     """A file the engine could not analyse: counted as skipped ("error") and logged."""
-    log.warning("security scan: %s could not be analysed (%s: %s)", label, type(exc).__name__, exc)
+    _warn("security scan: %s could not be analysed (%s: %s)", label, type(exc).__name__, exc)
     return FileOutcome([], skipped="error")
+
+
+def _warn(msg: str, *args: object) -> None:
+    """Log a warning; ``logging`` is imported here, by the rare scan that has one to give."""
+    import logging  # the start-up of a scan is part of its cost: most scans never warn
+
+    logging.getLogger(__name__).warning(msg, *args)
 
 
 def _mostly_text(data: bytes) -> bool:
@@ -261,6 +267,9 @@ def _run(
         for i in range(len(jobs)):
             collect([i], _scan_batch([jobs[i]], headers))
         return _all(out)
+    # the process pool is imported only here: a one-worker scan does without its start-up
+    from concurrent.futures.process import BrokenProcessPool
+
     small = [i for i in range(len(jobs)) if i not in set(big)]
     batches = [[small[i] for i in b] for b in _batches([sizes[i] for i in small], workers)]
     context = _fork_context()
@@ -268,7 +277,7 @@ def _run(
     try:
         _run_pools(jobs, headers, workers, sizes, big, batches, context, collect)
     except BrokenProcessPool as exc:
-        log.warning("security scan: a worker process died (%s); scanning what it left", exc)
+        _warn("security scan: a worker process died (%s); scanning what it left", exc)
         _rescue(jobs, [i for i, o in enumerate(out) if o is None], headers, context, collect)
     return _all(out)
 
@@ -284,6 +293,9 @@ def _run_pools(
     collect: Callable[[list[int], list[FileOutcome]], None],
 ) -> None:
     """``_run`` with worker processes; a dead worker ends it with ``BrokenProcessPool``."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     running: dict[Future[Any], Callable[[Any], None]] = {}
     parts: list[tuple[int, int, str, int]] = []  # (job, key in _PREPARED, language, part)
     executors: list[ProcessPoolExecutor] = []
@@ -350,6 +362,9 @@ def _rescue(
     A file that ends its worker again is counted as skipped (``error``); the others are
     still scanned.
     """
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     while left:
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
             try:
