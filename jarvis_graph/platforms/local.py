@@ -369,7 +369,8 @@ class _Generation:
     ) -> Iterator[ChatGenerationChunk]:
         """Generate and stream answer text; ``schema`` None: free text, all of it answer.
 
-        ``stop_at_answer`` ends the generation as soon as the reply is known to be an answer.
+        ``stop_at_answer`` ends the generation as soon as the reply is known to be an answer;
+        otherwise an answer's text is generated without the grammar (:meth:`_free_answer`).
         """
         self.n_prompt = len(llm.tokenize(self.prompt.encode("utf-8"), add_bos=False, special=True))
         room = model.n_ctx - self.n_prompt
@@ -385,32 +386,78 @@ class _Generation:
         _use_threads(llm, decode_threads(model.n_threads))
         started = time.monotonic()
         self._first = 0.0
+        max_tokens = min(model.max_tokens, room)
         completion = llm.create_completion(
             self.prompt,
-            max_tokens=min(model.max_tokens, room),
+            max_tokens=max_tokens,
             temperature=model.temperature,
             stream=True,
             grammar=grammar,
             stop=[proto.IM_END],
         )
+        until: Literal["end", "answer", "answer_text"] = "end"
+        if schema is not None:
+            # A focused answer replaces this one, or the answer's text is written freely.
+            until = "answer" if stop_at_answer else "answer_text"
         try:
-            yield from self._pieces(completion, schema is None, stop_at_answer, run_manager)
+            yield from self._pieces(completion, schema is None, run_manager, until)
         finally:
             # A generation left early must release llama.cpp's sampler now, before the next
             # one starts; left to the garbage collector it crashed the process.
             completion.close()
+        if schema is not None and self.answer.is_answer and not stop_at_answer:
+            yield from self._free_answer(model, llm, max_tokens - self.n_out, run_manager)
         now = time.monotonic()
         first = self._first or now
         # Prompt reading lasts until the first token; decoding from there to the end.
         self.timing = {"prompt_seconds": first - started, "decode_seconds": now - first}
 
+    def _free_answer(
+        self,
+        model: LocalChatModel,
+        llm: Any,
+        budget: int,
+        run_manager: CallbackManagerForLLMRun | None,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The answer's text, generated without the grammar, up to its closing quote.
+
+        The grammar fixed the reply's shape up to ``"answer": "``; the text of an answer
+        needs no grammar (sampling under one costs about as much as the decoding itself).
+        llama.cpp reuses its cache for the prompt and the reply so far. The reply is closed
+        as the grammar would have closed it, so it stays one JSON object.
+        """
+        written = self.n_out
+        if not self.answer.done and budget > 0:
+            completion = llm.create_completion(
+                self.prompt + self.answer.raw,
+                max_tokens=budget,
+                temperature=model.temperature,
+                stream=True,
+                stop=[proto.IM_END],
+            )
+            try:
+                yield from self._pieces(completion, False, run_manager, "answer_done")
+            finally:
+                completion.close()
+            # The turn ended before the closing quote (the grammar would have forced one):
+            # the answer is complete, it was not cut off at the token limit.
+            self.answer.done = self.answer.done or self.n_out - written < budget
+        if self.answer.done:
+            self.answer.raw = self.answer.raw[: self.answer.end] + "}}"  # what the grammar adds
+
     def _pieces(
         self,
         completion: Iterator[Any],
         free_text: bool,
-        stop_at_answer: bool,
         run_manager: CallbackManagerForLLMRun | None,
+        until: Literal["end", "answer", "answer_text", "answer_done"] = "end",
     ) -> Iterator[ChatGenerationChunk]:
+        """Stream a completion's answer text, stopping early as ``until`` says.
+
+        ``answer``: as soon as the reply is an answer, before its text (a focused answer
+        replaces it); ``answer_text``: once its text has started (it goes on without the
+        grammar); ``answer_done``: at the answer's closing quote.
+        """
         for chunk in completion:
             self.n_out += 1
             self._first = self._first or time.monotonic()  # speed excludes prompt reading
@@ -420,13 +467,17 @@ class _Generation:
                 self.text += text
             else:
                 text = self.answer.feed(piece)
-                if stop_at_answer and self.answer.is_answer:
+                if until == "answer" and self.answer.is_answer:
                     break
             if text:
                 out = ChatGenerationChunk(message=AIMessageChunk(content=text))
                 if run_manager:
                     run_manager.on_llm_new_token(text, chunk=out)
                 yield out
+            if (until == "answer_text" and self.answer.is_answer) or (
+                until == "answer_done" and self.answer.done
+            ):
+                break
 
 
 def _timing(runs: list[_Generation]) -> dict[str, float]:

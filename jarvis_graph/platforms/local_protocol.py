@@ -475,6 +475,11 @@ class AnswerStream:
         self.done = False
         self.is_answer: bool | None = None
 
+    @property
+    def end(self) -> int:
+        """Where the answer's text ended in :attr:`raw` (after its closing quote), once done."""
+        return self._pos if self.done and self._pos is not None else len(self.raw)
+
     def feed(self, piece: str) -> str:
         """Add generated text; return newly decoded answer text (may be empty)."""
         self.raw += piece

@@ -256,9 +256,14 @@ class FakeLlama:
         return list(range(len(data) // 4))
 
     def create_completion(self, prompt: str, **kwargs: object) -> Iterator[dict]:
+        reply = self.reply(prompt)
+        for base in reversed(self.prompts):  # a continuation: the reply goes on from there
+            written = prompt[len(base) :] if prompt != base and prompt.startswith(base) else None
+            if written is not None and self.reply(base).startswith(written):
+                reply = self.reply(base)[len(written) :]
+                break
         self.prompts.append(prompt)
         self.grammars.append(str(kwargs.get("grammar")))
-        reply = self.reply(prompt)
         for i in range(0, len(reply), 7):
             yield {"choices": [{"text": reply[i : i + 7]}]}
 
@@ -279,7 +284,12 @@ def test_an_identical_repeat_is_replaced_by_an_answer(fake_llama: FakeLlama) -> 
     reply = _model(focused_answers=False).invoke(_repeat(1))  # the fake repeats list_files(".")
     assert reply.tool_calls == []
     assert reply.content == "a.py only"
-    assert len(fake_llama.prompts) == 2  # asked again, with the warning
+    # asked again with the warning, under the grammar until the answer's text starts; the
+    # text itself is generated on from there without it
+    assert len(fake_llama.prompts) == 3
+    assert fake_llama.prompts[2].startswith(fake_llama.prompts[1])
+    assert fake_llama.prompts[2].endswith('"answer": "a.py o')
+    assert fake_llama.grammars[1] != "None" and fake_llama.grammars[2] == "None"
 
 
 def test_answers_are_written_from_the_facts_and_the_question(fake_llama: FakeLlama) -> None:
