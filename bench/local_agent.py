@@ -1130,6 +1130,11 @@ def run_task(
         if verbose:
             print(f"  error: {result['error']}", flush=True)
     result["seconds"] = time.perf_counter() - start
+    # The episodic archive is written after the answer: let it finish before the workspace
+    # is checked and removed (and before the next task's clock starts).
+    from jarvis_graph.memory.background import wait_for_background
+
+    wait_for_background()
     answer = str(state.get("final_answer") or "")
     result.update(
         status=state.get("status", "error" if "error" in result else None),

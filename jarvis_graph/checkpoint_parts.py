@@ -70,8 +70,8 @@ class PartsDB:
         deadline = time.monotonic() + 30
         while True:  # processes creating the file together: SQLite refuses one at once
             try:
-                # large pages: a 40 KB text is read in one page, not a chain of ten
-                conn.execute("PRAGMA page_size=65536")
+                # 16 KB pages: a large text is read in a few pages, with little space left unused
+                conn.execute("PRAGMA page_size=16384")
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.executescript(_SCHEMA)
