@@ -60,6 +60,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/local_threads.py
 	$(BIN)/python bench/mcp_calls.py
 	$(BIN)/python bench/memory.py
+	$(BIN)/python bench/local_decode.py
 	$(BIN)/python bench/planner.py
 	$(BIN)/python bench/checkpoints.py
 	$(BIN)/python bench/tool_filter.py
