@@ -88,8 +88,10 @@ class BlobSerializer(SerializerProtocol):
         self._cached = 0
         # message -> its digest, while it lives with the same content: encoded once
         self._digests: ObjectMemo[bytes] = ObjectMemo()
-        # list digest -> (its messages, their contents when it was stored)
-        self._heads: OrderedDict[bytes, tuple[list[BaseMessage], list[Any]]] = OrderedDict()
+        # list digest -> (its messages, their watched fields when it was stored)
+        self._heads: OrderedDict[bytes, tuple[list[BaseMessage], list[tuple[Any, Any]]]] = (
+            OrderedDict()
+        )
         self._rows: OrderedDict[bytes, tuple[str, bytes]] = OrderedDict()
         self._lock = threading.RLock()
 
@@ -167,17 +169,17 @@ class BlobSerializer(SerializerProtocol):
         content (rather than the message) must not reuse the old list.
         """
         best: tuple[bytes | None, int] = (None, 0)
-        for digest, (head, contents) in self._heads.items():
+        for digest, (head, watched) in self._heads.items():
             n = len(head)
             if best[1] < n <= len(messages) and messages[n - 1] is head[-1]:
                 if all(map(operator.is_, messages[:n], head)) and all(
-                    map(operator.is_, (m.content for m in head), contents)
+                    map(_same, map(_watched, head), watched)
                 ):
                     best = (digest, n)
         return best
 
     def _store_message(self, message: BaseMessage, rows: _Rows) -> bytes:
-        known = self._digests.get(message, message.content)
+        known = self._digests.get(message, *_watched(message))
         if known is not None:
             return known
         kind, data = self._encode(self._shrink_text(message, rows))
@@ -307,13 +309,26 @@ class BlobSerializer(SerializerProtocol):
             self._evict()
 
     def _remember_message(self, message: BaseMessage, digest: bytes) -> None:
-        self._digests.put(message, digest, message.content)
+        self._digests.put(message, digest, *_watched(message))
 
     def _remember_head(self, digest: bytes, messages: list[BaseMessage]) -> None:
-        self._heads[digest] = (list(messages), [m.content for m in messages])
+        self._heads[digest] = (list(messages), [_watched(m) for m in messages])
         self._heads.move_to_end(digest)
         while len(self._heads) > HEADS:
             self._heads.popitem(last=False)
+
+
+def _watched(message: BaseMessage) -> tuple[Any, Any]:
+    """The fields a node may replace in a message it keeps: its content and tool calls.
+
+    An encoded message is reused while these are the same objects (fields are replaced,
+    not edited in place, by LangChain and by the run loop).
+    """
+    return message.content, getattr(message, "tool_calls", None)
+
+
+def _same(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
+    return a[0] is b[0] and a[1] is b[1]
 
 
 @functools.cache

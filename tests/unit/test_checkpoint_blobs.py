@@ -155,3 +155,13 @@ def test_missing_parts_are_a_clear_error(tmp_path: Path) -> None:
         BlobSerializer(tmp_path).loads_typed(text)
     with pytest.raises(MissingBlobError, match="message list missing"):
         BlobSerializer(tmp_path).loads_typed(listed)
+
+
+def test_tool_calls_replaced_in_a_kept_message_are_stored(tmp_path: Path) -> None:
+    serde = BlobSerializer(tmp_path)
+    messages = varied()
+    serde.dumps_typed(checkpoint(*messages))
+    messages[2].tool_calls = [{"name": "read", "args": {"path": "edited"}, "id": "c1"}]
+    data = serde.dumps_typed(checkpoint(*messages))  # the same objects, one field replaced
+    back = BlobSerializer(tmp_path).loads_typed(data)["channel_values"]["messages"]
+    assert back[2].tool_calls[0]["args"] == {"path": "edited"}
