@@ -35,7 +35,7 @@ TASK = "List the files of the workspace."
 
 # The CLI run in this interpreter, then what it imported and its peak RSS.
 PROBE = """
-import json, resource, sys
+import json, sys
 from jarvis_graph.cli.app import app
 code = 0
 try:
@@ -43,7 +43,10 @@ try:
 except SystemExit as exc:
     code = exc.code
 heavy = [m for m in HEAVY_NAMES if m in sys.modules]
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM: the peak of this process's memory (ru_maxrss would include the parent's when
+# it started us by vfork, and it survives exec)
+status = open("/proc/self/status").read().split("VmHWM:")[1].split()
+rss = int(status[0]) / 1024
 print("PROBE " + json.dumps({"code": code, "heavy": heavy, "rss_mb": rss}))
 """.replace("HEAVY_NAMES", repr(HEAVY))
 

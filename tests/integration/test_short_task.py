@@ -16,7 +16,7 @@ from tests.support.cli import run_process, write_script
 
 # Runs the CLI in this interpreter, then reports what was imported and the peak RSS.
 PROBE = """
-import json, resource, sys
+import json, sys
 from jarvis_graph.cli.app import app
 try:
     app(sys.argv[1:])
@@ -24,7 +24,10 @@ except SystemExit as exc:
     code = exc.code
 heavy = [m for m in ("onnxruntime", "faiss", "tokenizers", "langchain_openai", "llama_cpp")
          if m in sys.modules]
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+# VmHWM: the peak of this process's memory (ru_maxrss would include the parent's when
+# it started us by vfork, and it survives exec)
+status = open("/proc/self/status").read().split("VmHWM:")[1].split()
+rss = int(status[0]) // 1024
 print("PROBE " + json.dumps({"code": code, "heavy": heavy, "rss_mb": rss}))
 """
 
