@@ -1,11 +1,12 @@
 """Memory work that is not on the answer's path: one background worker per process.
 
-Indexing a finished task in the episodic archive embeds every message; it runs here, after
-the run has returned its answer. A job submitted from inside a graph run waits until that
-run has returned (its last checkpoints written), so the embedder never competes with the
-run for the cores. Readers of the archive in the same process call
-:func:`wait_for_background` first (which lets waiting jobs start at once), and the process
-waits for the worker before it exits (before the memory stores close), so nothing is lost.
+Archiving a finished task in the episodic archive (segmenting and storing its messages; the
+vectors wait for the archive's first search) runs here, after the run has returned its
+answer. A job submitted from inside a graph run waits until that run has returned (its last
+checkpoints written), so it never competes with the run for the cores. Readers of the
+archive in the same process call :func:`wait_for_background` first (which lets waiting jobs
+start at once), and the process waits for the worker before it exits (before the memory
+stores close), so nothing is lost.
 """
 
 from __future__ import annotations
