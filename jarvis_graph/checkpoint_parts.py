@@ -16,12 +16,15 @@ committed before any checkpoint that refers to it.
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 DIGEST_BYTES = 16
 """Message and list digests: the first 16 bytes of a SHA-256."""
@@ -48,6 +51,23 @@ _BATCH = 500
 """Digests per ``IN (...)`` query (well under SQLite's parameter limit)."""
 
 
+def retry_locked(action: Callable[[], T], wait: float = 30.0) -> T:
+    """``action()``, tried again while SQLite answers "database is locked".
+
+    Two processes creating a database at once both switch it to WAL; SQLite answers one of
+    them "locked" at once instead of waiting (it would deadlock), so the busy timeout alone
+    does not help. Any other error, or a lock lasting past ``wait`` seconds, is raised.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(random.uniform(0.01, 0.1))
+
+
 class MissingPartError(RuntimeError):
     """A checkpoint refers to a stored part that is gone."""
 
@@ -67,20 +87,19 @@ class PartsDB:
             return None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
-        deadline = time.monotonic() + 30
-        while True:  # processes creating the file together: SQLite refuses one at once
-            try:
-                # 16 KB pages: a large text is read in a few pages, with little space left unused
-                conn.execute("PRAGMA page_size=16384")
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.executescript(_SCHEMA)
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    conn.close()
-                    raise
-                time.sleep(0.05)
+
+        def setup() -> None:
+            # 16 KB pages: a large text is read in a few pages, with little space left unused
+            conn.execute("PRAGMA page_size=16384")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+
+        try:
+            retry_locked(setup)
+        except sqlite3.Error:
+            conn.close()
+            raise
         self._conn = conn
         return conn
 

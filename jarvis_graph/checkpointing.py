@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jarvis_graph.checkpoint_parts import retry_locked
+
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -86,25 +88,12 @@ def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseC
 
 
 def _setup_sqlite(saver: Any, path: Path, wait: float = 30.0) -> None:
-    """Create the tables, waiting while another process does the same.
-
-    Two processes opening a new database at once both switch it to WAL; SQLite answers
-    one of them "database is locked" at once instead of waiting (it would deadlock), so
-    the busy timeout alone does not help: try again until ``wait`` seconds have passed.
-    """
-    import random
-    import time
-
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            saver.setup()
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                msg = f"cannot open the session store {path}: {exc}"
-                raise CheckpointError(msg) from exc
-            time.sleep(random.uniform(0.01, 0.1))
+    """Create the tables, waiting while another process does the same (see ``retry_locked``)."""
+    try:
+        retry_locked(saver.setup, wait)
+    except sqlite3.OperationalError as exc:
+        msg = f"cannot open the session store {path}: {exc}"
+        raise CheckpointError(msg) from exc
 
 
 def run_position() -> dict[str, Any]:
