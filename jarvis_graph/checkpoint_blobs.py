@@ -288,12 +288,9 @@ class BlobSerializer(SerializerProtocol):
     # -- caches -----------------------------------------------------------------------
 
     def _remember_text(self, text: str, ref: str) -> None:
-        if ref in self._texts:
-            return
-        self._refs[text] = ref
-        self._texts[ref] = text
-        self._cached += len(text)
-        self._evict()
+        if ref not in self._texts:
+            self._refs[text] = ref
+            self._remember_loaded(ref, text)
 
     def _evict(self) -> None:
         while self._cached > CACHE_CHARS and self._texts:

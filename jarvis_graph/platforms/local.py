@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -387,14 +387,7 @@ class _Generation:
         started = time.monotonic()
         self._first = 0.0
         max_tokens = min(model.max_tokens, room)
-        completion = llm.create_completion(
-            self.prompt,
-            max_tokens=max_tokens,
-            temperature=model.temperature,
-            stream=True,
-            grammar=grammar,
-            stop=[proto.IM_END],
-        )
+        completion = _complete(llm, model, self.prompt, max_tokens, grammar)
         until: Literal["end", "answer", "answer_text"] = "end"
         if schema is not None:
             # A focused answer replaces this one, or the answer's text is written freely.
@@ -428,13 +421,7 @@ class _Generation:
         """
         written = self.n_out
         if not self.answer.done and budget > 0:
-            completion = llm.create_completion(
-                self.prompt + self.answer.raw,
-                max_tokens=budget,
-                temperature=model.temperature,
-                stream=True,
-                stop=[proto.IM_END],
-            )
+            completion = _complete(llm, model, self.prompt + self.answer.raw, budget)
             try:
                 yield from self._pieces(completion, False, run_manager, "answer_done")
             finally:
@@ -478,6 +465,20 @@ class _Generation:
                 until == "answer_done" and self.answer.done
             ):
                 break
+
+
+def _complete(
+    llm: Any, model: LocalChatModel, prompt: str, max_tokens: int, grammar: Any = None
+) -> Generator[Any, None, None]:
+    """A streamed llama.cpp completion of ``prompt`` that ends with the assistant's turn."""
+    return llm.create_completion(  # type: ignore[no-any-return]
+        prompt,
+        max_tokens=max_tokens,
+        temperature=model.temperature,
+        stream=True,
+        grammar=grammar,
+        stop=[proto.IM_END],
+    )
 
 
 def _timing(runs: list[_Generation]) -> dict[str, float]:
