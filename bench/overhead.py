@@ -146,42 +146,16 @@ def agent_runner(workspace: Path, script: Path) -> Runner:
 def build_runners(workspace: Path, script: Path) -> dict[str, Runner]:
     """Per loop: ``compile(checkpointer) -> run()``; ``run()`` returns the final state."""
     from langchain_core.messages import HumanMessage, SystemMessage
-    from langgraph.graph import START, MessagesState, StateGraph
-    from langgraph.prebuilt import ToolNode, tools_condition
+    from short_task import bare_loop  # bench/short_task.py, beside this script
 
     from jarvis_graph.context import JarvisContext
-    from jarvis_graph.platforms.scripted import ScriptedChatModel
     from jarvis_graph.runtime.services import RunServices
-    from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 
     context = agent_context(workspace, script)
-
-    model = ScriptedChatModel.from_file(script).bind_tools(BUILTIN_TOOLS)
-
-    def agent(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [model.invoke(state["messages"])]}
-
-    bare = StateGraph(MessagesState, context_schema=JarvisContext)  # the tools read the workspace
-    bare.add_node("agent", agent)
-    bare.add_node("tools", ToolNode(BUILTIN_TOOLS))
-    bare.add_edge(START, "agent")
-    bare.add_conditional_edges("agent", tools_condition)
-    bare.add_edge("tools", "agent")
-
-    # Informational only: ToolNode runs even a single call in a fresh thread pool (a thread
-    # start per step), so this variant runs the tool inline to show the irreducible cost.
-    by_name = {t.name: t for t in BUILTIN_TOOLS}
-
-    def tools(state: MessagesState) -> dict[str, Any]:
-        calls = state["messages"][-1].tool_calls
-        return {"messages": [by_name[c["name"]].invoke({**c, "type": "tool_call"}) for c in calls]}
-
-    inline = StateGraph(MessagesState, context_schema=JarvisContext)
-    inline.add_node("agent", agent)
-    inline.add_node("tools", tools)
-    inline.add_edge(START, "agent")
-    inline.add_conditional_edges("agent", tools_condition)
-    inline.add_edge("tools", "agent")
+    # The headline is the tool called inline, the cheapest loop doing the same work;
+    # ToolNode runs even a single call in a fresh thread pool (a thread start per step).
+    bare = bare_loop(script, tool_node=True)
+    inline = bare_loop(script)
     # Same system prompt as ours, so both loops carry (and checkpoint) the same messages.
     prompt = RunServices(JarvisContext(**context)).system_prompt(TASK)
 

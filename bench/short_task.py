@@ -76,24 +76,17 @@ def write_task(root: Path, steps: int) -> tuple[Path, Path]:
     return workspace, script
 
 
-def loops(workspace: Path, script: Path) -> dict[str, Any]:
-    """``name -> run()`` for the agent graph and the bare loop on one script."""
-    from langchain_core.messages import HumanMessage, SystemMessage
+def bare_loop(script: Path, tool_node: bool = False) -> Any:
+    """The cheapest hand-written LangGraph loop on ``script``: ``MessagesState``, one model
+    node, the tools called inline (``tool_node``: through ``ToolNode`` + ``tools_condition``).
+    """
     from langgraph.graph import START, MessagesState, StateGraph
-    from langgraph.prebuilt import tools_condition
+    from langgraph.prebuilt import ToolNode, tools_condition
 
     from jarvis_graph.context import JarvisContext
-    from jarvis_graph.graphs.agent import build_agent_graph
     from jarvis_graph.platforms.scripted import ScriptedChatModel
-    from jarvis_graph.runtime.services import RunServices
     from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 
-    context: dict[str, Any] = {
-        "workspace": str(workspace),
-        "platform": "scripted",
-        "script": str(script),
-        "non_interactive": True,
-    }
     by_name = {t.name: t for t in BUILTIN_TOOLS}
     # The script's turn is chosen by the AI messages so far: every run starts at turn one.
     model = ScriptedChatModel.from_file(script).bind_tools(BUILTIN_TOOLS)
@@ -105,13 +98,30 @@ def loops(workspace: Path, script: Path) -> dict[str, Any]:
         calls = state["messages"][-1].tool_calls  # type: ignore[union-attr]
         return {"messages": [by_name[c["name"]].invoke({**c, "type": "tool_call"}) for c in calls]}
 
-    bare = StateGraph(MessagesState, context_schema=JarvisContext)
-    bare.add_node("agent", agent)
-    bare.add_node("tools", tools)
-    bare.add_edge(START, "agent")
-    bare.add_conditional_edges("agent", tools_condition)
-    bare.add_edge("tools", "agent")
-    bare_app = bare.compile()
+    loop = StateGraph(MessagesState, context_schema=JarvisContext)  # the tools read the workspace
+    loop.add_node("agent", agent)
+    loop.add_node("tools", ToolNode(BUILTIN_TOOLS) if tool_node else tools)
+    loop.add_edge(START, "agent")
+    loop.add_conditional_edges("agent", tools_condition)
+    loop.add_edge("tools", "agent")
+    return loop
+
+
+def loops(workspace: Path, script: Path) -> dict[str, Any]:
+    """``name -> run()`` for the agent graph and the bare loop on one script."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from jarvis_graph.context import JarvisContext
+    from jarvis_graph.graphs.agent import build_agent_graph
+    from jarvis_graph.runtime.services import RunServices
+
+    context: dict[str, Any] = {
+        "workspace": str(workspace),
+        "platform": "scripted",
+        "script": str(script),
+        "non_interactive": True,
+    }
+    bare_app = bare_loop(script).compile()
     ours_app = build_agent_graph().compile()
     prompt = RunServices(JarvisContext(**context)).system_prompt(TASK)
 
