@@ -303,10 +303,10 @@ def search_project(
 ) -> list[Episode]:
     """:meth:`EpisodicArchive.search` in a project; no store is created to find nothing.
 
-    Tasks this process finished are archived (in the background) before the search.
+    Tasks this process finished are archived (in the background) before the search
+    (:meth:`EpisodicArchive.search` waits for them).
     """
     check_kind(filters.get("kind"))
-    wait_for_background()
     return open_archive(workspace, store).search(query, **filters)
 
 
