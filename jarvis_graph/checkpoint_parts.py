@@ -68,7 +68,11 @@ def retry_locked(action: Callable[[], T], wait: float = 30.0) -> T:
             time.sleep(random.uniform(0.01, 0.1))
 
 
-class MissingPartError(RuntimeError):
+class CheckpointError(RuntimeError):
+    """The session store cannot be opened or read."""
+
+
+class MissingPartError(CheckpointError):
     """A checkpoint refers to a stored part that is gone."""
 
 
@@ -97,9 +101,14 @@ class PartsDB:
 
         try:
             retry_locked(setup)
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
             conn.close()
-            raise
+            msg = (
+                f"cannot open {self.path} ({exc}): it holds the messages of this project's "
+                "sessions; restore it from a backup, or move it away together with "
+                "sessions.sqlite to start with no sessions"
+            )
+            raise CheckpointError(msg) from exc
         self._conn = conn
         return conn
 

@@ -16,15 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jarvis_graph.checkpoint_parts import retry_locked
+from jarvis_graph.checkpoint_parts import CheckpointError, retry_locked
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import BaseCheckpointSaver
-
-
-class CheckpointError(RuntimeError):
-    """The session store cannot be opened."""
 
 
 def default_sessions_path(workspace: Path) -> Path:

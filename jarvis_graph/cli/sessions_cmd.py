@@ -103,11 +103,15 @@ def _existing(graph: Any, thread_id: str) -> Any:
     from rich.markup import escape
 
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
-    from jarvis_graph.checkpointing import list_threads
+    from jarvis_graph.checkpointing import CheckpointError, list_threads
     from jarvis_graph.cli.driver import console, thread_config
     from jarvis_graph.cli.preflight import unknown_session
 
-    state = graph.get_state(thread_config(thread_id))
+    try:
+        state = graph.get_state(thread_config(thread_id))
+    except CheckpointError as exc:  # a part of the session is gone or unreadable
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(1) from None
     if not state.created_at:
         known = [row.thread_id for row in list_threads(graph.checkpointer)]
         console.print(f"[red]error:[/] {escape(unknown_session(thread_id, known))}")

@@ -125,3 +125,23 @@ def test_fork_from_a_middle_checkpoint_has_the_same_messages_and_runs_on(ws: Pat
     assert out["status"] == "completed"
     assert len(outputs(out["messages"])) == FILES
     assert all(f"file {i} line 79:" in t for i, t in enumerate(outputs(out["messages"])))
+
+
+def test_a_missing_or_broken_parts_database_is_a_clear_error_in_the_cli(ws: Path) -> None:
+    from tests.support.cli import run_process
+
+    with agent(ws) as graph:
+        graph.invoke({"task": "read the files"}, config("t9"), context=context(ws))
+    parts = default_sessions_path(ws).parent / "blobs" / "parts.sqlite"
+    kept = parts.read_bytes()
+    for broken, expected in ((b"garbage", "file is not a database"), (None, "missing from")):
+        parts.unlink()
+        if broken is not None:
+            parts.write_bytes(broken)
+        shown = run_process(["sessions", "show", "t9"], cwd=ws)
+        assert shown.returncode == 1
+        assert "error: " in shown.stdout and expected in shown.stdout
+        assert "Traceback" not in shown.stdout + shown.stderr
+    parts.write_bytes(kept)  # restored: the session reads again
+    shown = run_process(["sessions", "show", "t9"], cwd=ws)
+    assert shown.returncode == 0 and "Read all four." in shown.stdout
