@@ -9,6 +9,10 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 # An MCP server from npm that the tests run (stdio and streamable HTTP); installed once.
 EVERYTHING_VERSION := 2026.8.31
 EVERYTHING := .cache/mcp-npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+# bfcl-eval (data and checkers of bench/bfcl.py and its test) goes in without its requirements,
+# which pull torch and vendor SDKs; the modules it imports are the `bench` extra. pip then lists
+# the requirements left out as conflicts: expected.
+BFCL_EVAL_VERSION := 2026.3.23
 
 .PHONY: demo demo-scripted test lint bench clean mcp-test-servers
 
@@ -19,7 +23,8 @@ $(BIN)/python:
 # The package's bytecode is compiled here, as pip does for installed packages, so that it is
 # not compiled on every start where PYTHONDONTWRITEBYTECODE is set (a stale file is ignored).
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e ".[dev,local]"
+	$(BIN)/pip install --quiet -e ".[dev,local,bench]"
+	$(BIN)/pip install --quiet --no-deps "bfcl-eval==$(BFCL_EVAL_VERSION)"
 	$(BIN)/python -m compileall -q jarvis_graph > /dev/null
 	touch $(STAMP)
 
