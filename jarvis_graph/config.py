@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 ConfirmMode = Literal["never", "risky", "always"]
 ROLES = ("normal", "cheap")
@@ -50,9 +58,10 @@ class ModelSpec(BaseModel):
     n_threads: int | None = Field(default=None, ge=1)
     """Local model: decoding threads; unset, the cores not busy when each reply starts."""
     max_repeats: int = Field(default=1, ge=1)
-    """Local model: identical consecutive tool calls allowed; one more and it must answer."""
+    """Times the same call (same tool, same arguments) runs for one task; a repeat past it
+    is not run again: the model is told its result is already above."""
     computed_answers: bool = True
-    """Local model: compute counts, sums and extremes with a checked Python expression."""
+    """Local model: offer the ``compute`` tool (checked Python expressions, read-only)."""
     memory_tools_on_mention: bool = True
     """Local model: offer the memory tools only to tasks that speak of remembering."""
 
@@ -103,6 +112,20 @@ class Settings(BaseModel):
         default_factory=lambda: {"default": {"normal": ModelSpec(), "cheap": ModelSpec()}}
     )
     confirm: ConfirmMode = "risky"
+    answer_check: Literal["auto", "rules", "off"] = "auto"
+    """Check each final answer against the tool results (see README): ``auto`` for models
+    of the local platform, ``rules`` for every model, ``off`` never."""
+    answer_check_retries: int = Field(default=2, ge=0)
+    """Times a failed answer goes back to the model before the run ends ``unverified``."""
+
+    @field_validator("answer_check", mode="before")
+    @classmethod
+    def _yaml_switch(cls, value: Any) -> Any:
+        """YAML reads ``off``/``on`` as booleans: they mean ``off`` and ``rules``."""
+        if isinstance(value, bool):
+            return "rules" if value else "off"
+        return value
+
     max_iterations: int = Field(default=40, ge=1)
     tool_output_limit: int = Field(default=20_000, ge=200)
     execute_timeout: float = Field(default=120.0, gt=0)

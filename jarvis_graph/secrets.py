@@ -2,7 +2,7 @@
 
 One list serves every place that keeps secrets out of a tool's reach or out of storage:
 
-- Processes a tool starts (``execute_script``, the local model's calculator) get the
+- Processes a tool starts (``execute_script``, the ``compute`` tool's calculator) get the
   environment without secrets (:func:`tool_environment`, :func:`minimal_environment`):
   no key of any configured provider (each model group's ``api_key_env``), no variable an
   MCP server's ``env`` or ``headers`` refers to as ``${VAR}``, no variable whose name looks

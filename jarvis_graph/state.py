@@ -8,7 +8,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-RunStatus = Literal["running", "completed", "max_iterations", "stopped"]
+RunStatus = Literal["running", "completed", "unverified", "max_iterations", "stopped"]
 
 CONTEXT_NAME = "jarvis_context"
 """``name`` of the human message with workspace context attached to a task (not a task)."""
@@ -19,7 +19,9 @@ SUMMARY_NAME = "jarvis_summary"
 """``name`` of the human message holding a history summary (not a task)."""
 CORRECTION_NAME = "jarvis_correction"
 """``name`` of the human message telling the model its reply was a call written as text."""
-NOT_TASK_NAMES = frozenset({CONTEXT_NAME, SUMMARY_NAME, CORRECTION_NAME})
+CHECK_NAME = "jarvis_answer_check"
+"""``name`` of the human message telling the model what the answer check found."""
+NOT_TASK_NAMES = frozenset({CONTEXT_NAME, SUMMARY_NAME, CORRECTION_NAME, CHECK_NAME})
 
 
 def is_task_message(message: object) -> bool:
@@ -50,6 +52,7 @@ class AgentState(TypedDict):
         status: Why the run stopped, or ``running``.
         final_answer: The answer, with the auto-complete marker stripped.
         selected_tools: Tools offered to the model (``None``: all), set by ``filter_tools``.
+        answer_problems: What the answer check found in the latest answer (empty: passed).
     """
 
     messages: Annotated[list[AnyMessage], add_messages]
@@ -59,6 +62,7 @@ class AgentState(TypedDict):
     status: NotRequired[RunStatus]
     final_answer: NotRequired[str]
     selected_tools: NotRequired[list[str] | None]
+    answer_problems: NotRequired[list[str]]
 
 
 class AgentOutput(TypedDict):
@@ -67,6 +71,7 @@ class AgentOutput(TypedDict):
     messages: list[AnyMessage]
     status: NotRequired[RunStatus]
     final_answer: NotRequired[str]
+    answer_problems: NotRequired[list[str]]
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:

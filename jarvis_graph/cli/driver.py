@@ -33,7 +33,7 @@ from jarvis_graph.script_groups import end_orphans, scripts_db
 from jarvis_graph.secrets import strip_userinfo
 from jarvis_graph.thread_lock import ThreadBusyError, hold_thread, release_all
 
-EXIT_OK, EXIT_ERROR, EXIT_CAPPED, EXIT_INTERRUPTED = 0, 1, 3, 130
+EXIT_OK, EXIT_ERROR, EXIT_CAPPED, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 DRAIN_WAIT = 120.0  # seconds a Ctrl-C'd step may take to finish before the user's instruction
 WAITING = -1  # drive() in chat mode: the agent waits for the next message
 STREAM_MODES = ["messages", "updates", "custom"]
@@ -295,10 +295,15 @@ def _finish(state: Any, renderer: RunRenderer, thread_id: str) -> int:
     if answer and answer.strip() != renderer.streamed_text.strip():
         console.print(answer, markup=False)
     colour = "green" if status == "completed" else "yellow"
+    shown = "completed (unverified)" if status == "unverified" else str(status)
+    for problem in values.get("answer_problems") or [] if status == "unverified" else []:
+        console.print(f"[yellow]unverified:[/] {escape(problem)}")
     console.print(
-        f"[{colour}]■ {escape(str(status))}[/] [dim]· {values.get('iteration', 0)} model calls · "
+        f"[{colour}]■ {escape(shown)}[/] [dim]· {values.get('iteration', 0)} model calls · "
         f"{renderer.usage()} · session {escape(thread_id)}[/]"
     )
+    if status == "unverified":
+        return EXIT_UNVERIFIED
     return EXIT_OK if status == "completed" else EXIT_CAPPED
 
 

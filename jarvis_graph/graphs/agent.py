@@ -3,9 +3,12 @@
 START -> start_task -> filter_tools (passes through when tools are few) -> call_model
 call_model -> route_after_model
   tool calls         -> confirm_tools (when the user must confirm or answer) -> run_tools
-  no tool call       -> complete_task (marker, or non-interactive) | ask_user (interactive)
+  no tool call       -> check_answer (answer check on) | complete_task (marker, or
+                        non-interactive) | ask_user (interactive)
   call written as text -> correct_call_text -> call_model (twice at most, then complete_task)
   iteration cap hit  -> complete_task
+check_answer -> call_model (the answer is not supported by the evidence; bounded retries)
+             | complete_task (passed, or no retries left: status "unverified")
 run_tools -> route_after_tools -> summarize_history (over budget) | call_model
 summarize_history -> call_model
 complete_task -> analyze_task (use_analysis, completed) | END;  analyze_task -> END
@@ -19,6 +22,7 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.nodes.ask_user import ask_user
 from jarvis_graph.nodes.call_model import call_model, route_after_model
 from jarvis_graph.nodes.call_text import correct_call_text
+from jarvis_graph.nodes.check_answer import check_answer, route_after_check
 from jarvis_graph.nodes.complete_task import complete_task, route_after_complete_task
 from jarvis_graph.nodes.confirm_tools import confirm_tools, route_after_confirm_tools
 from jarvis_graph.nodes.filter_tools import filter_tools
@@ -48,6 +52,7 @@ def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, Age
     builder.add_node("run_tools", run_tools)
     builder.add_node("summarize_history", summarize_history)
     builder.add_node("ask_user", ask_user, destinations=("call_model", "complete_task"))
+    builder.add_node("check_answer", check_answer)
     builder.add_node("complete_task", complete_task)
     builder.add_node("analyze_task", analyze_task)
     builder.add_edge(START, "start_task")
@@ -58,6 +63,7 @@ def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, Age
     builder.add_conditional_edges("confirm_tools", route_after_confirm_tools)
     builder.add_conditional_edges("run_tools", route_after_tools)
     builder.add_edge("summarize_history", "call_model")
+    builder.add_conditional_edges("check_answer", route_after_check)
     builder.add_conditional_edges("complete_task", route_after_complete_task)
     builder.add_edge("analyze_task", END)
     return builder

@@ -168,6 +168,7 @@ def clear_memory(
 
 
 clear_memory.metadata = {"risky": True}
+save_memory.metadata = {"saves_memory": True}
 
 
 def search_episodes_impl(env: ToolEnv, args: SearchEpisodesArgs) -> str:

@@ -14,6 +14,7 @@ from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker
 from jarvis_graph.messages import pending_tool_calls, text_of
 from jarvis_graph.nodes.call_text import MAX_CORRECTIONS, call_in_text, corrections_since_task
+from jarvis_graph.nodes.check_answer import check_enabled
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
 from jarvis_graph.platforms.errors import PlatformError, ProviderError
 from jarvis_graph.platforms.openai import counting_requests
@@ -155,11 +156,14 @@ def needs_human(call: dict[str, Any], services: RunServices) -> bool:
 
 def route_after_model(
     state: AgentState, runtime: Runtime[JarvisContext]
-) -> Literal["confirm_tools", "run_tools", "correct_call_text", "ask_user", "complete_task"]:
+) -> Literal[
+    "confirm_tools", "run_tools", "correct_call_text", "ask_user", "check_answer", "complete_task"
+]:
     """Tool calls -> confirm or run them; otherwise finish or ask for the next instruction.
 
     A reply that holds a tool call written as text goes back to the model with a
-    correction, at most ``MAX_CORRECTIONS`` times; then ``complete_task`` says so.
+    correction, at most ``MAX_CORRECTIONS`` times; then ``complete_task`` says so. A final
+    answer goes through ``check_answer`` first when the run checks its answers.
     """
     services = services_of(runtime)
     messages = state["messages"]
@@ -174,5 +178,5 @@ def route_after_model(
         more = corrections_since_task(messages) < MAX_CORRECTIONS
         return "correct_call_text" if more and not capped else "complete_task"
     if services.context.non_interactive or has_complete_marker(text):
-        return "complete_task"
+        return "check_answer" if check_enabled(services) and not capped else "complete_task"
     return "ask_user"

@@ -53,14 +53,21 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
             f"). Its last reply:\n{answer}"
         )
     else:
-        status = "completed"
+        # Problems the answer check found in this very answer (a later answer clears them).
+        status = "unverified" if state.get("answer_problems") else "completed"
         if ai is not None and has_complete_marker(text_of(ai)):
             update.append(ai.model_copy(update={"content": answer}))  # same id: replaced
+    problems = state.get("answer_problems") or [] if status == "unverified" else []
     payload = {"status": status, "final_answer": answer, "iterations": iteration}
     # For subscribers (memory hooks, episodic archive); not written to the stream.
     payload |= {**run_position(), "messages": list(messages)}
     services.bus.emit(Event.TASK_COMPLETED, payload)
-    return {"messages": update, "status": status, "final_answer": answer}
+    return {
+        "messages": update,
+        "status": status,
+        "final_answer": answer,
+        "answer_problems": problems,
+    }
 
 
 def route_after_complete_task(state: AgentState) -> Literal["analyze_task", "__end__"]:

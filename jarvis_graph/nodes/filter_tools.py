@@ -10,6 +10,7 @@ state and ``call_model`` binds only those.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from langgraph.errors import GraphBubbleUp
@@ -18,6 +19,7 @@ from langgraph.runtime import Runtime
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.helper_model import warn_helper_failure
+from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import AgentState
 from jarvis_graph.tools.tool_filter import (
@@ -38,13 +40,16 @@ def filter_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     """Select the tools for this task (or offer all of them when they are few)."""
     services = services_of(runtime)
     settings = services.settings
-    tools = services.tools
+    task = state.get("task", "")
+    hidden = unmentioned_tools(services, task)
+    tools = {name: tool for name, tool in services.tools.items() if name not in hidden}
     threshold = settings.tool_filter_threshold
     if not threshold or len(tools) <= threshold:
+        if hidden:
+            return {"selected_tools": list(tools)}
         return {"selected_tools": None} if state.get("selected_tools") else {}
     bus = services.bus
     bus.emit(Event.BEFORE_TOOL_FILTER, {"available": len(tools)})
-    task = state.get("task", "")
     ranked = _ranked(task, [card_of(t) for t in tools.values()])
     candidates = ranked[: settings.tool_filter_candidates]
     picks = _ask_cheap_model(services, task, candidates)
@@ -53,6 +58,26 @@ def filter_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     selected = list(dict.fromkeys([*chosen, *extra]))
     bus.emit(Event.TOOL_FILTERED, {"available": len(tools), "selected": selected})
     return {"selected_tools": selected}
+
+
+_ON_MENTION = {
+    "memory": re.compile(r"\b(remember|memor|recall|forget|note that)", re.IGNORECASE),
+    "methodolog": re.compile(r"\b(methodolog|playbook|procedure)", re.IGNORECASE),
+}
+"""Tools offered to a local model only when the task speaks of them: name part -> words."""
+
+
+def unmentioned_tools(services: RunServices, task: str) -> set[str]:
+    """Memory and methodology tools a local model is not offered for ``task``.
+
+    Offered on every task, a small model calls them to look for what is in the files
+    (``memory_tools_on_mention`` in the model config; other platforms get every tool).
+    """
+    spec = services.settings.model_for("normal")
+    if not spec.memory_tools_on_mention or resolve_platform(spec) != "local":
+        return set()
+    parts = [part for part, words in _ON_MENTION.items() if not words.search(task)]
+    return {name for name in services.tools if any(part in name for part in parts)}
 
 
 def _ranked(task: str, cards: list[ToolCard]) -> list[ToolCard]:

@@ -6,9 +6,10 @@ were not valid JSON) becomes a readable error message for the model; the run goe
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_executor_for_config
 from langchain_core.tools import BaseTool
@@ -20,23 +21,72 @@ from jarvis_graph.events import Event, EventBus
 from jarvis_graph.history import over_budget
 from jarvis_graph.messages import pending_tool_calls
 from jarvis_graph.runtime.services import current_settings, services_of
-from jarvis_graph.state import AgentState
+from jarvis_graph.state import AgentState, is_task_message
 from jarvis_graph.tools.base import ToolEnv, limit_output
 from jarvis_graph.tools.invoke import invoke_tool
+from jarvis_graph.tools.registry import is_risky
 
 
 def run_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
-    """Run every unanswered tool call of the last AI message (in parallel when several)."""
+    """Run every unanswered tool call of the last AI message (in parallel when several).
+
+    A call made again with the same arguments and nothing changed since (no call of a
+    risky tool in between) past ``max_repeats`` is not run: its result is already above.
+    """
     config = get_config()  # tools run under this node's config (callbacks, runtime)
     services = services_of(runtime)
-    calls = pending_tool_calls(state["messages"])
+    messages = state["messages"]
+    calls = pending_tool_calls(messages)
     tools, env, bus = services.tools, services.env, services.bus
+    limit = services.settings.model_for("normal").max_repeats
+    repeats = [
+        c for c in calls if not c.get("invalid") and _runs_so_far(messages, c, tools) >= limit
+    ]
+    if repeats:
+        calls = [c for c in calls if c not in repeats]
+    answers = [_not_again(c) for c in repeats]
+    if not calls:
+        return {"messages": answers}
     if len(calls) == 1:
         results = [_run_one(calls[0], tools, env, bus, config)]
     else:
         with get_executor_for_config(config) as pool:
             results = list(pool.map(lambda c: _run_one(c, tools, env, bus, config), calls))
-    return {"messages": results}
+    return {"messages": [*answers, *results]}
+
+
+def _runs_so_far(
+    messages: list[AnyMessage], call: dict[str, Any], tools: dict[str, BaseTool]
+) -> int:
+    """How often ``call`` ran in this task since anything changed (a risky tool's call)."""
+    key = (call.get("name"), json.dumps(call.get("args"), sort_keys=True))
+    ran = {m.tool_call_id for m in messages if isinstance(m, ToolMessage) and not _refused(m)}
+    count = 0
+    for message in messages:
+        if is_task_message(message):
+            count = 0
+        elif isinstance(message, AIMessage):
+            for made in message.tool_calls:
+                if made["id"] not in ran:
+                    continue
+                if (made["name"], json.dumps(made["args"], sort_keys=True)) == key:
+                    count += 1
+                elif made["name"] in tools and is_risky(tools[made["name"]]):
+                    count = 0  # something may have changed: the same call may answer anew
+    return count
+
+
+def _refused(message: ToolMessage) -> bool:
+    return str(message.text).startswith(("Not run", "The user declined"))
+
+
+def _not_again(call: dict[str, Any]) -> ToolMessage:
+    text = (
+        f"Not run again: you already called {call.get('name')} with these arguments in this "
+        "task, and nothing changed since. Its result is above: use it, or do something else."
+    )
+    name = call.get("name") or "unknown"
+    return ToolMessage(content=text, tool_call_id=call["id"], name=name, status="error")
 
 
 def _run_one(

@@ -1,12 +1,12 @@
-"""The JSON reply protocol of the embedded local model: prompt, grammar, parsing.
+"""The prompt format of the embedded local model: Qwen2.5's own ChatML with native tool calls.
 
-Small local models call tools reliably when every reply is one JSON object
-``{"tool": NAME, "arguments": {...}}`` constrained by a grammar built from the tool
-schemas, with two examples in the system prompt. The final answer is a call of the
-pseudo-tool ``final_answer``: offered a plain ``{"answer": ...}`` alternative, a 0.5B model
-answers from imagination instead of looking (measured: 2-5 of 7 first steps right against
-7 of 9 with ``final_answer``). A tool result goes back as a user turn that asks for the
-answer unless another tool is needed, which stops the models from repeating a call.
+The tools go into the system prompt as ``<tools>`` JSON lines, a tool call is a
+``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` block (several in one reply
+for parallel calls), an answer is plain text, and tool results come back as
+``<tool_response>`` blocks in a user turn: the format the model was trained on, written
+exactly as its chat template writes it (see :func:`render_messages`). Only the JSON
+inside a ``<tool_call>`` block is decoded under a grammar (:func:`call_schema`): prose
+is decoded freely, and a reply may answer without any tool when none fits.
 
 Pure functions over plain data: no llama.cpp or langchain imports here.
 """
@@ -15,157 +15,24 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
+
+from jarvis_graph.platforms.arguments import parse_arguments
 
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
+CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
+DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 
-FINAL_ANSWER = "final_answer"
-FINAL_ANSWER_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": FINAL_ANSWER,
-        "description": (
-            "Give the final answer to the user: once tool results hold the answer, "
-            "or to reply to small talk."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {"answer": {"type": "string", "description": "The answer, plain text."}},
-            "required": ["answer"],
-        },
-    },
-}
-
-THOUGHT_CHARS = 240
-
-
-def _example(thought: str, tool: str, **arguments: str) -> str:
-    return json.dumps({"thought": thought, "tool": tool, "arguments": arguments})
-
-
-_FORMAT_RULES = """# How to reply
-Reply with exactly one JSON object and nothing else:
-{{"thought": "<what you know, what to do next>", "tool": "<name>", "arguments": {{<arguments>}}}}
-You cannot see the files: look with a tool first, never guess a value. {compute}
-When tool results hold the answer, call final_answer.
-
-# Examples
-User: Which files are here?
-Assistant: {listing}
-User: Run build.py and tell me what it prints.
-Assistant: {script}
-User: What is the largest value in the score column of results.csv?
-Assistant: {compute_example}
-"""
-_COMPUTED = (
-    "A count, a sum or a largest value is computed from the files for you when you answer, "
-    "once you have looked at them."
+TOOLS_HEADER = (
+    "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
 )
-_ONE_LINER = (
-    "To compute from file contents (a sum, a count, a largest value), run a python3 "
-    "one-liner with execute_script."
+TOOLS_FOOTER = (
+    "\n</tools>\n\nFor each function call, return a json object with function name and "
+    "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
 )
-
-
-def format_rules(computed_answers: bool = True) -> str:
-    """The reply format and examples; how computations are done depends on the setting."""
-    if computed_answers:
-        compute, example = (
-            _COMPUTED,
-            _example("I read the file first.", "read_code", path="results.csv"),
-        )
-    else:
-        script = (
-            "python3 -c \"import csv; print(max(float(r['score']) "
-            "for r in csv.DictReader(open('results.csv'))))\""
-        )
-        compute, example = (
-            _ONE_LINER,
-            _example("I compute it with python.", "execute_script", script=script),
-        )
-    return _FORMAT_RULES.format(
-        compute=compute,
-        listing=_example("I need the file list.", "list_files", path="."),
-        script=_example("I run the script.", "execute_script", script="python3 build.py"),
-        compute_example=example,
-    )
-
-
-RESULT_SUFFIX = (
-    "The task was: {task}\n"
-    "If the task needs another step, call the next tool. Otherwise call final_answer with "
-    "a short answer to the task, not the whole result."
-)
-FAILED_SUFFIX = (
-    "The task was: {task}\n"
-    "This call did not work, so its result does not answer the task. Fix the call or use "
-    "another tool; do not guess."
-)
-LISTING_SUFFIX = (
-    "The task was: {task}\n"
-    "A listing shows file names only. If the answer is inside a file, read it with read_code "
-    "next; otherwise call final_answer with a short answer."
-)
-
-
-def render_tool_list(tools: list[dict[str, Any]]) -> str:
-    """One line per tool: ``name(arg: type, ...): description``."""
-    lines = ["# Tools"]
-    for tool in [*tools, FINAL_ANSWER_TOOL]:
-        fn = tool["function"]
-        params = fn.get("parameters", {})
-        required = set(params.get("required", []))
-        args = []
-        for name, prop in params.get("properties", {}).items():
-            kind = _type_name(prop)
-            note = "" if name in required else ", optional"
-            desc = f" - {prop['description']}" if prop.get("description") else ""
-            args.append(f"    {name} ({kind}{note}){desc}")
-        lines.append(f"- {fn['name']}: {fn.get('description', '').strip()}")
-        lines.extend(args)
-    return "\n".join(lines)
-
-
-def _type_name(prop: dict[str, Any]) -> str:
-    if "type" in prop:
-        return str(prop["type"])
-    kinds = [p.get("type") for p in prop.get("anyOf", []) if p.get("type") != "null"]
-    return "/".join(str(k) for k in kinds) or "any"
-
-
-Offer = Literal["all", "answer", "tools"]
-
-
-def reply_schema(tools: list[dict[str, Any]], offer: Offer = "all") -> dict[str, Any]:
-    """JSON schema of one reply: a call of one of ``tools`` or of ``final_answer``.
-
-    ``offer`` narrows the choice to the answer only or to the tools only.
-    """
-    offered = {
-        "all": [*tools, FINAL_ANSWER_TOOL],
-        "answer": [FINAL_ANSWER_TOOL],
-        "tools": tools or [FINAL_ANSWER_TOOL],
-    }[offer]
-    calls = []
-    for tool in offered:
-        fn = tool["function"]
-        params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
-        params.setdefault("type", "object")
-        params["additionalProperties"] = False
-        calls.append(
-            {
-                "type": "object",
-                "properties": {
-                    "thought": {"type": "string", "maxLength": THOUGHT_CHARS},
-                    "tool": {"const": fn["name"]},
-                    "arguments": params,
-                },
-                "required": ["thought", "tool", "arguments"],
-                "additionalProperties": False,
-            }
-        )
-    return calls[0] if len(calls) == 1 else {"oneOf": calls}
 
 
 @dataclass
@@ -176,39 +43,86 @@ class Turn:
     content: str
 
 
+@dataclass
+class Call:
+    """A tool call as the prompt shows it."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+def system_text(system: str, tools: list[dict[str, Any]]) -> str:
+    """The system turn's text: the system prompt, then the tools when there are any."""
+    if not tools:
+        return system or DEFAULT_SYSTEM
+    lines = "".join("\n" + json.dumps(tool, ensure_ascii=False) for tool in tools)
+    return (system or DEFAULT_SYSTEM) + TOOLS_HEADER + lines + TOOLS_FOOTER
+
+
+def assistant_text(content: str, calls: list[Call]) -> str:
+    """An earlier reply of the model as it wrote it: its text, then each call's block."""
+    parts = [content] if content else []
+    for call in calls:
+        arguments = json.dumps(call.arguments, ensure_ascii=False)
+        parts.append(
+            f'{CALL_OPEN}\n{{"name": "{call.name}", "arguments": {arguments}}}\n{CALL_CLOSE}'
+        )
+    return "\n".join(parts)
+
+
+REMINDER = (
+    "\n\nThe task: {task}\nIf these results answer it, reply with the answer in plain text "
+    "now. Otherwise call the next tool."
+)
+
+
+def tool_responses(results: list[str], task: str = "") -> str:
+    """The user turn carrying the results of one reply's calls back, in call order.
+
+    With ``task``, the task is repeated under the results, with what to do next: after a
+    long result a small model otherwise loses the task, or calls the same tool again.
+    """
+    text = "".join(f"\n<tool_response>\n{text}\n</tool_response>" for text in results)[1:]
+    return text + (REMINDER.format(task=task) if task else "")
+
+
 def render_prompt(turns: list[Turn]) -> str:
     """ChatML text for ``turns``, ready for the assistant's next reply."""
     body = "".join(f"{IM_START}{t.role}\n{t.content}{IM_END}\n" for t in turns)
     return body + f"{IM_START}assistant\n"
 
 
-def tool_call_json(name: str, args: dict[str, Any], thought: str = "") -> str:
-    """How an earlier tool call of the model is shown back to it."""
-    reply = {"thought": thought, "tool": name, "arguments": args}
-    return json.dumps(reply, ensure_ascii=False)
+def call_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """JSON schema of the object inside one ``<tool_call>`` block: a call of one of ``tools``."""
+    calls = []
+    for tool in tools:
+        fn = tool["function"]
+        params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
+        params.setdefault("type", "object")
+        params.setdefault("properties", {})
+        params["additionalProperties"] = False
+        calls.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": fn["name"]}, "arguments": params},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    return calls[0] if len(calls) == 1 else {"oneOf": calls}
 
 
-def answer_json(text: str, thought: str = "") -> str:
-    """How an earlier answer of the model is shown back to it."""
-    return tool_call_json(FINAL_ANSWER, {"answer": text}, thought)
-
-
-def result_turn(name: str, content: str, task: str = "", failed: bool = False) -> str:
-    """The user turn that carries a tool result back to the model.
-
-    Small models lose the task after a long result; it is repeated under each result,
-    with advice fitting the result: a failed call is not an answer, a listing holds names
-    only (after either, a 0.5B model otherwise answers from imagination).
-    """
-    if failed or looks_failed(content):
-        template = FAILED_SUFFIX
-    elif name == "list_files" and _LISTING.match(content):
-        template = LISTING_SUFFIX
-    else:
-        template = RESULT_SUFFIX
-    suffix = template.format(task=task or "(see above)")
-    content = without_line_numbers(name, content)
-    return f"Result of {name}:\n{content}\n\n{suffix}"
+def parse_call(raw: str) -> tuple[Call | None, str | None]:
+    """The call a ``<tool_call>`` block's JSON holds, or why it is not one (exactly parsed)."""
+    data, error = parse_arguments(raw)
+    if error is not None or data is None:
+        return None, error or "the call is not a JSON object"
+    name, arguments = data.get("name"), data.get("arguments", {})
+    if not isinstance(name, str) or not name:
+        return None, "the call has no 'name'"
+    if not isinstance(arguments, dict):
+        return None, "'arguments' must be a JSON object"
+    return Call(name, arguments), None
 
 
 _LINE_NUMBER = re.compile(r"^ *\d+ \| ", re.MULTILINE)
@@ -224,302 +138,18 @@ def without_line_numbers(name: str, content: str) -> str:
     return content
 
 
-_LISTING = re.compile(r"^\d+ files? under ")
-_FAILED = re.compile(r"^(Error: |exit code: [1-9]|timed out after |no matches for )")
+def partial_tag(text: str) -> int:
+    """How many characters at the end of ``text`` could start a ``<tool_call>`` tag.
 
-
-def looks_failed(content: str) -> bool:
-    """A tool error, a script that exited non-zero or timed out, or a search with no hits."""
-    return _FAILED.match(content) is not None
-
-
-ANSWER_SYSTEM = (
-    "Answer the question using the facts. Give only the value, name or number that answers "
-    "it, copied exactly from the facts."
-)
-SEVERAL = " The question asks for several things: give each of them."
-_SEVERAL = re.compile(r"\band (?:how many|how much|what|which|where|who)\b", re.IGNORECASE)
-FACTS_CHARS = 12_000  # the latest facts are kept up to this size
-
-
-_COMPUTATION = re.compile(
-    r"\b(how many|count|sum|total|largest|highest|smallest|lowest|maximum|minimum|average|"
-    r"mean)\b",
-    re.IGNORECASE,
-)
-COMPUTE_RULES = """You compute the answer to a question with one Python expression. {source} \
-No variables, no imports, no statements. Reply with JSON: {{"expression": "<python expression>"}}
-"""
-LITERAL_SOURCE = """Copy all the lines of the facts the question is about into a Python list \
-of strings or numbers, then filter and combine them with a comprehension, len, sum, max, min, \
-round or count."""
-FILE_SOURCE = """Read the files the question is about with open(path), list files with \
-glob(pattern) (** for subfolders), parse with csv.DictReader, json.load or re.findall, then \
-filter and combine with a comprehension, len, sum, max, min, round or count. Paths are \
-relative to the workspace."""
-LITERAL_EXAMPLES = """
-Example:
-Question: What is the smallest size in sizes.txt?
-Facts:
---- sizes.txt ---
-3
-18
-7
-Reply: {"expression": "min([3, 18, 7])"}
-
-Example:
-Question: How many .log files are listed?
-Facts:
-a.log
-b.txt
-c.log
-Reply: {"expression": "len([f for f in ['a.log', 'b.txt', 'c.log'] if f.endswith('.log')])"}
-
-Example:
-Question: How many tasks in tasks.csv are done?
-Facts:
---- tasks.csv ---
-id,state
-1,done
-2,open
-3,done
-Reply: {"expression": "[row.split(',')[1] for row in ['1,done', '2,open', '3,done']].count('done')"}
-"""
-FILE_EXAMPLES = """
-Example:
-Question: What is the total of the amount column in payments.csv?
-Reply: {"expression": "sum(float(r['amount']) for r in csv.DictReader(open('payments.csv')))"}
-
-Example:
-Question: How many tasks in tasks.csv are done?
-Reply: {"expression": "sum(1 for r in csv.DictReader(open('tasks.csv')) if r['state'] == 'done')"}
-
-Example:
-Question: How many lines does notes.txt have?
-Reply: {"expression": "len(open('notes.txt').readlines())"}
-
-Example:
-Question: How many headings (lines starting with ## ) does guide.md have?
-Reply: {"expression": "sum(1 for line in open('guide.md') if line.startswith('## '))"}
-
-Example:
-Question: How many YAML files named deploy_*.yaml are in this workspace?
-Reply: {"expression": "len(glob('**/deploy_*.yaml'))"}
-
-Example:
-Question: How many .log files are in the logs folder, subfolders included?
-Reply: {"expression": "len(glob('logs/**/*.log'))"}
-
-Example:
-Question: What is the smallest size in sizes.txt (one number per line)?
-Reply: {"expression": "min(float(line) for line in open('sizes.txt') if line.strip())"}
-"""
-COMPUTE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    # no maxLength: llama.cpp's grammar compiler gives up on long repetitions
-    "properties": {"expression": {"type": "string"}},
-    "required": ["expression"],
-    "additionalProperties": False,
-}
-
-
-_RUN = re.compile(
-    r"\b(?:run|execute)\s+(?:[A-Za-z0-9]+\s+){0,3}`?[\w./-]+\.(?:py|sh|bash|js|rb|pl)\b"
-    r"|\b(?:run|execute)\s+`",
-    re.IGNORECASE,
-)
-
-
-def asks_to_run(task: str) -> bool:
-    """Whether the task asks to run a script or a command (``run report.py``, ``run `ls```)."""
-    return _RUN.search(task) is not None
-
-
-def asks_for_computation(task: str) -> bool:
-    """Whether the task asks for a count, a sum, an extreme or an average."""
-    return _COMPUTATION.search(task) is not None
-
-
-def compute_prompt(task: str, facts: list[str], reads_files: bool = False) -> str:
-    """A prompt asking for one Python expression that computes the answer.
-
-    ``reads_files``: the expression may read the workspace (see ``calculator``); otherwise
-    it copies the values it needs from the facts.
+    Streamed prose holds them back until the next piece shows whether a call begins.
     """
-    source, examples = (
-        (FILE_SOURCE, FILE_EXAMPLES) if reads_files else (LITERAL_SOURCE, LITERAL_EXAMPLES)
-    )
-    system = COMPUTE_RULES.format(source=source) + examples
-    return render_prompt([Turn("system", system), Turn("user", _facts_body(task, facts))])
+    for size in range(min(len(CALL_OPEN) - 1, len(text)), 0, -1):
+        if CALL_OPEN.startswith(text[-size:]):
+            return size
+    return 0
 
 
-def compute_retry_prompt(prompt: str, reply: str, failure: str) -> str:
-    """``prompt`` continued with the model's failed ``reply`` and what went wrong."""
-    retry = Turn("user", f"That expression did not work: {failure}\nReply with a corrected one.")
-    return f"{prompt}{reply.strip()}{IM_END}\n" + render_prompt([retry])
-
-
-def _kept(facts: list[str]) -> list[str]:
-    """The latest facts, up to :data:`FACTS_CHARS`."""
-    kept: list[str] = []
-    size = 0
-    for fact in reversed(facts):
-        size += len(fact)
-        if kept and size > FACTS_CHARS:
-            break
-        kept.insert(0, fact[-FACTS_CHARS:])
-    return kept
-
-
-def answer_prompt(task: str, facts: list[str]) -> str:
-    """A focused prompt for the final answer: the facts (latest last) and the question.
-
-    A small model that has to write the answer inside the agent conversation often repeats
-    the task or the reminder under a result; asked on its own it answers the question.
-    """
-    system = ANSWER_SYSTEM + (SEVERAL if _SEVERAL.search(task) else "")
-    return render_prompt([Turn("system", system), Turn("user", _facts_body(task, facts))])
-
-
-def _facts_body(task: str, facts: list[str]) -> str:
-    """The question, the facts, the question again.
-
-    Reading the facts knowing what is asked, a small model picks the right value out of
-    them more often (measured on the 0.5B).
-    """
-    facts_text = "\n\n".join(_kept(facts))
-    return f"Question: {task}\n\nFacts:\n\n{facts_text}\n\nQuestion: {task}"
-
-
-def fact_text(name: str, content: str) -> str:
-    """A tool result as one fact of :func:`answer_prompt`."""
-    content = _SUCCESS.sub("", without_line_numbers(name, content), count=1)
-    return f"Result of {name}:\n{content}"
-
-
-_SUCCESS = re.compile(r"\Aexit code: 0\n")  # a script that worked: only its output matters
-
-
-_THOUGHT = re.compile(r'^\s*\{\s*"thought"\s*:\s*("(?:[^"\\]|\\.)*")')
-
-
-def thought_of(raw: str) -> str:
-    """The thought at the start of a (possibly unfinished) reply."""
-    match = _THOUGHT.match(raw)
-    if not match:
-        return ""
-    try:
-        return str(json.loads(match.group(1)))
-    except json.JSONDecodeError:
-        return ""
-
-
-@dataclass
-class Reply:
-    """A parsed model reply."""
-
-    answer: str | None = None
-    thought: str = ""
-    tool: str | None = None
-    arguments: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-
-
-def parse_reply(raw: str) -> Reply:
-    """Parse the model's JSON reply; anything else becomes a readable error."""
-    text = raw.strip()
-    if text.startswith("```"):
-        text = re.sub(r"^```\w*\s*|\s*```$", "", text)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if text and not text.startswith("{"):
-            return Reply(answer=text)  # plain prose is taken as the answer
-        return Reply(error=f"the reply is not valid JSON ({exc.msg} at column {exc.colno})")
-    if not isinstance(data, dict):
-        return Reply(error="the reply must be a JSON object with 'tool' and 'arguments'")
-    thought = str(data.get("thought") or "")
-    if "answer" in data:
-        return Reply(answer=str(data["answer"]), thought=thought)
-    name = data.get("tool")
-    if not isinstance(name, str) or not name:
-        return Reply(thought=thought, error="the reply has no 'tool' name")
-    args = data.get("arguments", {})
-    if not isinstance(args, dict):
-        return Reply(tool=name, thought=thought, error="'arguments' must be a JSON object")
-    if name == FINAL_ANSWER:
-        return Reply(answer=str(args.get("answer", "")), thought=thought)
-    return Reply(tool=name, arguments=args, thought=thought)
-
-
-_HEAD = r'^\s*\{\s*(?:"thought"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*)?"tool"\s*:\s*'
-_TOOL_NAME = re.compile(_HEAD + r'"([^"]*)"')
-
-
-def tool_name_of(raw: str) -> str | None:
-    """The tool a reply names at its start, even when the rest of it is cut off."""
-    named = _TOOL_NAME.match(raw)
-    return named.group(1) if named else None
-
-
-_ANSWER_START = re.compile(_HEAD + r'"final_answer"\s*,\s*"arguments"\s*:\s*\{\s*"answer"\s*:\s*"')
-_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-
-
-class AnswerStream:
-    """Extract the answer of a ``final_answer`` call incrementally, as tokens arrive."""
-
-    def __init__(self) -> None:
-        self.raw = ""
-        self._pos: int | None = None  # index in raw of the next undecoded character
-        self.done = False
-        self.is_answer: bool | None = None
-
-    @property
-    def end(self) -> int:
-        """Where the answer's text ended in :attr:`raw` (after its closing quote), once done."""
-        return self._pos if self.done and self._pos is not None else len(self.raw)
-
-    def feed(self, piece: str) -> str:
-        """Add generated text; return newly decoded answer text (may be empty)."""
-        self.raw += piece
-        if self.is_answer is None:
-            match = _ANSWER_START.match(self.raw)
-            named = _TOOL_NAME.match(self.raw)
-            if match:
-                self.is_answer, self._pos = True, match.end()
-            elif (named and named.group(1) != FINAL_ANSWER) or self.raw.lstrip()[:1] not in "{":
-                self.is_answer = False
-        if not self.is_answer or self.done or self._pos is None:
-            return ""
-        return self._decode()
-
-    def _decode(self) -> str:
-        assert self._pos is not None
-        out, i, raw = [], self._pos, self.raw
-        while i < len(raw):
-            ch = raw[i]
-            if ch == '"':
-                self.done = True
-                i += 1
-                break
-            if ch != "\\":
-                out.append(ch)
-                i += 1
-                continue
-            if i + 1 >= len(raw):
-                break  # wait for the escaped character
-            esc = raw[i + 1]
-            if esc == "u":
-                if i + 6 > len(raw):
-                    break
-                try:
-                    out.append(chr(int(raw[i + 2 : i + 6], 16)))
-                except ValueError:
-                    out.append(raw[i : i + 6])
-                i += 6
-            else:
-                out.append(_ESCAPES.get(esc, esc))
-                i += 2
-        self._pos = i
-        return "".join(out)
+def begins_call(piece: str) -> bool:
+    """Whether a token's text begins a tool call: the tag, a JSON object, a fenced block."""
+    text = piece.lstrip()
+    return text.startswith(("{", "```", "[{", "<tool")) or text == "<"

@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from jarvis_graph.context import JarvisContext, resolve_settings, running_context
 from jarvis_graph.events import EventBus, get_event_bus
+from jarvis_graph.features.answer_check import AnswerCheck
 from jarvis_graph.features.base import Feature, RunSetup
 from jarvis_graph.features.builtin import BuiltinTools
 from jarvis_graph.features.code import CodeTools
+from jarvis_graph.features.compute import Compute
+from jarvis_graph.features.files import FileTools
 from jarvis_graph.features.handoff import Handoff
 from jarvis_graph.features.mcp import McpTools
 from jarvis_graph.features.memory import Memory
@@ -45,6 +48,8 @@ if TYPE_CHECKING:
 
 FEATURES: tuple[Feature, ...] = (
     BuiltinTools(),
+    FileTools(),
+    Compute(),
     Memory(),
     Methodology(),
     TaskGraph(),
@@ -53,6 +58,7 @@ FEATURES: tuple[Feature, ...] = (
     McpTools(),
     Planner(),
     Handoff(),
+    AnswerCheck(),
 )
 """Every feature, in the order their tools, prompt sections and subscribers are added."""
 

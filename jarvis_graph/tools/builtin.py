@@ -343,7 +343,7 @@ def ask_user(question: str) -> str:
     )
 
 
-execute_script.metadata = {"risky": True}
+execute_script.metadata = {"risky": True, "runs_code": True}
 ask_user.metadata = {"asks_user": True}
 
 BUILTIN_TOOLS: list[BaseTool] = [read_code, list_files, search_files, execute_script, ask_user]

@@ -1,4 +1,4 @@
-"""Code tools: ``edit_file`` (PATCH), ``rewrite_file`` and ``search_code``.
+"""Code tools: ``edit_file`` (PATCH), ``rewrite_file``, ``write_file`` and ``search_code``.
 
 Thin wrappers around :mod:`jarvis_graph.editing`; with ``read_code`` and
 ``execute_script`` they make the code agent's tool set (:data:`CODE_TOOLS`).
@@ -124,6 +124,17 @@ def rewrite_file(path: str, content: str) -> str:
 
 
 @tool(parse_docstring=True)
+def write_file(path: str, content: str) -> str:
+    """Write a file: create it, or replace all of its content (written atomically).
+
+    Args:
+        path: File path relative to the workspace root.
+        content: The complete content of the file.
+    """
+    return rewrite_file_impl(current_env(), path, content)
+
+
+@tool(parse_docstring=True)
 def search_code(pattern: str, path: str = ".", glob: str = "*", ignore_case: bool = False) -> str:
     """Search the code with a regular expression; returns file:line:text.
 
@@ -140,6 +151,10 @@ def search_code(pattern: str, path: str = ".", glob: str = "*", ignore_case: boo
 
 edit_file.metadata = {"risky": True, "edits_files": True}
 rewrite_file.metadata = {"risky": True, "edits_files": True}
+write_file.metadata = {"risky": True, "edits_files": True}
 
 CODE_TOOLS: list[BaseTool] = [edit_file, rewrite_file, search_code]
 """Added to the built-in tools when a run uses the code tool set."""
+
+FILE_TOOLS: list[BaseTool] = [write_file, edit_file]
+"""Added to the built-in tools of ``jarvis run`` (the agent tool set)."""

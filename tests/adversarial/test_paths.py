@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from jarvis_graph.platforms import calculator
 from jarvis_graph.secrets import SECRET_FILE_GLOBS
-from jarvis_graph.tools import builtin
+from jarvis_graph.tools import builtin, calculator
 from jarvis_graph.tools.attachments import AttachLimits, attachment_text
 from jarvis_graph.tools.base import ToolEnv, ToolInputError
 from jarvis_graph.tools.builtin import list_files_impl, read_code_impl, search_files_impl

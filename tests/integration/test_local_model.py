@@ -84,23 +84,23 @@ def test_small_talk_is_answered_without_tools(use_local_model: Path, workspace: 
     )
     assert result["status"] == "completed"
     assert "hello" in result["final_answer"].lower()
+    assert not any(m.type == "tool" for m in result["messages"])
 
 
-def test_the_calculation_grammar_runs_after_an_abandoned_reply(use_local_model: Path) -> None:
-    """A tool-call reply cut off at the answer, then a calculation: both grammars work."""
-    import json
-
-    from jarvis_graph.platforms import local_protocol as proto
-    from jarvis_graph.platforms.local import _Generation, _load
-    from jarvis_graph.tools.builtin import BUILTIN_TOOLS
-
-    model = LocalChatModel(model_path=str(use_local_model)).bind_tools(BUILTIN_TOOLS)
-    llm, _ = _load(model.model_path, model.n_ctx)
-    task = "How many numbers are in nums.txt?"
-    reply = _Generation(model.build_prompt([HumanMessage(task)]))
-    for _ in reply.stream(model, llm, proto.reply_schema(model.tools), None, stop_at_answer=True):
-        pass
-    calc = _Generation(proto.compute_prompt(task, ["Result of read_code:\n4\n8\n15\n16"]))
-    for _ in calc.stream(model, llm, proto.COMPUTE_SCHEMA, None):
-        pass
-    assert isinstance(json.loads(calc.answer.raw)["expression"], str)
+def test_two_files_are_read_with_parallel_calls_and_the_answer_is_checked(
+    use_local_model: Path, workspace: Path
+) -> None:
+    """Calls decoded under the grammar run; the answer passes the check on real evidence."""
+    (workspace / "a.txt").write_text("alpha 17\n")
+    (workspace / "b.txt").write_text("beta 25\n")
+    graph = build_agent_graph().compile()
+    result = graph.invoke(
+        {"task": "Read a.txt and b.txt and tell me the number in each."},
+        {"recursion_limit": 60},
+        context={"workspace": str(workspace), "non_interactive": True, "confirm": "never"},
+    )
+    calls = [c for m in result["messages"] if m.type == "ai" for c in m.tool_calls]
+    assert {"a.txt", "b.txt"} <= {str(c["args"].get("path")) for c in calls}
+    assert result["status"] in ("completed", "unverified")
+    if result["status"] == "completed":  # a completed answer holds only numbers the tools read
+        assert not result.get("answer_problems")

@@ -84,11 +84,30 @@ def test_iteration_cap_with_pending_calls_completes(ws: str) -> None:
 def test_answer_without_marker_asks_the_user_in_interactive_runs(ws: str) -> None:
     s = state(AIMessage("Here is a draft."))
     assert route_after_model(s, rt(workspace=ws)) == "ask_user"
-    assert route_after_model(s, rt(workspace=ws, non_interactive=True)) == "complete_task"
+    # no key configured: the local model, whose answers are checked first (answer_check auto)
+    assert route_after_model(s, rt(workspace=ws, non_interactive=True)) == "check_answer"
 
 
 def test_answer_with_marker_completes(ws: str) -> None:
     s = state(AIMessage("Done. !!!COMPLETE!!!"))
+    assert route_after_model(s, rt(workspace=ws)) == "check_answer"
+
+
+@pytest.mark.parametrize(("mode", "node"), [("off", "complete_task"), ("rules", "check_answer")])
+def test_the_answer_check_setting_decides_for_every_platform(
+    ws: str, mode: str, node: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # an OpenAI-compatible model: auto is off
+    s = state(AIMessage("Done. !!!COMPLETE!!!"))
+    assert route_after_model(s, rt(workspace=ws)) == "complete_task"
+    config = Path(ws) / ".jarvis" / "config.yaml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(f"answer_check: {mode}\n")
+    assert route_after_model(s, rt(workspace=ws)) == node
+
+
+def test_a_capped_answer_is_not_checked(ws: str) -> None:
+    s = state(AIMessage("Done. !!!COMPLETE!!!"), iteration=10, max_iterations=10)
     assert route_after_model(s, rt(workspace=ws)) == "complete_task"
 
 

@@ -12,7 +12,6 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.runtime.services import RunServices
 from jarvis_graph.tools.base import ToolEnv, ToolFailure, ToolInputError
 from jarvis_graph.tools.code_tools import (
-    CODE_TOOLS,
     FileEdits,
     edit_file,
     edit_file_impl,
@@ -118,8 +117,10 @@ def test_schemas_and_risk() -> None:
 def test_the_code_tool_set(workspace: Path) -> None:
     plain = RunServices(JarvisContext(workspace=str(workspace)))
     code = RunServices(JarvisContext(workspace=str(workspace), toolset="code"))
-    assert not {t.name for t in CODE_TOOLS} & set(plain.tools)
+    assert not {"rewrite_file", "search_code"} & set(plain.tools)
+    assert {"write_file", "edit_file"} <= set(plain.tools)  # jarvis run writes files too
     names = set(code.tools)
+    assert "write_file" not in names  # the code tool set has its own: rewrite_file
     assert {"read_code", "execute_script", "edit_file", "rewrite_file", "search_code"} <= names
     assert "Edit with edit_file" in code.system_prompt()
     assert "git repository" in code.system_prompt()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jarvis_graph.platforms.calculator import CalculationError, check, evaluate
+from jarvis_graph.tools.calculator import CalculationError, check, evaluate
 
 
 @pytest.mark.parametrize(
@@ -139,6 +139,6 @@ def test_file_names_are_refused_without_a_workspace() -> None:
     ],
 )
 def test_a_generator_outside_its_call_is_put_back(expression: str, repaired: str) -> None:
-    from jarvis_graph.platforms.calculator import repair
+    from jarvis_graph.tools.calculator import repair
 
     assert repair(expression) == repaired

@@ -1,0 +1,67 @@
+"""check_answer: compare a final answer with the task's evidence before the task completes.
+
+On when the ``answer_check`` feature is (see :mod:`jarvis_graph.features.answer_check`).
+A failed check goes back to the model with what was found, ``answer_check_retries`` times;
+then ``complete_task`` ends the run ``unverified``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.messages import AnyMessage, HumanMessage
+from langgraph.runtime import Runtime
+
+from jarvis_graph.context import JarvisContext
+from jarvis_graph.features.answer_check import evidence_of, problems
+from jarvis_graph.marker import strip_complete_marker
+from jarvis_graph.messages import last_ai, text_of
+from jarvis_graph.runtime.services import RunServices, services_of
+from jarvis_graph.state import CHECK_NAME, AgentState, is_task_message
+
+
+def check_enabled(services: RunServices) -> bool:
+    """Whether the run checks its answers (the ``answer_check`` feature is on)."""
+    return any(f.name == "answer_check" for f in services.features)
+
+
+def checks_since_task(messages: list[AnyMessage]) -> int:
+    """Answer-check notices sent since the user's last task message."""
+    count = 0
+    for message in reversed(messages):
+        if is_task_message(message):
+            break
+        count += getattr(message, "name", None) == CHECK_NAME
+    return count
+
+
+def _task(messages: list[AnyMessage]) -> str:
+    return next((str(m.text) for m in reversed(messages) if is_task_message(m)), "")
+
+
+def check_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
+    """Check the latest answer; a failed check is told to the model while retries are left."""
+    services = services_of(runtime)
+    messages = state["messages"]
+    answer = strip_complete_marker(text_of(last_ai(messages)))
+    metadata = {name: dict(tool.metadata or {}) for name, tool in services.tools.items()}
+    found = problems(answer, _task(messages), evidence_of(messages, metadata), services.workspace)
+    update: dict[str, Any] = {"answer_problems": found}
+    left = services.settings.answer_check_retries - checks_since_task(messages)
+    if found and left > 0 and state.get("iteration", 0) < state.get("max_iterations", 1 << 30):
+        listed = "\n".join(f"- {p}" for p in found)
+        note = (
+            f"Your answer is not supported by what the tools returned:\n{listed}\n"
+            "Use the tools to do or check what is missing, then answer again. If a tool "
+            "failed or a file does not exist, say so plainly: that is an answer too."
+        )
+        update["messages"] = [HumanMessage(content=note, name=CHECK_NAME)]
+    return update
+
+
+def route_after_check(state: AgentState) -> Literal["call_model", "complete_task"]:
+    """Back to the model when the check just sent a notice; otherwise complete the task."""
+    last = state["messages"][-1]
+    if getattr(last, "name", None) == CHECK_NAME:
+        return "call_model"
+    return "complete_task"

@@ -1,0 +1,37 @@
+"""``compute``: evaluate a checked Python expression over the workspace, read-only.
+
+Small models count, sum and compare badly in their heads; written as one expression
+(``len(glob('**/test_*.py'))``, ``sum(float(r['qty']) for r in csv.DictReader(open('s.csv')))``)
+the value is right and its result is evidence the answer check accepts. The expression is
+checked and run by :mod:`jarvis_graph.tools.calculator`: a whitelist of names and methods,
+an isolated process with limits, files read-only inside the workspace, never secret ones.
+"""
+
+from __future__ import annotations
+
+from langchain_core.tools import tool
+
+from jarvis_graph.secrets import SECRET_FILE_GLOBS
+from jarvis_graph.tools import calculator
+from jarvis_graph.tools.base import ToolFailure, current_env
+
+
+@tool(parse_docstring=True)
+def compute(expression: str) -> str:
+    """Compute a value with one Python expression: a count, a sum, a largest value, a total.
+
+    The expression may read workspace files with open(path) and glob(pattern), and parse
+    them with csv.DictReader, json.load or re.findall; then len, sum, max, min, sorted,
+    round and comprehensions. No statements, imports or variables. For example
+    sum(float(r['amount']) for r in csv.DictReader(open('payments.csv'))).
+
+    Args:
+        expression: The Python expression; paths are relative to the workspace.
+    """
+    env = current_env()
+    expression = calculator.repair(expression)
+    try:
+        value = calculator.evaluate(expression, workspace=env.workspace, private=SECRET_FILE_GLOBS)
+    except calculator.CalculationError as exc:
+        raise ToolFailure(f"{expression} failed: {exc}") from exc
+    return f"{expression} = {value}"
