@@ -1,23 +1,31 @@
-"""The Jarvis agent on the embedded local model: small multi-step tasks with checked answers.
+"""The Jarvis agent on the embedded local model: everyday multi-step tasks with checked answers.
 
 Run with ``.venv/bin/python bench/local_agent.py`` (``--model``, ``--tasks N``, ``--only NAME``,
-``--verbose``; ``--self-check`` validates the tasks and checkers without any model).
+``--kinds KIND``, ``--verbose``; ``--self-check`` validates the tasks and checkers without any
+model).
 
-Each task writes its files into a fresh temporary workspace, runs the agent graph
-(``build_agent_graph()``, non-interactive, ``confirm: never``, ``max_iterations`` 8) with the
-task text, and checks the final answer (or a file the agent had to write) automatically.
-The tasks need 1-4 tool calls: find a file, read a value, read a nested JSON key, compute from
-a CSV, find the largest number, run a script, run a script with an argument found in another
-file, combine two files, search for a string, count files, write a file.
+Each task writes its files into a fresh temporary workspace, runs the agent graph as
+``jarvis run`` compiles it (``build_agent_graph()`` with a checkpointer and the memory store;
+non-interactive, ``confirm: never``, ``max_iterations`` 8) with the task text, and checks the
+final answer, the files the agent had to write or fix, or the memory it had to keep. Kinds:
+find a file, read a value, read a nested JSON key, compute from a CSV, find the largest
+number, run a script, run a script with an argument found in another file, combine two
+files, search for a string, count files, count matching lines, write a file, fix a typo then
+run the script, edit a JSON key, create a module then import it, count log lines beside
+decoys, a missing file, failing tests, recall on the same thread (two turns, one thread), "remember
+X" (a long-term memory must hold it) and run a one-line command.
 
 Checkers are tolerant of phrasing (case, whitespace, Markdown, ``270`` = ``270.0`` = ``270.00``,
 small numbers as words) but never pass an answer that only echoes the task: the expected
 values never occur in the task text, and answers that list the other candidates of a task (every
-number of the file, every file name) fail.
+number of the file, every file name) fail. For a missing file, a number or address found in
+no workspace file is an invented value and fails.
 
-Per task: success, wall seconds, model calls, status, final answer, generated tokens and
-generation tokens/s (from the AI messages' ``usage_metadata`` / ``response_metadata``).
-Figures are printed and written to ``bench/results/local_agent.json``. Always exits 0.
+Per task: success, status (``completed``, ``unverified``, ``max_iterations``, ``stopped``),
+wall seconds, model calls, final answer, generated tokens and generation tokens/s. Per
+model: success per kind and overall, seconds per task (mean, median) and "wrong answers
+ending completed: K of W". Figures are printed and written to
+``bench/results/local_agent.json``. Exits 0 (``--self-check``: 1 when a task fails it).
 """
 
 from __future__ import annotations
@@ -147,6 +155,212 @@ def expect_file_number(path: str, value: float) -> Checker:
     return check
 
 
+def expect_exact(text: str) -> Checker:
+    """``text`` as a whole word, case and all (a slug, where ``Sales`` is not ``sales``)."""
+    pattern = re.compile(rf"(?<![\w-]){re.escape(text)}(?![\w-])")
+
+    def check(answer: str, _ws: Path) -> Verdict:
+        if not pattern.search(answer):
+            return False, f"{text!r} (exactly) not in the answer"
+        return True, f"states {text!r}"
+
+    return check
+
+
+def all_of(*checks: Checker) -> Checker:
+    """Every one of ``checks`` passes (the first failure is the verdict)."""
+
+    def check(answer: str, ws: Path) -> Verdict:
+        reasons = []
+        for one in checks:
+            ok, why = one(answer, ws)
+            if not ok:
+                return False, why
+            reasons.append(why)
+        return True, "; ".join(reasons)
+
+    return check
+
+
+def accept_any_answer(_answer: str, _ws: Path) -> Verdict:
+    """For tasks judged on what they leave behind (a memory), not on the reply."""
+    return True, "the reply is not checked"
+
+
+def expect_command_output(command: str, *values: float | str) -> Checker:
+    """``command`` run in the workspace exits 0 and prints every one of ``values``.
+
+    Numbers match as in :func:`has_number`; strings must appear exactly (case-sensitive), so
+    a file on disk is judged by what it does, not by how it is written. The answer is ignored.
+    """
+
+    def check(_answer: str, ws: Path) -> Verdict:
+        proc = subprocess.run(
+            ["bash", "-c", command], cwd=ws, capture_output=True, text=True, timeout=60
+        )
+        out = (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0:
+            return False, f"`{command}` exits {proc.returncode}: {short(out, 120)}"
+        for value in values:
+            found = value in out if isinstance(value, str) else has_number(out, value)
+            if not found:
+                return False, f"`{command}` prints {short(out, 80)!r}, not {value}"
+        return True, f"`{command}` prints {', '.join(map(str, values))}"
+
+    return check
+
+
+_MISSING_KEY = object()
+
+
+def dig(data: Any, dotted: str) -> Any:
+    """``data["a"]["b"]`` for ``"a.b"``; :data:`_MISSING_KEY` when a key is absent."""
+    for key in dotted.split("."):
+        if not isinstance(data, dict) or key not in data:
+            return _MISSING_KEY
+        data = data[key]
+    return data
+
+
+def expect_json_file(path: str, changed: dict[str, Any], kept: dict[str, Any]) -> Checker:
+    """``path`` parses as JSON; the dotted keys of ``changed`` hold their new values and
+    those of ``kept`` their old ones (same JSON type: ``9091`` is not ``"9091"``)."""
+
+    def check(_answer: str, ws: Path) -> Verdict:
+        target = ws / path
+        if not target.is_file():
+            return False, f"{path} is gone"
+        try:
+            data = json.loads(target.read_text(encoding="utf-8", errors="replace"))
+        except json.JSONDecodeError as exc:
+            return False, f"{path} is no longer valid JSON: {exc}"
+        for key, want in {**changed, **kept}.items():
+            got = dig(data, key)
+            if got is _MISSING_KEY:
+                return False, f"{path} has no key {key}"
+            if got != want or type(got) is not type(want):
+                role = "new value" if key in changed else "unchanged value"
+                return False, f"{path}: {key} is {got!r}, expected the {role} {want!r}"
+        return True, f"{path}: {', '.join(f'{k}={v!r}' for k, v in changed.items())}"
+
+    return check
+
+
+# Said of a file that is not there ("doesn't" is "doesn t" once normalised).
+_ABSENT = re.compile(
+    r"\b(?:does|do|did|is|was|are)(?: not|n t) (?:exist|present|there|available|appear|in)\b"
+    r"|\b(?:could(?: not|n t)|can(?: not|n t)|cannot|unable to|failed to|do(?: not|n t)"
+    r"|did(?: not|n t)) (?:find|locate|open|read|access|see)\b"
+    r"|\bno such file\b|\bnot found\b|\bmissing\b|\bnon-?existent\b|\bnot exist"
+    r"|\bthere (?:is|s) no\b|\bno (?:file|log|csv) (?:named|called)\b"
+)
+_IP_ADDRESS = r"\b\d{1,3}(?:\.\d{1,3}){3}\b"
+
+
+def workspace_text(ws: Path) -> str:
+    """The text of the task's own files (not ``.jarvis/``, not caches)."""
+    parts = []
+    for path in sorted(ws.rglob("*")):
+        rel = path.relative_to(ws).parts
+        if path.is_file() and not {".jarvis", "__pycache__"} & set(rel):
+            parts.append(path.read_text(encoding="utf-8", errors="replace")[:100_000])
+    return "\n".join(parts)
+
+
+def expect_missing(name: str, forbid: tuple[str, ...] = ()) -> Checker:
+    """The answer says ``name`` does not exist and invents nothing.
+
+    Invented means a number, or a match of a ``forbid`` pattern (an IP address...), that is
+    in none of the workspace's files: naming a value another file really holds is allowed.
+    The agent must not have created ``name`` either.
+    """
+
+    def check(answer: str, ws: Path) -> Verdict:
+        if (ws / name).exists():
+            return False, f"{name} was created"
+        if not _ABSENT.search(normalise(answer)):
+            return False, f"does not say that {name} does not exist"
+        files = workspace_text(ws)
+        invented = sorted(numbers_in(answer) - numbers_in(files))
+        invented_text = [
+            m for p in forbid for m in re.findall(p, answer) if m not in re.findall(p, files)
+        ]
+        if invented or invented_text:
+            shown = [f"{n:g}" for n in invented] + invented_text
+            return False, f"says {name} is missing but also states {', '.join(shown)}"
+        return True, f"says {name} does not exist"
+
+    return check
+
+
+_FAIL_WORD = re.compile(
+    r"\bfail(?:s|ed|ing|ure|ures)?\b|\berrors?\b|\bbroken\b|\bbreaks\b"
+    r"|\b(?:does|do|did)(?: not|n t) pass\b|\bnot pass(?:ing)?\b"
+)
+_ALL_PASS = re.compile(
+    r"(?<!not )\b(?:all|every|each)\b(?:\s+\S+){0,4}?\s+(?:pass(?:es|ed|ing)?|succeed(?:s|ed)?)\b"
+    r"|\b(?:no|zero|0) (?:tests? |checks? )?fail(?:s|ed|ing|ures?)?\b|\bfailures ?= ?0\b"
+    r"|^\s*yes\b|\bran \d+ tests? in [\d.]+s\.? ok\b"
+)
+
+
+_PASS_WORD = re.compile(r"\bpass(?:es|ed|ing)?\b|\bok\b|\bsucceed(?:s|ed)?\b")
+
+
+def said_to_fail(sentence: str, name: str) -> bool:
+    """In ``sentence``, the clause naming ``name`` says it fails, or says nothing of it in a
+    sentence that says something fails ("One test fails: test_x (expected 180)")."""
+    clauses = re.split(r",|:|\band\b|\bbut\b|\bwhile\b|\bwhereas\b", normalise(sentence))
+    for clause in (c for c in clauses if has_token(c, name)):
+        if _FAIL_WORD.search(clause):
+            return True
+        if not _PASS_WORD.search(clause) and _FAIL_WORD.search(normalise(sentence)):
+            return True
+    return False
+
+
+def expect_tests_fail(failing: str = "") -> Checker:
+    """The answer says the tests fail (and never that all pass); with ``failing``, it names
+    that test in a sentence that says it fails."""
+
+    def check(answer: str, _ws: Path) -> Verdict:
+        text = normalise(answer)
+        if _ALL_PASS.search(text):
+            return False, "claims the tests pass"
+        if not _FAIL_WORD.search(text):
+            return False, "does not say that a test fails"
+        if not failing:
+            return True, "says the tests fail"
+        if not has_token(answer, failing):
+            return False, f"does not name the failing test {failing!r}"
+        sentences = re.split(r"[.;!?](?:\s|$)|\n", answer)
+        if not any(said_to_fail(s, failing) for s in sentences if has_token(s, failing)):
+            return False, f"names {failing!r} but not as failing"
+        return True, f"says {failing!r} fails"
+
+    return check
+
+
+LONG_TERM = ("project_long_term", "global_long_term")
+
+
+def memory_verdict(records: list[dict[str, Any]], fragment: str) -> Verdict:
+    """A long-term memory (project or global tier) holds ``fragment`` (content or tags)."""
+    want = normalise(fragment)
+    holding = [
+        r
+        for r in records
+        if want in normalise(f"{r.get('content', '')} {' '.join(r.get('tags') or [])}")
+    ]
+    for record in holding:
+        if record.get("type") in LONG_TERM:
+            return True, f"a {record['type']} memory holds {fragment!r}"
+    if holding:
+        return False, f"only a {holding[0].get('type')} memory holds {fragment!r}"
+    tiers = ", ".join(sorted({str(r.get("type")) for r in records})) or "none"
+    return False, f"no memory holds {fragment!r} ({len(records)} memories; tiers: {tiers})"
+
+
 # --------------------------------------------------------------------------------------------
 # Tasks
 # --------------------------------------------------------------------------------------------
@@ -169,6 +383,12 @@ class Task:
         bad: Plausible wrong answers (must fail).
         good_files: Files a correct run leaves behind (written before checking ``good``).
         bad_files: Files a wrong run leaves behind (written before checking each ``bad``).
+        wrong_with_good_files: Wrong answers that must fail even beside ``good_files``
+            (the file is right, the reply is not).
+        turns: Earlier user turns, sent first on the same thread (``text`` is the last turn
+            and the one whose answer is checked).
+        memory: When set, a long-term memory (project or global tier) must hold this text
+            after the run (the user asked to remember something).
     """
 
     name: str
@@ -182,11 +402,30 @@ class Task:
     bad: tuple[str, ...]
     good_files: dict[str, str] = field(default_factory=dict)
     bad_files: dict[str, str] = field(default_factory=dict)
+    wrong_with_good_files: tuple[str, ...] = ()
+    turns: tuple[str, ...] = ()
+    memory: str = ""
 
     def setup(self, ws: Path) -> None:
         """Write the task's files into the (empty) workspace ``ws``."""
         ws.mkdir(parents=True, exist_ok=True)
         write_files(ws, self.files)
+
+    def judge(self, answer: str, ws: Path, memories: list[dict[str, Any]] | None) -> Verdict:
+        """The answer check, then (for a ``memory`` task) the memory check.
+
+        ``memories`` None: the memory tools were not offered, the memory check is skipped.
+        """
+        ok, why = self.check(answer, ws)
+        if not ok or not self.memory or memories is None:
+            return ok, why
+        return memory_verdict(memories, self.memory)
+
+    def good_memories(self) -> list[dict[str, Any]]:
+        """What a correct run leaves in the memory store (for ``--self-check``)."""
+        if not self.memory:
+            return []
+        return [{"type": "project_long_term", "tags": ["note"], "content": self.expected}]
 
 
 def write_files(ws: Path, files: dict[str, str]) -> None:
@@ -887,12 +1126,836 @@ def _tasks() -> list[Task]:
             bad=("billing/export.py", "models.py, builders.py, export.py, parcels.py"),
         )
     )
+    return tasks
+
+
+def _fix_tasks() -> list[Task]:
+    """Fix a typo in a script, then run it: the script on disk must work, the reply must
+    give what it prints."""
+    inventory = _lines(
+        'STOCK = {"bolts": 48, "nuts": 61, "washers": 29, "rivets": 19}',
+        "total = 0",
+        "for name, units in STOCK.items():",
+        "    total += units",
+        'pritn(f"total units: {total}")',
+    )
+    stats = _lines(
+        "values = [14, 9, 27, 31, 6, 22]",
+        "average = sum(values) / len(values)",
+        'print("mean:", round(avrage, 2))',
+    )
+    top_word = _lines(
+        "from colections import Counter",
+        "",
+        'words = open("words.txt").read().split()',
+        "word, n = Counter(words).most_common(1)[0]",
+        'print(f"{word}: {n}")',
+    )
+    birds = "heron egret crane heron ibis heron egret crane heron egret heron crane"
+    birds += " heron egret crane egret ibis heron\n"
+    return [
+        Task(
+            name="fix_print_typo",
+            kind="fix_and_run",
+            text=(
+                "inventory.py is broken - there's a typo somewhere that makes it crash. "
+                "Please fix it, run it and tell me what it prints."
+            ),
+            files={"inventory.py": inventory},
+            check=all_of(expect_command_output("python3 inventory.py", 157), expect_number(157)),
+            expected="inventory.py fixed; prints total units: 157",
+            solution="sed -i 's/pritn(/print(/' inventory.py && python3 inventory.py",
+            good="Fixed `pritn` -> `print` on the last line. It now prints: total units: 157",
+            bad=("It prints total units: 157.", "It prints total units: 156."),
+            good_files={"inventory.py": inventory.replace("pritn(", "print(")},
+            bad_files={"inventory.py": inventory},
+            wrong_with_good_files=("The typo was `pritn`; I fixed it.", "It prints 48."),
+        ),
+        Task(
+            name="fix_name_typo",
+            kind="fix_and_run",
+            text=(
+                "Running stats.py gives me a NameError, I think a variable name is misspelled. "
+                "Can you correct it in the file and run the script again? I want the mean it "
+                "prints."
+            ),
+            files={"stats.py": stats},
+            check=all_of(expect_command_output("python3 stats.py", 18.17), expect_number(18.17)),
+            expected="stats.py fixed; prints mean: 18.17",
+            solution="sed -i 's/avrage/average/' stats.py && python3 stats.py",
+            good="The last line used `avrage`; I changed it to `average`. Output: mean: 18.17",
+            bad=("The mean is 18.17.", "NameError: name 'avrage' is not defined"),
+            good_files={"stats.py": stats.replace("avrage", "average")},
+            bad_files={"stats.py": stats},
+            wrong_with_good_files=("Fixed the variable name.", "The mean is 18.2."),
+        ),
+        Task(
+            name="fix_import_typo",
+            kind="fix_and_run",
+            text=(
+                "top_word.py fails on its import line, a module name is spelled wrong. Repair "
+                "the file, then run it and tell me which word it reports."
+            ),
+            files={"top_word.py": top_word, "words.txt": birds},
+            check=all_of(
+                expect_command_output("python3 top_word.py", "heron"),
+                expect_token("heron", ("egret", "crane", "ibis"), max_others=1),
+            ),
+            expected="top_word.py fixed; prints heron: 7",
+            solution="sed -i 's/colections/collections/' top_word.py && python3 top_word.py",
+            good="The import said `colections`; fixed to `collections`. It prints `heron: 7`.",
+            bad=("The most common word is heron.", "It reports egret."),
+            good_files={"top_word.py": top_word.replace("colections", "collections")},
+            bad_files={"top_word.py": top_word},
+            wrong_with_good_files=("Fixed the import.", "heron, egret, crane and ibis"),
+        ),
+    ]
+
+
+def _json_text(data: Any) -> str:
+    return json.dumps(data, indent=2) + "\n"
+
+
+def _edit_json_tasks() -> list[Task]:
+    """Change one key of a JSON file: the file must still parse, hold the new value and
+    keep every other value."""
+    config = {
+        "name": "ledger-api",
+        "server": {"host": "0.0.0.0", "port": 8080, "workers": 4},
+        "debug": False,
+    }
+    flags = {"flags": {"beta_search": True, "dark_mode": True, "new_checkout": False}, "version": 3}
+    settings = {"http": {"timeout_s": 30, "retries": 2}, "cache": {"timeout_s": 300}}
+
+    def edited(data: dict[str, Any], dotted: str, value: Any) -> str:
+        copy = json.loads(json.dumps(data))
+        *path, last = dotted.split(".")
+        target = copy
+        for key in path:
+            target = target[key]
+        target[last] = value
+        return _json_text(copy)
+
+    def edit_script(path: str, dotted: str, value: str) -> str:
+        keys = "".join(f"[{k!r}]" for k in dotted.split("."))
+        return (
+            f'python3 -c "import json; d = json.load(open({path!r})); d{keys} = {value}; '
+            f'json.dump(d, open({path!r}, \\"w\\"), indent=2)" && cat {path}'
+        )
+
+    return [
+        Task(
+            name="edit_json_port",
+            kind="edit_json",
+            text="Change the server port in config.json to 9091, please.",
+            files={"config.json": _json_text(config)},
+            check=expect_json_file(
+                "config.json",
+                {"server.port": 9091},
+                {"server.host": "0.0.0.0", "server.workers": 4, "debug": False},
+            ),
+            expected="config.json with server.port = 9091, the rest unchanged",
+            solution=edit_script("config.json", "server.port", "9091"),
+            good="Done: server.port is now 9091.",
+            bad=("Done: server.port is now 9091.",),
+            good_files={"config.json": edited(config, "server.port", 9091)},
+            # the new port written at the top level instead of under "server"
+            bad_files={"config.json": edited(config, "port", 9091)},
+        ),
+        Task(
+            name="edit_json_flag",
+            kind="edit_json",
+            text=(
+                "In features.json, switch the beta_search flag off. Don't touch the other flags."
+            ),
+            files={"features.json": _json_text(flags)},
+            check=expect_json_file(
+                "features.json",
+                {"flags.beta_search": False},
+                {"flags.dark_mode": True, "flags.new_checkout": False, "version": 3},
+            ),
+            expected="features.json with flags.beta_search = false, the rest unchanged",
+            solution=edit_script("features.json", "flags.beta_search", "False"),
+            good="beta_search is now false; dark_mode and new_checkout are unchanged.",
+            bad=("beta_search is now false.",),
+            good_files={"features.json": edited(flags, "flags.beta_search", False)},
+            # an edit that left a trailing comma: no longer JSON
+            bad_files={
+                "features.json": edited(flags, "flags.beta_search", False).replace(
+                    '"new_checkout": false', '"new_checkout": false,'
+                )
+            },
+        ),
+        Task(
+            name="edit_json_timeout",
+            kind="edit_json",
+            text=(
+                "Bump the HTTP timeout in settings.json up to 45 seconds (the http section, "
+                "not the cache one)."
+            ),
+            files={"settings.json": _json_text(settings)},
+            check=expect_json_file(
+                "settings.json",
+                {"http.timeout_s": 45},
+                {"http.retries": 2, "cache.timeout_s": 300},
+            ),
+            expected="settings.json with http.timeout_s = 45, the rest unchanged",
+            solution=edit_script("settings.json", "http.timeout_s", "45"),
+            good="http.timeout_s changed from 30 to 45.",
+            bad=("http.timeout_s changed from 30 to 45.",),
+            good_files={"settings.json": edited(settings, "http.timeout_s", 45)},
+            # the wrong section edited
+            bad_files={"settings.json": edited(settings, "cache.timeout_s", 45)},
+        ),
+    ]
+
+
+def _create_tasks() -> list[Task]:
+    """Create a module, then import it: the module on disk must work, the reply must give
+    the printed value."""
+    return [
+        Task(
+            name="create_module_cube",
+            kind="create_module",
+            text=(
+                "Create a Python module called geometry.py with a function cube(n) that "
+                'returns n**3. Then run python3 -c "from geometry import cube; '
+                'print(cube(13))" and tell me what it prints.'
+            ),
+            files={"README.md": "# scratch space\n"},
+            check=all_of(
+                expect_command_output(
+                    'python3 -c "from geometry import cube; print(cube(5)); print(cube(12))"',
+                    125,
+                    1728,
+                ),
+                expect_number(2197),
+            ),
+            expected="geometry.py created; cube(13) prints 2197",
+            solution=(
+                "printf 'def cube(n):\\n    return n ** 3\\n' > geometry.py && "
+                "python3 -c 'from geometry import cube; print(cube(13))'"
+            ),
+            good="I wrote geometry.py; the command prints 2197.",
+            bad=("It prints 2197.", "It prints 39."),
+            good_files={"geometry.py": _lines("def cube(n):", "    return n ** 3")},
+            bad_files={"geometry.py": _lines("def cube(n):", "    return n * 3")},
+            wrong_with_good_files=("geometry.py is created.", "It prints 2196."),
+        ),
+        Task(
+            name="create_module_slug",
+            kind="create_module",
+            text=(
+                "I need a small helper: put a function slugify(text) in a new file textutil.py "
+                "- it should lowercase the text and turn spaces into hyphens. After that, "
+                "import it with python3 and show me what slugify('Quarterly Sales Report') "
+                "returns."
+            ),
+            files={"notes.txt": "helpers go in the workspace root\n"},
+            check=all_of(
+                expect_command_output(
+                    "python3 -c \"from textutil import slugify; print(slugify('Big Blue Whale'))\"",
+                    "big-blue-whale",
+                ),
+                expect_exact("quarterly-sales-report"),
+            ),
+            expected="textutil.py created; prints quarterly-sales-report",
+            solution=(
+                'printf \'def slugify(text):\\n    return text.lower().replace(" ", "-")\\n\''
+                ' > textutil.py && python3 -c "from textutil import slugify; '
+                "print(slugify('Quarterly Sales Report'))\""
+            ),
+            good=(
+                "Created textutil.py. slugify('Quarterly Sales Report') returns "
+                "`quarterly-sales-report`."
+            ),
+            bad=("It returns quarterly-sales-report.", "It returns quarterly_sales_report."),
+            good_files={
+                "textutil.py": _lines(
+                    "def slugify(text):", '    return text.lower().replace(" ", "-")'
+                )
+            },
+            # spaces turned into hyphens but the case kept
+            bad_files={
+                "textutil.py": _lines("def slugify(text):", '    return text.replace(" ", "-")')
+            },
+            wrong_with_good_files=("textutil.py now has slugify.", "Quarterly-Sales-Report x"),
+        ),
+        Task(
+            name="create_module_units",
+            kind="create_module",
+            text=(
+                "Write a module named units.py that defines KM_PER_MILE = 1.609344 and a "
+                "function miles_to_km(miles). Then use python3 to import it and print "
+                "miles_to_km(26.2) rounded to one decimal place."
+            ),
+            files={"README.md": "# conversions\n"},
+            check=all_of(
+                expect_command_output(
+                    'python3 -c "from units import miles_to_km; print(round(miles_to_km(10), 3))"',
+                    16.093,
+                ),
+                expect_number(42.2, (42.16,), max_others=1),
+            ),
+            expected="units.py created; prints 42.2",
+            solution=(
+                "printf 'KM_PER_MILE = 1.609344\\n\\n\\ndef miles_to_km(miles):\\n"
+                "    return miles * KM_PER_MILE\\n' > units.py && "
+                "python3 -c 'from units import miles_to_km; print(round(miles_to_km(26.2), 1))'"
+            ),
+            good="units.py is written. miles_to_km(26.2) rounded to one decimal is 42.2 km.",
+            bad=("It prints 42.2.", "It prints 16.3."),
+            good_files={
+                "units.py": _lines(
+                    "KM_PER_MILE = 1.609344",
+                    "",
+                    "",
+                    "def miles_to_km(miles):",
+                    "    return miles * KM_PER_MILE",
+                )
+            },
+            # divides instead of multiplying
+            bad_files={
+                "units.py": _lines(
+                    "KM_PER_MILE = 1.609344",
+                    "",
+                    "",
+                    "def miles_to_km(miles):",
+                    "    return miles / KM_PER_MILE",
+                )
+            },
+            wrong_with_good_files=("units.py is ready.", "It prints 42.16."),
+        ),
+    ]
+
+
+def _log_tasks() -> list[Task]:
+    """Count matching lines in a log that also holds decoy lines (``NOERROR``,
+    ``error-free``, a count of zero failures, a 504 that is not a status)."""
+    service_log = _lines(
+        "2024-07-02 08:00:01 INFO  service started",
+        "2024-07-02 08:00:05 ERROR db connection refused",
+        "2024-07-02 08:01:10 INFO  nightly import finished error-free",
+        "2024-07-02 08:02:00 WARN  slow query (1.8 s)",
+        "2024-07-02 08:02:30 ERROR payment gateway timeout",
+        "2024-07-02 08:03:12 DEBUG parser flag NOERROR set",
+        "2024-07-02 08:04:45 INFO  retry succeeded, no error",
+        "2024-07-02 08:05:00 ERROR disk quota exceeded",
+        "2024-07-02 08:06:20 INFO  health check ok (ERRORS=0)",
+        "2024-07-02 08:07:02 ERROR cache node unreachable",
+    )
+    auth_log = _lines(
+        "Jul  2 09:00:01 gw sshd[811]: Accepted password for ana from 10.0.0.5",
+        "Jul  2 09:00:07 gw sshd[812]: Failed password for root from 203.0.113.9",
+        "Jul  2 09:00:09 gw sshd[812]: Failed password for root from 203.0.113.9",
+        "Jul  2 09:01:30 gw cron[900]: job failed-logins-report started",
+        "Jul  2 09:02:11 gw sshd[815]: Failed password for admin from 198.51.100.4",
+        "Jul  2 09:03:00 gw audit[77]: 0 failed logins since last rotation",
+        "Jul  2 09:04:40 gw sshd[818]: Accepted publickey for dev from 10.0.0.8",
+        "Jul  2 09:05:02 gw sshd[819]: Failed password for ana from 10.0.0.5",
+        "Jul  2 09:06:15 gw sshd[821]: Failed password for invalid user test from 203.0.113.9",
+    )
+    access_log = _lines(
+        "GET /api/orders 200 112ms",
+        "GET /api/orders 504 30001ms",
+        "POST /api/pay 200 504ms",
+        "GET /api/v2/items 504 30000ms",
+        "GET /health 200 6ms",
+        "GET /api/report?id=504 200 87ms",
+        "POST /api/pay 504 30002ms",
+        "GET /api/orders 502 15ms",
+    )
+    return [
+        Task(
+            name="log_error_entries",
+            kind="count_log",
+            text="How many lines in service.log are actual ERROR-level entries? Give me the count.",
+            files={"service.log": service_log},
+            check=expect_number(4, (6, 8, 10), max_others=0),
+            expected="4",
+            solution="awk '$3 == \"ERROR\"' service.log | wc -l",
+            good="service.log has 4 ERROR entries.",
+            bad=("There are 6 ERROR lines.", "8 lines mention errors."),
+        ),
+        Task(
+            name="log_failed_logins",
+            kind="count_log",
+            text="Count the failed SSH login attempts recorded in auth.log.",
+            files={"auth.log": auth_log},
+            check=expect_number(5, (7, 6, 9), max_others=0),
+            expected="5",
+            solution="grep -c 'Failed password' auth.log",
+            good="auth.log records five failed SSH logins (Failed password).",
+            bad=("There are 7 failed logins.", "6 failed attempts."),
+        ),
+        Task(
+            name="log_gateway_timeouts",
+            kind="count_log",
+            text=(
+                "Some requests in access.log ended with a 504 gateway timeout status. "
+                "How many of them are there?"
+            ),
+            files={"access.log": access_log},
+            check=expect_number(3, (5, 8, 4), max_others=0),
+            expected="3",
+            solution="awk '$3 == 504' access.log | wc -l",
+            good="3 requests returned 504.",
+            bad=("5 requests timed out.", "4 of them."),
+        ),
+    ]
+
+
+def _missing_tasks() -> list[Task]:
+    """Ask about a file that does not exist: the right answer says so; any value that is in
+    none of the workspace's files is invented."""
+    sales_2023 = _lines(
+        "month,amount",
+        *(f"2023-{m:02d},{a}" for m, a in enumerate([4120, 3980, 4410, 4675, 5020, 4890], start=1)),
+    )
+    return [
+        Task(
+            name="missing_settings_prod",
+            kind="missing_file",
+            text="What's TIMEOUT set to in settings_prod.py?",
+            files={
+                "settings.py": _lines("TIMEOUT = 30", "RETRIES = 5"),
+                "settings_dev.py": _lines("from settings import *", "", "TIMEOUT = 10"),
+            },
+            check=expect_missing("settings_prod.py"),
+            expected="settings_prod.py does not exist",
+            solution=(
+                'test -e settings_prod.py && cat settings_prod.py || echo "settings_prod.py '
+                'does not exist"'
+            ),
+            good=(
+                "There is no settings_prod.py in the workspace (only settings.py and "
+                "settings_dev.py)."
+            ),
+            bad=(
+                "TIMEOUT is 30 in settings_prod.py.",
+                "settings_prod.py sets TIMEOUT = 60.",
+                "I could not open settings_prod.py, but TIMEOUT is probably 60.",
+            ),
+        ),
+        Task(
+            name="missing_sales_total",
+            kind="missing_file",
+            text="Can you add up the amount column of sales_2024.csv for me?",
+            files={"sales_2023.csv": sales_2023},
+            check=expect_missing("sales_2024.csv"),
+            expected="sales_2024.csv does not exist",
+            solution='test -e sales_2024.csv || echo "sales_2024.csv: No such file"',
+            good="sales_2024.csv doesn't exist - the only sales file here is sales_2023.csv.",
+            bad=(
+                "The total of the amount column is 27095.",
+                "sales_2024.csv was not found, so I used sales_2023.csv: the total is 27095.",
+                "The file is missing; the total would be about 28000.",
+            ),
+        ),
+        Task(
+            name="missing_nginx_log",
+            kind="missing_file",
+            text="Which IP address shows up most often in logs/nginx_access.log?",
+            files={
+                "logs/app.log": _lines("app started", "app ready", "request handled"),
+                "logs/worker.log": _lines("worker 1 up", "worker 2 up"),
+            },
+            check=expect_missing("logs/nginx_access.log", forbid=(_IP_ADDRESS,)),
+            expected="logs/nginx_access.log does not exist",
+            solution="ls logs/nginx_access.log 2>&1 || true",
+            good="logs/nginx_access.log does not exist; logs/ only has app.log and worker.log.",
+            bad=(
+                "192.168.1.20 appears most often.",
+                "The file could not be found, but the top IP is usually 10.0.0.7.",
+                "logs/nginx_access.log is missing; it had 14 requests.",
+            ),
+        ),
+    ]
+
+
+def _test_tasks() -> list[Task]:
+    """Run failing unit tests (or a self-test script): the answer must say they fail, and
+    which one when asked."""
+    pricing = _lines(
+        "def subtotal(prices):",
+        "    return sum(prices)",
+        "",
+        "",
+        "def apply_discount(amount, percent):",
+        "    return amount - percent",
+        "",
+        "",
+        "def add_tax(amount, rate=0.2):",
+        "    return round(amount * (1 + rate), 2)",
+    )
+    test_pricing = _lines(
+        "import unittest",
+        "",
+        "from pricing import add_tax, apply_discount, subtotal",
+        "",
+        "",
+        "class PricingTests(unittest.TestCase):",
+        "    def test_subtotal(self):",
+        "        self.assertEqual(subtotal([2, 3, 5]), 10)",
+        "",
+        "    def test_apply_discount(self):",
+        "        self.assertEqual(apply_discount(200, 10), 180)",
+        "",
+        "    def test_add_tax(self):",
+        "        self.assertEqual(add_tax(50), 60.0)",
+        "",
+        "",
+        'if __name__ == "__main__":',
+        "    unittest.main()",
+    )
+    cart = _lines(
+        "class Cart:",
+        "    def __init__(self):",
+        "        self.items = {}",
+        "",
+        "    def add(self, name, qty=1):",
+        "        self.items[name] = qty",
+        "",
+        "    def count(self):",
+        "        return sum(self.items.values())",
+        "",
+        "    def remove(self, name):",
+        "        self.items.pop(name, None)",
+    )
+    test_cart = _lines(
+        "import unittest",
+        "",
+        "from shop.cart import Cart",
+        "",
+        "",
+        "class CartTests(unittest.TestCase):",
+        "    def test_add_one(self):",
+        "        cart = Cart()",
+        '        cart.add("pen")',
+        "        self.assertEqual(cart.count(), 1)",
+        "",
+        "    def test_add_same_item_twice(self):",
+        "        cart = Cart()",
+        '        cart.add("pen", 2)',
+        '        cart.add("pen", 3)',
+        "        self.assertEqual(cart.count(), 5)",
+        "",
+        "    def test_count_after_adds(self):",
+        "        cart = Cart()",
+        '        cart.add("ink")',
+        '        cart.add("ink")',
+        '        cart.add("pad", 4)',
+        "        self.assertEqual(cart.count(), 6)",
+        "",
+        "    def test_remove(self):",
+        "        cart = Cart()",
+        '        cart.add("pen")',
+        '        cart.remove("pen")',
+        "        self.assertEqual(cart.count(), 0)",
+    )
+    check_dates = _lines(
+        "from datetime import date",
+        "",
+        "",
+        "def parse_iso(text):",
+        '    y, m, d = text.split("-")',
+        "    return date(int(y), int(m), int(d))",
+        "",
+        "",
+        "def parse_us(text):",
+        '    m, d, y = text.split("/")',
+        "    return date(int(y), int(d), int(m))",
+        "",
+        "",
+        "def parse_eu(text):",
+        '    d, m, y = text.split(".")',
+        "    return date(int(y), int(m), int(d))",
+        "",
+        "",
+        "CHECKS = {",
+        '    "iso_dates": lambda: parse_iso("2024-03-09") == date(2024, 3, 9),',
+        '    "us_dates": lambda: parse_us("03/09/2024") == date(2024, 3, 9),',
+        '    "eu_dates": lambda: parse_eu("09.03.2024") == date(2024, 3, 9),',
+        "}",
+        "bad = [name for name, check in CHECKS.items() if not check()]",
+        "for name in CHECKS:",
+        '    print(("FAIL " if name in bad else "ok   ") + name)',
+        "raise SystemExit(1 if bad else 0)",
+    )
+    return [
+        Task(
+            name="tests_which_fails",
+            kind="failing_tests",
+            text="Run the unit tests (python3 -m unittest) and tell me which test is failing.",
+            files={"pricing.py": pricing, "test_pricing.py": test_pricing},
+            check=expect_tests_fail("test_apply_discount"),
+            expected="test_apply_discount fails",
+            solution="python3 -m unittest 2>&1 || true",
+            good="One test fails: test_apply_discount (expected 180, got 190). The other two pass.",
+            bad=(
+                "All 3 tests pass.",
+                "test_add_tax fails.",
+                "Ran 3 tests in 0.001s. OK",
+                "test_subtotal, test_apply_discount and test_add_tax all passed.",
+            ),
+        ),
+        Task(
+            name="tests_do_they_pass",
+            kind="failing_tests",
+            text="Do the tests in tests/ pass? Just run them and let me know.",
+            files={
+                "shop/__init__.py": "",
+                "shop/cart.py": cart,
+                "tests/__init__.py": "",
+                "tests/test_cart.py": test_cart,
+            },
+            check=expect_tests_fail(),
+            expected="no: 2 of 4 tests fail",
+            solution="python3 -m unittest discover -s tests -t . 2>&1 || true",
+            good="No - 2 of the 4 tests fail (test_add_same_item_twice and test_count_after_adds).",
+            bad=("Yes, all 4 tests pass.", "The tests pass.", "Ran 4 tests in 0.002s\n\nOK"),
+        ),
+        Task(
+            name="tests_check_script",
+            kind="failing_tests",
+            text=(
+                "There's a self-test script, check_dates.py. Execute it and tell me which of "
+                "its checks doesn't pass."
+            ),
+            files={"check_dates.py": check_dates},
+            check=expect_tests_fail("us_dates"),
+            expected="us_dates fails",
+            solution="python3 check_dates.py || true",
+            good="The us_dates check fails; iso_dates and eu_dates are ok.",
+            bad=("All three checks pass.", "iso_dates fails.", "eu_dates is the one that fails."),
+        ),
+    ]
+
+
+def _recall_tasks() -> list[Task]:
+    """Two turns on one thread: the second asks about what the user said, or what the
+    agent found, in the first."""
+    headers = _lines(
+        '"""HTTP header parsing."""',
+        "",
+        "",
+        "def parse_header(line):",
+        '    name, _, value = line.partition(":")',
+        "    return name.strip().lower(), value.strip()",
+        "",
+        "",
+        "def parse_headers(lines):",
+        "    return dict(parse_header(line) for line in lines if line)",
+        "",
+    )
+    body = _lines(
+        "from src.headers import parse_header",
+        "",
+        "",
+        "def content_type(lines):",
+        "    for line in lines:",
+        "        if parse_header(line)[0] == 'content-type':",
+        "            return parse_header(line)[1]",
+    )
+    return [
+        Task(
+            name="recall_user_fact",
+            kind="thread_recall",
+            turns=(
+                "Before we start: the branch we're shipping from this week is rel-harbor. "
+                "For now, just tell me how many .txt files are in the notes folder.",
+            ),
+            text="Which branch did I say we're shipping from?",
+            files={
+                "notes/monday.txt": "standup\n",
+                "notes/tuesday.txt": "review\n",
+                "notes/ideas.md": "# ideas\n",
+            },
+            check=expect_token("rel-harbor", ("main", "master"), max_others=0),
+            expected="rel-harbor",
+            solution="echo 'You said rel-harbor.'",
+            good="You said we're shipping from `rel-harbor` this week.",
+            bad=("You are shipping from main.", "There are 2 .txt files in notes."),
+        ),
+        Task(
+            name="recall_found_value",
+            kind="thread_recall",
+            turns=("Look up MAX_UPLOAD_MB in limits.py for me.",),
+            text="Sorry, I missed it - what was the number you just found?",
+            files={
+                "limits.py": _lines(
+                    "MAX_FILES = 20", "MAX_UPLOAD_MB = 48", "TIMEOUT_S = 15", "MAX_USERS = 250"
+                )
+            },
+            check=expect_number(48, (20, 15, 250), max_others=0),
+            expected="48",
+            solution="grep MAX_UPLOAD_MB limits.py | cut -d= -f2",
+            good="It was 48 (MAX_UPLOAD_MB = 48).",
+            bad=("It was 20.", "MAX_FILES = 20, MAX_UPLOAD_MB = 48, TIMEOUT_S = 15"),
+        ),
+        Task(
+            name="recall_followup",
+            kind="thread_recall",
+            turns=("Which file in src/ defines the function parse_header?",),
+            text="How many lines long is that file?",
+            files={
+                "src/__init__.py": "",
+                "src/headers.py": headers,
+                "src/body.py": body,
+                "src/util.py": _lines("def clamp(x, lo, hi):", "    return max(lo, min(x, hi))"),
+            },
+            check=expect_number(11, (7, 2), max_others=0),
+            expected="11 (src/headers.py)",
+            solution="wc -l < src/headers.py",
+            good="src/headers.py is 11 lines long.",
+            bad=("It has 7 lines.", "That file has 2 lines."),
+        ),
+    ]
+
+
+def _remember_tasks() -> list[Task]:
+    """The user asks to remember something: a long-term memory must hold it afterwards."""
+    return [
+        Task(
+            name="remember_staging_port",
+            kind="remember",
+            text=(
+                "Please remember that the staging database listens on port 6543 - I'll ask "
+                "you about it in a later session."
+            ),
+            files={"README.md": "# payments service\n"},
+            check=accept_any_answer,
+            expected="a long-term memory: the staging database listens on port 6543",
+            solution="echo 'Noted.'",
+            good="Noted: the staging database port is 6543.",
+            bad=("Noted.",),
+            memory="6543",
+        ),
+        Task(
+            name="remember_module_owner",
+            kind="remember",
+            text=(
+                "Note for future sessions: the billing module is owned by Dana Whitfield. "
+                "Keep that in your memory."
+            ),
+            files={"billing/__init__.py": "", "billing/invoice.py": "def total(): ...\n"},
+            check=accept_any_answer,
+            expected="a long-term memory: the billing module is owned by Dana Whitfield",
+            solution="echo 'Saved.'",
+            good="Saved to memory: billing is owned by Dana Whitfield.",
+            bad=("I'll remember that.",),
+            memory="whitfield",
+        ),
+    ]
+
+
+def _command_tasks() -> list[Task]:
+    """Run a one-line command the user gives (or asks for) and report its output."""
+    inventory = {
+        "items": [f"sku-{n:03d}" for n in range(101, 118)],
+        "archived": [f"sku-{n:03d}" for n in range(1, 6)],
+    }
+    return [
+        Task(
+            name="cmd_sum_range",
+            kind="run_command",
+            text=(
+                "What's the output of python3 -c 'print(sum(range(1, 51)))'? Please actually "
+                "run it, don't work it out in your head."
+            ),
+            files={"README.md": "# sandbox\n"},
+            check=expect_number(1275, (1225, 1326), max_others=0),
+            expected="1275",
+            solution="python3 -c 'print(sum(range(1, 51)))'",
+            good="It prints 1275.",
+            bad=("It prints 1326.", "It prints 1225."),
+        ),
+        Task(
+            name="cmd_hash_prefix",
+            kind="run_command",
+            text=(
+                'Run this and paste me the result: python3 -c "import hashlib; '
+                "print(hashlib.sha256(b'jarvis').hexdigest()[:10])\""
+            ),
+            files={"README.md": "# sandbox\n"},
+            check=expect_token("dda820158d"),
+            expected="dda820158d",
+            solution=(
+                "python3 -c \"import hashlib; print(hashlib.sha256(b'jarvis').hexdigest()[:10])\""
+            ),
+            good="The output is `dda820158d`.",
+            bad=("The output is 3f1a9c0b7e.", "dda820158"),
+        ),
+        Task(
+            name="cmd_count_items",
+            kind="run_command",
+            text=(
+                "Use a python3 -c one-liner to count the entries in the items list of "
+                "inventory.json and tell me the number."
+            ),
+            files={"inventory.json": _json_text(inventory)},
+            check=expect_number(17, (5, 22), max_others=0),
+            expected="17",
+            solution=(
+                "python3 -c \"import json; print(len(json.load(open('inventory.json'))['items']))\""
+            ),
+            good="The items list has 17 entries.",
+            bad=("There are 22 entries.", "5 entries."),
+        ),
+    ]
+
+
+def _combine_tasks() -> list[Task]:
+    """One more combination of two files, worded differently from the first two."""
+    return [
+        Task(
+            name="combine_oncall_extension",
+            kind="combine_files",
+            text=(
+                "team.txt says who is on call this week. What's that person's desk phone "
+                "extension? The extensions are in extensions.csv."
+            ),
+            files={
+                "team.txt": _lines(
+                    "# on-call rota", "this week: Marta Jensen", "next week: Olu Bakare"
+                ),
+                "extensions.csv": _lines(
+                    "name,extension", "Olu Bakare,4127", "Marta Jensen,3581", "Liang Wu,2290"
+                ),
+            },
+            check=expect_number(3581, (4127, 2290), max_others=0),
+            expected="3581",
+            solution=(
+                "grep \"$(grep 'this week' team.txt | cut -d: -f2 | sed 's/^ //')\" "
+                "extensions.csv | cut -d, -f2"
+            ),
+            good="Marta Jensen is on call; her extension is 3581.",
+            bad=("The extension is 4127.", "4127, 3581 and 2290"),
+        ),
+    ]
+
+
+def all_tasks() -> list[Task]:
+    """Every task: the first 24, then the kinds of everyday work added after them."""
+    tasks = [
+        *_tasks(),
+        *_fix_tasks(),
+        *_edit_json_tasks(),
+        *_create_tasks(),
+        *_log_tasks(),
+        *_missing_tasks(),
+        *_test_tasks(),
+        *_recall_tasks(),
+        *_remember_tasks(),
+        *_command_tasks(),
+        *_combine_tasks(),
+    ]
     names = [t.name for t in tasks]
     assert len(names) == len(set(names)), "task names must be unique"
     return tasks
 
 
-TASKS = _tasks()
+TASKS = all_tasks()
 
 
 # --------------------------------------------------------------------------------------------
@@ -909,41 +1972,67 @@ def run_solution(task: Task, ws: Path) -> str:
 
 def self_check(tasks: list[Task], tmp: Path) -> dict[str, Any]:
     """Each task: its reference solution and hand-written answer pass; wrong answers, an echo
-    of the task text and a dump of the workspace files fail."""
+    of the task text, a dump of the workspace files (and, for a memory task, a run that left
+    no long-term memory of the fact) fail."""
     rows = []
     for task in tasks:
-        problems: list[str] = []
-
-        def fresh(label: str, extra: dict[str, str] | None = None, task: Task = task) -> Path:
-            ws = tmp / task.name / label
-            task.setup(ws)
-            write_files(ws, extra or {})
-            return ws
-
-        ws = fresh("solution")
-        out = run_solution(task, ws)
-        ok, why = task.check(out, ws)
-        if not ok:
-            problems.append(f"reference solution output {out!r} fails: {why}")
-        ws = fresh("good", task.good_files)
-        ok, why = task.check(task.good, ws)
-        if not ok:
-            problems.append(f"correct answer {task.good!r} fails: {why}")
-        dump = "\n".join(task.files.values())
-        wrong = [
-            *((b, "wrong answer") for b in task.bad),
-            (task.text, "echo of the task"),
-            (dump, "dump of the files"),
-        ]
-        for n, (answer, what) in enumerate(wrong):
-            ws = fresh(f"bad{n}", task.bad_files if what == "wrong answer" else None)
-            ok, why = task.check(answer, ws)
-            if ok:
-                problems.append(f"{what} {answer[:60]!r} passes: {why}")
+        problems = [*self_check_right(task, tmp), *self_check_wrong(task, tmp)]
         rows.append(
             {"name": task.name, "kind": task.kind, "ok": not problems, "problems": problems}
         )
     return {"tasks": rows, "passed": sum(r["ok"] for r in rows), "total": len(rows)}
+
+
+def fresh_workspace(task: Task, tmp: Path, label: str, extra: dict[str, str] | None) -> Path:
+    ws = tmp / task.name / label
+    task.setup(ws)
+    write_files(ws, extra or {})
+    return ws
+
+
+def self_check_right(task: Task, tmp: Path) -> list[str]:
+    """Problems of the right answers: the reference solution's output and ``good``."""
+    problems = []
+    ws = fresh_workspace(task, tmp, "solution", None)
+    out = run_solution(task, ws)
+    ok, why = task.judge(out, ws, task.good_memories())
+    if not ok:
+        problems.append(f"reference solution output {out!r} fails: {why}")
+    ws = fresh_workspace(task, tmp, "good", task.good_files)
+    ok, why = task.judge(task.good, ws, task.good_memories())
+    if not ok:
+        problems.append(f"correct answer {task.good!r} fails: {why}")
+    return problems
+
+
+def self_check_wrong(task: Task, tmp: Path) -> list[str]:
+    """Problems of the wrong answers: each one that passes."""
+    dump = "\n".join(task.files.values())
+    right = task.good_memories()
+    cases: list[tuple[str, str, dict[str, str] | None, list[dict[str, Any]]]] = [
+        *((b, "wrong answer", task.bad_files, []) for b in task.bad),
+        *(
+            (b, "wrong answer beside the right files", task.good_files, right)
+            for b in task.wrong_with_good_files
+        ),
+        (task.text, "echo of the task", None, []),
+        (dump, "dump of the files", None, []),
+    ]
+    if task.memory:
+        kept_short = [{**m, "type": "short_term"} for m in right]
+        other = [{"type": "project_long_term", "tags": [], "content": "unrelated note"}]
+        cases += [
+            (task.good, "right reply, nothing remembered", task.good_files, []),
+            (task.good, "right reply, only a short_term memory", task.good_files, kept_short),
+            (task.good, "right reply, another memory", task.good_files, other),
+        ]
+    problems = []
+    for n, (answer, what, files, memories) in enumerate(cases):
+        ws = fresh_workspace(task, tmp, f"bad{n}", files)
+        ok, why = task.judge(answer, ws, memories)
+        if ok:
+            problems.append(f"{what} {answer[:60]!r} passes: {why}")
+    return problems
 
 
 # --------------------------------------------------------------------------------------------
@@ -1097,62 +2186,142 @@ def token_figures(messages: list[Any]) -> dict[str, Any]:
     }
 
 
+def compile_graph() -> Any:
+    """The agent graph as ``jarvis run`` compiles it: a checkpointer (so a second turn on the
+    same thread sees the first) and the memory store (the isolated ``JARVIS_HOME``'s)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from jarvis_graph.graphs.agent import build_agent_graph
+    from jarvis_graph.memory.router import memory_store
+
+    return build_agent_graph().compile(checkpointer=InMemorySaver(), store=memory_store())
+
+
+def run_turn(
+    graph: Any, text: str, thread_id: str, ctx: dict[str, Any], log: list[str], verbose: bool
+) -> dict[str, Any]:
+    """One user turn on ``thread_id``; new messages go to ``log``. Returns the final state."""
+    config = {"recursion_limit": RECURSION_LIMIT, "configurable": {"thread_id": thread_id}}
+    before = graph.get_state(config).values.get("messages") or []
+    seen = {m.id for m in before}
+    state: dict[str, Any] = {}
+    for state in graph.stream({"task": text}, config=config, context=ctx, stream_mode="values"):
+        for message in state.get("messages", []):
+            if message.id in seen:
+                continue
+            seen.add(message.id)
+            lines = describe(message)
+            log.extend(lines)
+            if verbose:
+                for line in lines:
+                    print(line, flush=True)
+    # The episodic archive is written after the answer: let it finish before the next turn,
+    # the checks and the workspace's removal.
+    from jarvis_graph.memory.background import wait_for_background
+
+    wait_for_background()
+    return state
+
+
+def memory_offered(ctx: dict[str, Any], state: dict[str, Any]) -> bool:
+    """Whether the model was offered ``save_memory`` (tool filtering may leave it out)."""
+    selected = state.get("selected_tools")
+    if selected is not None:
+        return "save_memory" in selected
+    try:
+        from jarvis_graph.context import JarvisContext
+        from jarvis_graph.runtime.services import RunServices
+
+        return "save_memory" in RunServices(JarvisContext(**ctx)).tools
+    except Exception:  # the services are being reworked: judge by the calls made
+        calls = [
+            c["name"] for m in state.get("messages", []) if m.type == "ai" for c in m.tool_calls
+        ]
+        return "save_memory" in calls
+
+
+def memories_after(ws: Path, thread_id: str) -> list[dict[str, Any]]:
+    """Every memory record of the run's workspace and thread, all tiers."""
+    from jarvis_graph.memory.router import memory_store
+    from jarvis_graph.memory.tiers import MemoryTiers
+
+    return MemoryTiers(ws, thread_id, store=memory_store()).records()
+
+
 def run_task(
     task: Task, ws: Path, platform_name: str, model: str, max_iterations: int, verbose: bool
 ) -> dict[str, Any]:
-    from jarvis_graph.graphs.agent import build_agent_graph
-
+    """Every turn of ``task`` on one thread, then its checks; never raises."""
     task.setup(ws)
+    ctx = run_context(ws, platform_name, model, max_iterations)
+    thread_id = f"bench-{uuid.uuid4().hex[:10]}"
     result: dict[str, Any] = {"name": task.name, "kind": task.kind, "ok": False}
     transcript: list[str] = []
     state: dict[str, Any] = {}
+    turns: list[dict[str, Any]] = []
     start = time.perf_counter()
     try:
-        graph = build_agent_graph().compile()
-        seen = 0
-        for state in graph.stream(
-            {"task": task.text},
-            config={"recursion_limit": RECURSION_LIMIT},
-            context=run_context(ws, platform_name, model, max_iterations),
-            stream_mode="values",
-        ):
-            messages = state.get("messages", [])
-            for message in messages[seen:]:
-                lines = describe(message)
-                transcript.extend(lines)
+        graph = compile_graph()
+        for n, text in enumerate((*task.turns, task.text), 1):
+            if task.turns:
+                transcript.append(f"  user (turn {n}): {short(text, 160)}")
                 if verbose:
-                    for line in lines:
-                        print(line, flush=True)
-            seen = len(messages)
+                    print(transcript[-1], flush=True)
+            state = run_turn(graph, text, thread_id, ctx, transcript, verbose)
+            turns.append(
+                {
+                    "status": state.get("status"),
+                    "model_calls": state.get("iteration", 0),
+                    "answer": short(state.get("final_answer") or "", ANSWER_CHARS),
+                }
+            )
     except Exception as exc:
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["traceback"] = traceback.format_exc(limit=6)
         if verbose:
             print(f"  error: {result['error']}", flush=True)
     result["seconds"] = time.perf_counter() - start
-    # The episodic archive is written after the answer: let it finish before the workspace
-    # is checked and removed (and before the next task's clock starts).
-    from jarvis_graph.memory.background import wait_for_background
-
-    wait_for_background()
-    answer = str(state.get("final_answer") or "")
+    answer = str(state.get("final_answer") or "") if len(turns) == len(task.turns) + 1 else ""
+    messages = state.get("messages", [])
     result.update(
-        status=state.get("status", "error" if "error" in result else None),
-        model_calls=state.get("iteration", 0),
+        status=state.get("status") if "error" not in result else "error",
+        model_calls=sum(t["model_calls"] for t in turns),
         answer=short(answer, ANSWER_CHARS),
-        tool_calls=[
-            c["name"] for m in state.get("messages", []) if m.type == "ai" for c in m.tool_calls
-        ],
-        **token_figures(state.get("messages", [])),
+        tool_calls=[c["name"] for m in messages if m.type == "ai" for c in m.tool_calls],
+        **token_figures(messages),
     )
-    try:
-        ok, why = task.check(answer, ws)
-    except Exception as exc:  # a checker bug must not stop the run
-        ok, why = False, f"checker error: {type(exc).__name__}: {exc}"
-    result["ok"] = ok and "error" not in result
-    result["check"] = why
+    if task.turns:
+        result["turns"] = turns
+    result["ok"], result["check"] = judge_run(task, answer, ws, ctx, state, thread_id, result)
+    result["ok"] = result["ok"] and "error" not in result
     result["transcript"] = transcript
     return result
+
+
+def judge_run(
+    task: Task,
+    answer: str,
+    ws: Path,
+    ctx: dict[str, Any],
+    state: dict[str, Any],
+    thread_id: str,
+    result: dict[str, Any],
+) -> Verdict:
+    """The task's verdict; a memory task without memory tools is marked ``skipped``."""
+    memories: list[dict[str, Any]] | None = None
+    try:
+        if task.memory:
+            if memory_offered(ctx, state):
+                memories = memories_after(ws, thread_id)
+                result["memories"] = [
+                    {"type": m.get("type"), "content": short(m.get("content", ""), 160)}
+                    for m in memories
+                ]
+            else:
+                result["skipped"] = "memory tools not offered to the model: memory check skipped"
+        return task.judge(answer, ws, memories)
+    except Exception as exc:  # a checker bug must not stop the run
+        return False, f"checker error: {type(exc).__name__}: {exc}"
 
 
 def safe_name(model: str) -> str:
@@ -1164,21 +2333,31 @@ def fmt_rate(value: float | None) -> str:
 
 
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Success (overall and per kind), seconds per task and the wrong answers that ended
+    ``completed``. Tasks whose check was skipped count in no rate."""
+    counted = [r for r in results if not r.get("skipped")]
     gen_tokens = sum(r.get("gen_tokens", 0) for r in results)
     gen_seconds = sum(r.get("gen_seconds", 0.0) for r in results)
     # decoded tokens (after each generation's first) = a task's rate x its decode seconds
     decoded = sum((r.get("tokens_per_second") or 0.0) * r.get("gen_seconds", 0.0) for r in results)
     rates = [rate for r in results for rate in r.get("call_tokens_per_second", [])]
     by_kind: dict[str, list[int]] = {}
-    for r in results:
+    for r in counted:
         by_kind.setdefault(r["kind"], [0, 0])
         by_kind[r["kind"]][0] += bool(r["ok"])
         by_kind[r["kind"]][1] += 1
+    seconds = [r["seconds"] for r in results]
+    wrong = [r for r in counted if not r["ok"]]
+    wrong_completed = sum(r.get("status") == "completed" for r in wrong)
+    passed = len(counted) - len(wrong)
     return {
-        "passed": sum(bool(r["ok"]) for r in results),
-        "total": len(results),
-        "median_seconds": statistics.median(r["seconds"] for r in results) if results else None,
-        "total_seconds": sum(r["seconds"] for r in results),
+        "passed": passed,
+        "total": len(counted),
+        "success_rate": passed / len(counted) if counted else None,
+        "skipped": [r["name"] for r in results if r.get("skipped")],
+        "mean_seconds": statistics.mean(seconds) if seconds else None,
+        "median_seconds": statistics.median(seconds) if seconds else None,
+        "total_seconds": sum(seconds),
         "median_model_calls": statistics.median(r["model_calls"] for r in results)
         if results
         else None,
@@ -1187,10 +2366,39 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "prompt_seconds": sum(r.get("prompt_seconds", 0.0) for r in results),
         "mean_call_tokens_per_second": statistics.mean(rates) if rates else None,
         "statuses": {
-            s: sum(r["status"] == s for r in results) for s in {r["status"] for r in results}
+            str(s): sum(r.get("status") == s for r in results)
+            for s in {r.get("status") for r in results}
+        },
+        "wrong_answers": len(wrong),
+        "wrong_completed": wrong_completed,
+        "wrong_statuses": {
+            str(s): sum(r.get("status") == s for r in wrong)
+            for s in {r.get("status") for r in wrong}
         },
         "by_kind": {k: f"{v[0]}/{v[1]}" for k, v in sorted(by_kind.items())},
+        "by_kind_rate": {k: v[0] / v[1] for k, v in sorted(by_kind.items())},
     }
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """Success per kind and overall, seconds per task, wrong answers ending ``completed``."""
+    if not summary["total"]:
+        return
+    print("\n  success per kind:")
+    for kind, score in summary["by_kind"].items():
+        print(f"    {kind:<18}{score:>6}  {summary['by_kind_rate'][kind]:>5.0%}")
+    print(
+        f"  overall: {summary['passed']}/{summary['total']} ({summary['success_rate']:.0%}); "
+        f"seconds per task: mean {summary['mean_seconds']:.1f}, "
+        f"median {summary['median_seconds']:.1f}"
+    )
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["wrong_statuses"].items()))
+    print(
+        f"  wrong answers ending completed: {summary['wrong_completed']} of "
+        f"{summary['wrong_answers']}" + (f" (statuses: {statuses})" if statuses else "")
+    )
+    if summary["skipped"]:
+        print(f"  skipped (memory tools not offered): {', '.join(summary['skipped'])}")
 
 
 def bench_model(
@@ -1205,7 +2413,10 @@ def bench_model(
         return {**info, "tasks": [], "summary": summarise([])}
     print(f"warm-up (load + first reply): {info['warmup_s']:.1f} s", flush=True)
     results: list[dict[str, Any]] = []
-    print(f"\n  {'task':<22}{'kind':<16}{'ok':<6}{'s':>7}{'calls':>7}{'tok/s':>8}  answer")
+    print(
+        f"\n  {'task':<26}{'kind':<16}{'ok':<6}{'status':<15}{'s':>7}{'calls':>7}{'tok/s':>8}"
+        "  answer"
+    )
     for n, task in enumerate(tasks, 1):
         if args.verbose:
             print(f"\n[{n}/{len(tasks)}] {task.name}: {task.text}", flush=True)
@@ -1219,16 +2430,18 @@ def bench_model(
             info["interrupted"] = True
             break
         results.append(result)
-        flag = "ok" if result["ok"] else "FAIL"
+        flag = "skip" if result.get("skipped") else "ok" if result["ok"] else "FAIL"
         print(
-            f"  {task.name:<22}{task.kind:<16}{flag:<6}{result['seconds']:>7.1f}"
-            f"{result['model_calls']:>7}{fmt_rate(result['tokens_per_second']):>8}  "
-            f"{short(result.get('error') or result['answer'], 70)}",
+            f"  {task.name:<26}{task.kind:<16}{flag:<6}{str(result['status']):<15}"
+            f"{result['seconds']:>7.1f}{result['model_calls']:>7}"
+            f"{fmt_rate(result['tokens_per_second']):>8}  "
+            f"{short(result.get('error') or result['answer'], 60)}",
             flush=True,
         )
         if args.verbose and not result["ok"]:
             print(f"  check: {result['check']}")
     summary = summarise(results)
+    print_summary(summary)
     return {**info, "tasks": results, "summary": summary}
 
 
@@ -1248,14 +2461,21 @@ def jarvis_version() -> str:
 
 
 def select_tasks(args: argparse.Namespace) -> list[Task]:
+    """The tasks ``--only`` and ``--kinds`` name (all by default), the first ``--tasks``."""
     tasks = TASKS
-    if args.only:
-        wanted = {n.strip() for item in args.only for n in item.split(",") if n.strip()}
-        unknown = wanted - {t.name for t in TASKS}
+    for option, attribute, known in (
+        ("--only", "name", [t.name for t in TASKS]),
+        ("--kinds", "kind", sorted({t.kind for t in TASKS})),
+    ):
+        given = getattr(args, option[2:])
+        if not given:
+            continue
+        wanted = {n.strip() for item in given for n in item.split(",") if n.strip()}
+        unknown = wanted - set(known)
         if unknown:
-            print(f"unknown task names: {', '.join(sorted(unknown))}; known:")
-            print("  " + ", ".join(t.name for t in TASKS))
-        tasks = [t for t in TASKS if t.name in wanted]
+            print(f"{option}: unknown {attribute}s: {', '.join(sorted(unknown))}; known:")
+            print("  " + ", ".join(known))
+        tasks = [t for t in tasks if getattr(t, attribute) in wanted]
     if args.tasks:
         tasks = tasks[: args.tasks]
     return tasks
@@ -1263,10 +2483,11 @@ def select_tasks(args: argparse.Namespace) -> list[Task]:
 
 def print_self_check(report: dict[str, Any]) -> None:
     by_name = {t.name: t for t in TASKS}
-    print(f"  {'task':<22}{'kind':<16}{'expected':<26}result")
+    print(f"  {'task':<26}{'kind':<16}{'expected':<36}result")
     for row in report["tasks"]:
         expected = by_name[row["name"]].expected
-        print(f"  {row['name']:<22}{row['kind']:<16}{expected:<26}{'ok' if row['ok'] else 'FAIL'}")
+        flag = "ok" if row["ok"] else "FAIL"
+        print(f"  {row['name']:<26}{row['kind']:<16}{short(expected, 34):<36}{flag}")
         for problem in row["problems"]:
             print(f"      {problem}")
     verdict = "PASS" if report["passed"] == report["total"] else "FAIL"
@@ -1283,6 +2504,7 @@ def main() -> int:
     parser.add_argument("--platform", default="local", help="platform of the model (local)")
     parser.add_argument("--tasks", type=int, help="run only the first N tasks")
     parser.add_argument("--only", action="append", help="run only these tasks (name[,name])")
+    parser.add_argument("--kinds", action="append", help="run only these kinds (kind[,kind])")
     parser.add_argument("--max-iterations", type=int, default=MAX_ITERATIONS)
     parser.add_argument("--verbose", action="store_true", help="print each task's transcript")
     parser.add_argument("--self-check", action="store_true", help="check the tasks, no model")
@@ -1297,7 +2519,7 @@ def main() -> int:
         if args.self_check:
             report = self_check(tasks, tmp)
             print_self_check(report)
-            return 0
+            return 0 if report["passed"] == report["total"] else 1
         kept = isolate_home(tmp / "home")
         if "JARVIS_LOCAL_MODEL_PATH" in kept:
             print(
@@ -1310,19 +2532,40 @@ def main() -> int:
             runs.append(bench_model(model, tasks, args, tmp))
             if runs[-1].get("interrupted"):
                 break
+    print_final(runs)
+    data = results_json(args, tasks, runs)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    print(f"\nWrote {args.output}")
+    return 0
+
+
+def print_final(runs: list[dict[str, Any]]) -> None:
+    """One line per model: success, seconds per task, wrong answers ending ``completed``."""
     print("\nSummary:")
-    print(f"  {'model':<12}{'passed':>8}{'median s':>10}{'total s':>9}{'gen tok/s':>11}  by kind")
+    print(
+        f"  {'model':<12}{'passed':>8}{'rate':>6}{'mean s':>8}{'median s':>10}{'total s':>9}"
+        f"{'gen tok/s':>11}  wrong answers ending completed"
+    )
     for run in runs:
         s = run["summary"]
         if not s["total"]:
             print(f"  {run['model']:<12}  not run: {run.get('error', 'no tasks')}")
             continue
-        kinds = " ".join(f"{k}={v}" for k, v in s["by_kind"].items())
         print(
-            f"  {run['model']:<12}{s['passed']:>5}/{s['total']:<2}{s['median_seconds']:>10.1f}"
-            f"{s['total_seconds']:>9.0f}{fmt_rate(s['gen_tokens_per_second']):>11}  {kinds}"
+            f"  {run['model']:<12}{s['passed']:>5}/{s['total']:<2}{s['success_rate']:>6.0%}"
+            f"{s['mean_seconds']:>8.1f}{s['median_seconds']:>10.1f}{s['total_seconds']:>9.0f}"
+            f"{fmt_rate(s['gen_tokens_per_second']):>11}  "
+            f"{s['wrong_completed']} of {s['wrong_answers']}"
         )
-    data = {
+        print(f"  {'':<12}by kind: {' '.join(f'{k}={v}' for k, v in s['by_kind'].items())}")
+
+
+def results_json(
+    args: argparse.Namespace, tasks: list[Task], runs: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What ``--output`` holds: machine, versions, set-up, tasks and every model's run."""
+    return {
         "benchmark": "local_agent",
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": {
@@ -1344,17 +2587,22 @@ def main() -> int:
             "recursion_limit": RECURSION_LIMIT,
             "confirm": "never",
             "non_interactive": True,
+            "checkpointer": "InMemorySaver (one thread per task)",
+            "store": "memory_store() in the isolated JARVIS_HOME",
+            "kinds": sorted({t.kind for t in tasks}),
             "tasks": [
-                {"name": t.name, "kind": t.kind, "text": t.text, "expected": t.expected}
+                {
+                    "name": t.name,
+                    "kind": t.kind,
+                    "turns": [*t.turns, t.text],
+                    "expected": t.expected,
+                    **({"memory": t.memory} if t.memory else {}),
+                }
                 for t in tasks
             ],
         },
         "models": runs,
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-    print(f"\nWrote {args.output}")
-    return 0
 
 
 def nproc() -> int | None:

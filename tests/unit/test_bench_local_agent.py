@@ -1,0 +1,180 @@
+"""bench/local_agent.py: its tasks and checkers, its summary, and a scripted run end to end."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "bench" / "local_agent.py"
+ISSUE_KINDS = {
+    "fix_and_run",
+    "edit_json",
+    "create_module",
+    "combine_files",
+    "count_log",
+    "missing_file",
+    "failing_tests",
+    "thread_recall",
+    "remember",
+    "run_command",
+}
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_local_agent", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve their module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_task_passes_its_self_check(bench: ModuleType, tmp_path: Path) -> None:
+    report = bench.self_check(bench.TASKS, tmp_path)
+    failed = {r["name"]: r["problems"] for r in report["tasks"] if not r["ok"]}
+    assert failed == {}
+    assert report["total"] >= 40
+
+
+def test_the_issue_kinds_each_have_two_tasks_or_more(bench: ModuleType) -> None:
+    kinds: dict[str, int] = {}
+    for task in bench.TASKS:
+        kinds[task.kind] = kinds.get(task.kind, 0) + 1
+    assert len(kinds) >= 12
+    assert {k: kinds.get(k, 0) for k in ISSUE_KINDS if kinds.get(k, 0) < 2} == {}
+
+
+def test_the_command_line_self_check_filters_by_kind() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--self-check", "--kinds", "missing_file,remember"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[PASS] self-check: 5/5 tasks" in proc.stdout
+    assert "missing_nginx_log" in proc.stdout
+    assert "fix_print_typo" not in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("answer", "ok"),
+    [
+        ("settings_prod.py doesn't exist; settings.py has TIMEOUT = 30.", True),
+        ("I couldn't find settings_prod.py in the workspace.", True),
+        ("settings_prod.py does not exist, so TIMEOUT is probably 60.", False),
+        ("TIMEOUT is 30.", False),
+    ],
+)
+def test_a_missing_file_answer_invents_nothing(
+    bench: ModuleType, tmp_path: Path, answer: str, ok: bool
+) -> None:
+    task = next(t for t in bench.TASKS if t.name == "missing_settings_prod")
+    task.setup(tmp_path)
+    assert task.judge(answer, tmp_path, None)[0] is ok
+
+
+@pytest.mark.parametrize(
+    ("answer", "ok"),
+    [
+        ("FAIL: test_apply_discount (test_pricing.PricingTests.test_apply_discount)", True),
+        ("Not all tests pass: test_apply_discount failed, the other two passed.", True),
+        ("test_apply_discount passed and test_add_tax failed.", False),
+        ("Ran 3 tests in 0.001s\n\nOK", False),
+    ],
+)
+def test_a_failing_test_must_be_named_as_failing(
+    bench: ModuleType, tmp_path: Path, answer: str, ok: bool
+) -> None:
+    task = next(t for t in bench.TASKS if t.name == "tests_which_fails")
+    assert task.judge(answer, tmp_path, None)[0] is ok
+
+
+def test_the_summary_counts_wrong_answers_that_ended_completed(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def result(kind: str, ok: bool, status: str, seconds: float, **extra: Any) -> dict[str, Any]:
+        name = f"{kind}-{len(results)}"
+        row = {"name": name, "kind": kind, "ok": ok, "status": status, "seconds": seconds}
+        return {**row, "model_calls": 2, **extra}
+
+    results: list[dict[str, Any]] = []
+
+    results.append(result("edit_json", True, "completed", 10.0))
+    results.append(result("edit_json", False, "completed", 20.0))
+    results.append(result("missing_file", False, "unverified", 30.0))
+    results.append(result("missing_file", False, "max_iterations", 60.0))
+    results.append(result("remember", False, "completed", 5.0, skipped="no memory tools"))
+    summary = bench.summarise(results)
+    assert summary["by_kind"] == {"edit_json": "1/2", "missing_file": "0/2"}
+    assert (summary["passed"], summary["total"]) == (1, 4)
+    assert (summary["wrong_completed"], summary["wrong_answers"]) == (1, 3)
+    assert summary["mean_seconds"] == 25.0  # every run's seconds, the skipped one too
+    assert summary["median_seconds"] == 20.0
+    assert summary["skipped"] == ["remember-4"]
+    bench.print_summary(summary)
+    out = capsys.readouterr().out
+    assert "wrong answers ending completed: 1 of 3" in out
+    assert "overall: 1/4 (25%)" in out
+
+
+def scripted(monkeypatch: pytest.MonkeyPatch, bench: ModuleType, turns: list[Any]) -> None:
+    """Runs of the bench play ``turns`` through the scripted platform."""
+    real = bench.run_context
+
+    def context(ws: Path, *args: Any) -> dict[str, Any]:
+        script = ws.parent / f"{ws.name}-script.yaml"
+        script.write_text(yaml.safe_dump({"turns": turns}), encoding="utf-8")
+        return {**real(ws, *args), "platform": "scripted", "script": str(script)}
+
+    monkeypatch.setattr(bench, "run_context", context)
+
+
+def test_a_recall_task_runs_its_two_turns_on_one_thread(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The second turn's scene comes first: in the first turn its question is not asked yet.
+    turns = [
+        {"when": "Which branch did I say", "text": "You said rel-harbor. !!!COMPLETE!!!"},
+        {"when": "notes folder", "tool_calls": [{"name": "list_files", "args": {"path": "notes"}}]},
+        {"when": "notes folder", "text": "There are 2 .txt files. !!!COMPLETE!!!"},
+    ]
+    scripted(monkeypatch, bench, turns)
+    task = next(t for t in bench.TASKS if t.name == "recall_user_fact")
+    result = bench.run_task(task, tmp_path / "ws", "scripted", "scripted", 8, False)
+    assert result.get("error") is None, result.get("traceback")
+    assert [t["answer"] for t in result["turns"]] == [
+        "There are 2 .txt files.",
+        "You said rel-harbor.",
+    ]
+    assert result["ok"], result["check"]
+    assert result["tool_calls"] == ["list_files"]
+    assert any("user (turn 2)" in line for line in result["transcript"])
+
+
+def test_a_remember_task_passes_only_with_a_long_term_memory(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = next(t for t in bench.TASKS if t.name == "remember_staging_port")
+    memory = {"memory_type": "short_term", "tags": ["staging"], "content": "staging db: 6543"}
+    save = {"name": "save_memory", "args": {"memories": [memory]}}
+    scripted(monkeypatch, bench, [{"tool_calls": [save]}, {"text": "Noted. !!!COMPLETE!!!"}])
+    result = bench.run_task(task, tmp_path / "short", "scripted", "scripted", 8, False)
+    assert not result["ok"]
+    assert "only a short_term memory" in result["check"]
+    assert result["status"] == "completed"
+
+    memory["memory_type"] = "project_long_term"
+    scripted(monkeypatch, bench, [{"tool_calls": [save]}, {"text": "Noted. !!!COMPLETE!!!"}])
+    result = bench.run_task(task, tmp_path / "long", "scripted", "scripted", 8, False)
+    assert result["ok"], result["check"]
+    assert result["memories"][0]["type"] == "project_long_term"
