@@ -125,10 +125,22 @@ def problems(answer: str, task: str, evidence: Evidence, workspace: Path) -> lis
     """What in ``answer`` the evidence does not support (empty: the answer passes)."""
     if not answer.strip():
         return ["the answer is empty"]
+    if _repeats_task(answer, task):
+        return ["the answer repeats the task instead of answering it"]
     found = _unsupported_numbers(answer, evidence.text)
     found += _actions_not_done(task, evidence.calls)
     found += _files_not_written(answer, workspace)
     return found
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def _repeats_task(answer: str, task: str) -> bool:
+    """The answer holds the task's words in order (a small model copying the prompt)."""
+    words = _words(task)
+    return len(words) >= 4 and " ".join(words) in " ".join(_words(answer))
 
 
 def _numbers(text: str) -> set[float]:

@@ -15,6 +15,7 @@ from jarvis_graph.marker import has_complete_marker
 from jarvis_graph.messages import pending_tool_calls, text_of
 from jarvis_graph.nodes.call_text import MAX_CORRECTIONS, call_in_text, corrections_since_task
 from jarvis_graph.nodes.check_answer import check_enabled
+from jarvis_graph.nodes.run_tools import refused_repeats
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
 from jarvis_graph.platforms.errors import PlatformError, ProviderError
 from jarvis_graph.platforms.openai import counting_requests
@@ -36,7 +37,13 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     messages = state["messages"]
     iteration = state.get("iteration", 0) + 1
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
-    model = services.model("normal", state.get("selected_tools"))
+    offered = state.get("selected_tools")
+    if refused := refused_repeats(messages):
+        # A repeat was refused and the model would only repeat it again: the tool is not
+        # offered for this turn, so it answers or does something else.
+        names = list(services.tools) if offered is None else offered
+        offered = [n for n in names if n not in refused]
+    model = services.model("normal", offered)
     with counting_requests() as sent:
         try:
             response = model.invoke(messages)

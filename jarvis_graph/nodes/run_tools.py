@@ -20,11 +20,16 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, EventBus
 from jarvis_graph.history import over_budget
 from jarvis_graph.messages import pending_tool_calls
+from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import current_settings, services_of
 from jarvis_graph.state import AgentState, is_task_message
 from jarvis_graph.tools.base import ToolEnv, limit_output
 from jarvis_graph.tools.invoke import invoke_tool
 from jarvis_graph.tools.registry import is_risky
+
+NOT_AGAIN = "Not run again:"
+LOCAL_WINDOW_SHARE = 0.6
+"""Share of a local model's context window the history may fill before it is summarized."""
 
 
 def run_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
@@ -76,13 +81,24 @@ def _runs_so_far(
     return count
 
 
+def refused_repeats(messages: list[AnyMessage]) -> set[str]:
+    """Tools whose call in the latest tool turn was refused as a repeat (see ``_not_again``)."""
+    refused: set[str] = set()
+    for message in reversed(messages):
+        if not isinstance(message, ToolMessage):
+            break
+        if str(message.text).startswith(NOT_AGAIN):
+            refused.add(message.name or "")
+    return refused
+
+
 def _refused(message: ToolMessage) -> bool:
     return str(message.text).startswith(("Not run", "The user declined"))
 
 
 def _not_again(call: dict[str, Any]) -> ToolMessage:
     text = (
-        f"Not run again: you already called {call.get('name')} with these arguments in this "
+        f"{NOT_AGAIN} you already called {call.get('name')} with these arguments in this "
         "task, and nothing changed since. Its result is above: use it, or do something else."
     )
     name = call.get("name") or "unknown"
@@ -134,4 +150,9 @@ def route_after_tools(state: AgentState) -> Literal["summarize_history", "call_m
     """
     settings = current_settings()
     budget, rounds = settings.max_input_tokens, settings.auto_summary_rounds
+    spec = settings.model_for("normal")
+    if resolve_platform(spec) == "local":
+        # The local model's window is small: summarize well before a request overflows
+        # it (the tool list and the reply need room too).
+        budget = min(budget or spec.n_ctx, int(spec.n_ctx * LOCAL_WINDOW_SHARE))
     return "summarize_history" if over_budget(state["messages"], budget, rounds) else "call_model"

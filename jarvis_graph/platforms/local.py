@@ -1,11 +1,12 @@
 """The ``local`` platform: an embedded llama.cpp model in process, no network, no key.
 
-A chat model and nothing more: it writes the prompt in the model's own format (see
-:mod:`jarvis_graph.platforms.local_protocol`) and decodes the reply. Prose is decoded
-freely and streamed; the JSON of each ``<tool_call>`` block is decoded under a grammar
-built from the tool schemas, so every call it returns parsed exactly. A reply may hold
-several calls (parallel calls) or none (an answer). Retries, nudges and answer checks
-are nodes of the agent graph, the same for every platform.
+A chat model and nothing more: it writes the prompt (see
+:mod:`jarvis_graph.platforms.local_protocol`) and decodes the reply. Every reply is a
+JSON object ``{"thought", "tool", "arguments"}`` decoded under a grammar built from the
+tool schemas, so every call parses exactly; after one object the model may write another
+(parallel calls). The answer is the pseudo-tool ``final_answer``, whose text is decoded
+without the grammar and streamed. Retries, nudges and answer checks are nodes of the agent
+graph, the same for every platform.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ from jarvis_graph.platforms.local_threads import decode_threads
 from jarvis_graph.state import is_task_message
 
 MIN_REPLY_TOKENS = 256
+DEFAULT_MAX_TOKENS = 512  # a runaway reply costs a small model a minute per 1000 tokens
 MAX_CALLS = 8  # tool calls in one reply
-CALL_MASS = 0.5  # probability of beginning a call above which a reply is a call
+THOUGHT_KEY = "reasoning_content"  # where a reply's "thought" is kept on the AIMessage
 
 
 class ContextTooLongError(PlatformError):
@@ -62,7 +64,7 @@ class LocalChatModel(BaseChatModel):
     n_ctx: int = 8192
     n_threads: int | None = None
     """Decoding threads; None: the cores not busy when each reply starts."""
-    max_tokens: int = 1024
+    max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     tools: list[dict[str, Any]] = Field(default_factory=list)
 
@@ -75,26 +77,17 @@ class LocalChatModel(BaseChatModel):
         return self.model_copy(update={"tools": [convert_to_openai_tool(t) for t in tools]})
 
     def build_prompt(self, messages: list[BaseMessage]) -> str:
-        """The ChatML prompt for ``messages``, as the model's chat template writes it."""
+        """The ChatML prompt for ``messages``: the tools and the reply format in the system turn."""
         system = "\n\n".join(str(m.text) for m in messages if isinstance(m, SystemMessage))
-        turns = [proto.Turn("system", proto.system_text(system, self.tools))]
-        results: list[str] = []
+        if self.tools:
+            parts = (system, proto.render_tool_list(self.tools), proto.FORMAT_RULES)
+            system = "\n\n".join(p for p in parts if p)
+        turns = [proto.Turn("system", system)] if system else []
         task = ""
         for message in messages:
-            if isinstance(message, ToolMessage):
-                name = message.name or ""
-                results.append(proto.without_line_numbers(name, str(message.text)))
-                continue
-            if results:  # one user turn for the results of one reply
-                turns.append(proto.Turn("user", proto.tool_responses(results, task)))
-                results = []
-            if isinstance(message, AIMessage):
-                turns.append(proto.Turn("assistant", _assistant_text(message)))
-            elif not isinstance(message, SystemMessage):
-                task = str(message.text) if is_task_message(message) else task
-                turns.append(proto.Turn("user", str(message.text)))
-        if results:
-            turns.append(proto.Turn("user", proto.tool_responses(results, task)))
+            if is_task_message(message):
+                task = str(message.text)
+            _append_turn(turns, message, task)
         return proto.render_prompt(turns)
 
     def _stream(
@@ -107,10 +100,11 @@ class LocalChatModel(BaseChatModel):
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
             reply = _Reply(self, llm, self.build_prompt(messages))
-            yield from reply.prose(run_manager)
-            while reply.calling and len(reply.calls) < MAX_CALLS:
-                reply.call()
-                if not reply.calls or reply.calls[-1][1] is not None or not reply.another():
+            while len(reply.calls) < MAX_CALLS:
+                yield from reply.next_object(run_manager)
+                if reply.answered or reply.duplicate or reply.calls[-1][1] is not None:
+                    break
+                if not reply.another():
                     break
         yield reply.final_chunk(Path(self.model_path).name)
 
@@ -124,17 +118,30 @@ class LocalChatModel(BaseChatModel):
         return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
 
 
-def _assistant_text(message: AIMessage) -> str:
-    calls = [proto.Call(c["name"], c["args"]) for c in message.tool_calls]
-    text = proto.assistant_text(str(message.text), calls)
-    for bad in message.invalid_tool_calls:  # shown as written, so its error makes sense
-        block = f"{proto.CALL_OPEN}\n{bad.get('args') or ''}\n{proto.CALL_CLOSE}"
-        text = f"{text}\n{block}" if text else block
-    return text
+def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> None:
+    if isinstance(message, SystemMessage):
+        return
+    if isinstance(message, AIMessage):
+        thought = str(message.additional_kwargs.get(THOUGHT_KEY) or "")
+        lines = [proto.tool_call_json(c["name"], c["args"], thought) for c in message.tool_calls]
+        lines += [str(c.get("args") or "") for c in message.invalid_tool_calls]
+        if message.text or not lines:
+            lines.append(proto.answer_json(str(message.text), thought))
+        turns.append(proto.Turn("assistant", "\n".join(lines)))
+    elif isinstance(message, ToolMessage):
+        failed = message.status == "error"
+        result = proto.result_turn(message.name or "the tool", str(message.text), task, failed)
+        if turns and turns[-1].role == "user" and turns[-1].content.startswith("Result of "):
+            previous = turns[-1].content.rsplit("\n\nThe task was:", 1)[0]
+            turns[-1].content = previous + "\n\n" + result  # several results of one turn
+        else:
+            turns.append(proto.Turn("user", result))
+    else:
+        turns.append(proto.Turn("user", str(message.text)))
 
 
 class _Reply:
-    """One reply: free prose, then grammar-constrained ``<tool_call>`` blocks, if any."""
+    """One reply: JSON objects under the reply grammar, an answer's text decoded freely."""
 
     def __init__(self, model: LocalChatModel, llm: Any, prompt: str) -> None:
         self.model, self.llm, self.prompt = model, llm, prompt
@@ -150,10 +157,12 @@ class _Reply:
             raise ContextTooLongError(msg)
         _use_threads(llm, decode_threads(model.n_threads))
         self.written = ""  # the reply so far, as the model wrote it
-        self.content = ""  # its prose
-        self.calling = False  # a <tool_call> block has begun
         self.calls: list[tuple[str, str | None]] = []  # (raw JSON, parse error)
-        self.cut = False  # the prose reached the token limit
+        self.answered = False  # the reply is an answer (final_answer)
+        self.thought = ""
+        self.cut = False  # the answer reached the token limit
+        self.calling = False  # set by the decision processor: another object follows
+        self.duplicate = False  # the last object repeated a call of this reply
         self.n_out = 0
         self.prompt_seconds = self.decode_seconds = 0.0
         self.decoded = 0  # tokens after the first of each generation (for the rate)
@@ -191,86 +200,89 @@ class _Reply:
             pieces.close()
 
     def _choose(self) -> Callable[[Any, Any], Any]:
-        """A logits processor deciding, at the reply's first token, between a call and prose.
+        """A logits processor deciding whether another JSON object (a further call) follows.
 
-        Small models often begin a call as a JSON object or a fenced block instead of the
-        ``<tool_call>`` tag. When the tokens that begin a call in any of these ways hold
-        at least half of the probability, the reply is a call (:attr:`calling`; the
-        generation is ended and the call is decoded under the grammar); otherwise those
-        tokens are ruled out and the reply is prose.
+        Right after an object, the model either ends its turn or goes on (a newline, a
+        brace): it goes on (:attr:`calling`) when that is likelier than the end of the
+        turn. Either way the generation ends at once.
         """
         starts, end = _call_starts(self.llm, self.model.model_path), self.llm.token_eos()
-        first = True
 
         def processor(input_ids: Any, scores: Any) -> Any:
-            nonlocal first
-            if not first:
-                return scores
-            first = False
             probs = np.exp(scores - scores.max())
-            mass = float(probs[starts].sum() / probs.sum())
-            if mass >= CALL_MASS:
-                self.calling = True
-                scores = np.full_like(scores, -np.inf)
-                scores[end] = 0.0
-            else:  # prose: some text, not a call and not an empty reply
-                scores = scores.copy()
-                scores[starts] = -np.inf
-                scores[end] = -np.inf
+            self.calling = float(probs[starts].sum()) > float(probs[end])
+            scores = np.full_like(scores, -np.inf)
+            scores[end] = 0.0
             return scores
 
         return processor
 
-    def prose(self, run_manager: CallbackManagerForLLMRun | None) -> Iterator[ChatGenerationChunk]:
-        """Decode freely, streaming the text, until the end or a tool call begins."""
+    def next_object(
+        self, run_manager: CallbackManagerForLLMRun | None
+    ) -> Iterator[ChatGenerationChunk]:
+        """Decode one reply object; an answer's text is streamed, decoded without the grammar."""
+        schema = proto.reply_schema(self.model.tools, "all" if not self.calls else "tools")
+        grammar = _grammar(json.dumps(schema))
+        stream = proto.AnswerStream()
         budget = self._budget()
-        held, shown = "", []  # held: the end of the text that may start a tag
-        choose = self._choose() if self.model.tools else None
-        pieces = self._pieces(budget, processor=choose)
+        pieces = self._pieces(budget, grammar)
         try:
             for piece in pieces:
-                if self.calling:
-                    break
-                held += piece
-                if self.model.tools and proto.CALL_OPEN in held:
-                    held, self.calling = held.split(proto.CALL_OPEN, 1)[0], True
-                    break
-                keep = proto.partial_tag(held) if self.model.tools else 0
-                rest = held[: len(held) - keep]
-                keep += len(rest) - len(rest.rstrip())  # whitespace: shown once text follows
-                if len(held) > keep:
-                    shown.append(held[: len(held) - keep])
-                    yield _text_chunk(shown[-1], run_manager)
-                    held = held[len(held) - keep :]
+                text = stream.feed(piece)
+                if text:
+                    yield _text_chunk(text, run_manager)
+                if stream.is_answer:
+                    break  # the answer's text goes on without the grammar
         finally:
             pieces.close()
-        if held.rstrip():
-            shown.append(held.rstrip())
-            yield _text_chunk(shown[-1], run_manager)
-        self.cut = not self.calling and self.n_out >= budget
-        text = "".join(shown)
-        self.content = text.strip()
-        self.written = text.rstrip() + ("\n" if self.content else "")
-
-    def call(self) -> None:
-        """Decode one ``<tool_call>`` block's JSON under the tool grammar."""
-        self.written += proto.CALL_OPEN + "\n"
-        grammar = _grammar(json.dumps(proto.call_schema(self.model.tools)))
-        budget = self._budget()
-        raw = self._text(budget, grammar).strip()
-        call, error = proto.parse_call(raw)
-        if call is None and self.n_out >= budget:
+        if stream.is_answer:
+            self.answered = True
+            yield from self._free_answer(stream, run_manager)
+            self.thought = proto.thought_of(stream.raw)
+            return
+        raw = stream.raw.strip()
+        reply = proto.parse_reply(raw)
+        error = reply.error if reply.error or reply.tool else "the reply names no tool"
+        if reply.error and self.n_out >= budget:
             error = "the reply was cut off at the output-token limit; arguments are incomplete"
+        self.thought = self.thought or reply.thought
+        if error is None and any(proto.parse_reply(r) == reply for r, _ in self.calls):
+            self.duplicate = True  # the same call twice in one reply: the reply ends here
+            return
         self.calls.append((raw, error))
-        self.written += raw + "\n" + proto.CALL_CLOSE
+        self.written += raw
+
+    def _free_answer(
+        self, stream: proto.AnswerStream, run_manager: CallbackManagerForLLMRun | None
+    ) -> Iterator[ChatGenerationChunk]:
+        """The answer's text up to its closing quote, decoded without the grammar.
+
+        The grammar fixed the reply's shape up to ``"answer": "``; sampling the text under
+        it costs about as much as the decoding itself. llama.cpp reuses its cache for the
+        prompt and the reply so far.
+        """
+        self.written += stream.raw
+        budget = self._budget()
+        pieces = self._pieces(budget) if budget and not stream.done else iter(())
+        try:
+            for piece in pieces:
+                text = stream.feed(piece)
+                if text:
+                    yield _text_chunk(text, run_manager)
+                if stream.done:
+                    break
+        finally:
+            if hasattr(pieces, "close"):
+                pieces.close()
+        self.cut = not stream.done and budget > 0 and self._budget() == 0
 
     def another(self) -> bool:
-        """Whether the model goes on with another ``<tool_call>`` block."""
-        budget = self._budget()
+        """Whether the model goes on with another call (a JSON object on the next line)."""
         self.calling = False
-        if budget:
-            self.written += "\n"
+        if self._budget():
             self._text(1, processor=self._choose())
+        if self.calling:
+            self.written += "\n"
         return self.calling
 
     def final_chunk(self, model: str) -> ChatGenerationChunk:
@@ -292,13 +304,15 @@ class _Reply:
         chunks, raw_calls = [], []
         for index, (raw, error) in enumerate(self.calls):
             call_id = f"call_{uuid.uuid4().hex[:12]}"
-            parsed, _ = proto.parse_call(raw)
-            name = parsed.name if parsed else "unknown"
-            args = json.dumps(parsed.arguments) if parsed and error is None else raw
+            parsed = proto.parse_reply(raw)
+            name = parsed.tool or proto.tool_name_of(raw) or "unknown"
+            args = json.dumps(parsed.arguments) if error is None else raw
             chunks.append(tool_call_chunk(name=name, args=args, id=call_id, index=index))
             if error is not None:  # call_model refuses it with this reason
                 raw_calls.append({"id": call_id, "name": name, "arguments": raw, "error": error})
         extra: dict[str, Any] = {RAW_TOOL_CALLS: raw_calls} if raw_calls else {}
+        if self.thought:
+            extra[THOUGHT_KEY] = self.thought
         message = AIMessageChunk(
             content="",
             additional_kwargs=extra,
@@ -435,6 +449,6 @@ def create_local_model(spec: ModelSpec) -> LocalChatModel:
         model_path=str(path),
         n_ctx=spec.n_ctx,
         n_threads=spec.n_threads,
-        max_tokens=spec.max_tokens or 1024,
+        max_tokens=spec.max_tokens or DEFAULT_MAX_TOKENS,
         temperature=spec.temperature if spec.temperature is not None else 0.0,
     )

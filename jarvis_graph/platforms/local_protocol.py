@@ -1,12 +1,11 @@
-"""The prompt format of the embedded local model: Qwen2.5's own ChatML with native tool calls.
+"""The JSON reply protocol of the embedded local model: prompt, grammar, parsing.
 
-The tools go into the system prompt as ``<tools>`` JSON lines, a tool call is a
-``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` block (several in one reply
-for parallel calls), an answer is plain text, and tool results come back as
-``<tool_response>`` blocks in a user turn: the format the model was trained on, written
-exactly as its chat template writes it (see :func:`render_messages`). Only the JSON
-inside a ``<tool_call>`` block is decoded under a grammar (:func:`call_schema`): prose
-is decoded freely, and a reply may answer without any tool when none fits.
+Small local models call tools reliably when every reply is a JSON object
+``{"thought": ..., "tool": NAME, "arguments": {...}}`` constrained by a grammar built from
+the tool schemas (several objects, one per line, for parallel calls). The final answer is
+a call of the pseudo-tool ``final_answer``, whose text is decoded without the grammar.
+A tool result goes back as a user turn that repeats the task under it with what to do
+next (a failed result is an answer too when it answers the task).
 
 Pure functions over plain data: no llama.cpp or langchain imports here.
 """
@@ -15,24 +14,114 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
-
-from jarvis_graph.platforms.arguments import parse_arguments
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
-CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
-DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 
-TOOLS_HEADER = (
-    "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
+FINAL_ANSWER = "final_answer"
+FINAL_ANSWER_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": FINAL_ANSWER,
+        "description": (
+            "Give the final answer to the user: once tool results hold the answer, "
+            "or to reply to small talk."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "description": "The answer, plain text."}},
+            "required": ["answer"],
+        },
+    },
+}
+
+THOUGHT_CHARS = 240
+
+
+FORMAT_RULES = """# How to reply
+Reply with JSON objects only, one per line, each calling one tool:
+{"thought": "<what you know, what to do next>", "tool": "<name>", "arguments": {<arguments>}}
+Several independent calls may go on several lines. Look at the files with a tool before
+you answer about them. When the tool results hold the answer, or no tool fits the request,
+call final_answer with the answer."""
+
+
+RESULT_SUFFIX = (
+    "The task was: {task}\n"
+    "If the task needs another step, call the next tool. Otherwise call final_answer with "
+    "a short answer to the task, not the whole result."
 )
-TOOLS_FOOTER = (
-    "\n</tools>\n\nFor each function call, return a json object with function name and "
-    "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
-    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+FAILED_SUFFIX = (
+    "The task was: {task}\n"
+    "This call failed. If the failure itself answers the task (a file that does not exist, "
+    "a test that fails), call final_answer and say so. Otherwise fix the call or use "
+    "another tool; do not guess."
 )
+LISTING_SUFFIX = (
+    "The task was: {task}\n"
+    "A listing shows file names only. If the answer is inside a file, read it with read_code "
+    "next; otherwise call final_answer with a short answer."
+)
+
+
+def render_tool_list(tools: list[dict[str, Any]]) -> str:
+    """One line per tool: ``name(arg: type, ...): description``."""
+    lines = ["# Tools"]
+    for tool in [*tools, FINAL_ANSWER_TOOL]:
+        fn = tool["function"]
+        params = fn.get("parameters", {})
+        required = set(params.get("required", []))
+        args = []
+        for name, prop in params.get("properties", {}).items():
+            kind = _type_name(prop)
+            note = "" if name in required else ", optional"
+            desc = f" - {prop['description']}" if prop.get("description") else ""
+            args.append(f"    {name} ({kind}{note}){desc}")
+        lines.append(f"- {fn['name']}: {fn.get('description', '').strip()}")
+        lines.extend(args)
+    return "\n".join(lines)
+
+
+def _type_name(prop: dict[str, Any]) -> str:
+    if "type" in prop:
+        return str(prop["type"])
+    kinds = [p.get("type") for p in prop.get("anyOf", []) if p.get("type") != "null"]
+    return "/".join(str(k) for k in kinds) or "any"
+
+
+Offer = Literal["all", "answer", "tools"]
+
+
+def reply_schema(tools: list[dict[str, Any]], offer: Offer = "all") -> dict[str, Any]:
+    """JSON schema of one reply: a call of one of ``tools`` or of ``final_answer``.
+
+    ``offer`` narrows the choice to the answer only or to the tools only.
+    """
+    offered = {
+        "all": [*tools, FINAL_ANSWER_TOOL],
+        "answer": [FINAL_ANSWER_TOOL],
+        "tools": tools or [FINAL_ANSWER_TOOL],
+    }[offer]
+    calls = []
+    for tool in offered:
+        fn = tool["function"]
+        params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
+        params.setdefault("type", "object")
+        params["additionalProperties"] = False
+        calls.append(
+            {
+                "type": "object",
+                "properties": {
+                    "thought": {"type": "string", "maxLength": THOUGHT_CHARS},
+                    "tool": {"const": fn["name"]},
+                    "arguments": params,
+                },
+                "required": ["thought", "tool", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    return calls[0] if len(calls) == 1 else {"oneOf": calls}
 
 
 @dataclass
@@ -43,86 +132,39 @@ class Turn:
     content: str
 
 
-@dataclass
-class Call:
-    """A tool call as the prompt shows it."""
-
-    name: str
-    arguments: dict[str, Any]
-
-
-def system_text(system: str, tools: list[dict[str, Any]]) -> str:
-    """The system turn's text: the system prompt, then the tools when there are any."""
-    if not tools:
-        return system or DEFAULT_SYSTEM
-    lines = "".join("\n" + json.dumps(tool, ensure_ascii=False) for tool in tools)
-    return (system or DEFAULT_SYSTEM) + TOOLS_HEADER + lines + TOOLS_FOOTER
-
-
-def assistant_text(content: str, calls: list[Call]) -> str:
-    """An earlier reply of the model as it wrote it: its text, then each call's block."""
-    parts = [content] if content else []
-    for call in calls:
-        arguments = json.dumps(call.arguments, ensure_ascii=False)
-        parts.append(
-            f'{CALL_OPEN}\n{{"name": "{call.name}", "arguments": {arguments}}}\n{CALL_CLOSE}'
-        )
-    return "\n".join(parts)
-
-
-REMINDER = (
-    "\n\nThe task: {task}\nIf these results answer it, reply with the answer in plain text "
-    "now. Otherwise call the next tool."
-)
-
-
-def tool_responses(results: list[str], task: str = "") -> str:
-    """The user turn carrying the results of one reply's calls back, in call order.
-
-    With ``task``, the task is repeated under the results, with what to do next: after a
-    long result a small model otherwise loses the task, or calls the same tool again.
-    """
-    text = "".join(f"\n<tool_response>\n{text}\n</tool_response>" for text in results)[1:]
-    return text + (REMINDER.format(task=task) if task else "")
-
-
 def render_prompt(turns: list[Turn]) -> str:
     """ChatML text for ``turns``, ready for the assistant's next reply."""
     body = "".join(f"{IM_START}{t.role}\n{t.content}{IM_END}\n" for t in turns)
     return body + f"{IM_START}assistant\n"
 
 
-def call_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """JSON schema of the object inside one ``<tool_call>`` block: a call of one of ``tools``."""
-    calls = []
-    for tool in tools:
-        fn = tool["function"]
-        params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
-        params.setdefault("type", "object")
-        params.setdefault("properties", {})
-        params["additionalProperties"] = False
-        calls.append(
-            {
-                "type": "object",
-                "properties": {"name": {"const": fn["name"]}, "arguments": params},
-                "required": ["name", "arguments"],
-                "additionalProperties": False,
-            }
-        )
-    return calls[0] if len(calls) == 1 else {"oneOf": calls}
+def tool_call_json(name: str, args: dict[str, Any], thought: str = "") -> str:
+    """How an earlier tool call of the model is shown back to it."""
+    reply = {"thought": thought, "tool": name, "arguments": args}
+    return json.dumps(reply, ensure_ascii=False)
 
 
-def parse_call(raw: str) -> tuple[Call | None, str | None]:
-    """The call a ``<tool_call>`` block's JSON holds, or why it is not one (exactly parsed)."""
-    data, error = parse_arguments(raw)
-    if error is not None or data is None:
-        return None, error or "the call is not a JSON object"
-    name, arguments = data.get("name"), data.get("arguments", {})
-    if not isinstance(name, str) or not name:
-        return None, "the call has no 'name'"
-    if not isinstance(arguments, dict):
-        return None, "'arguments' must be a JSON object"
-    return Call(name, arguments), None
+def answer_json(text: str, thought: str = "") -> str:
+    """How an earlier answer of the model is shown back to it."""
+    return tool_call_json(FINAL_ANSWER, {"answer": text}, thought)
+
+
+def result_turn(name: str, content: str, task: str = "", failed: bool = False) -> str:
+    """The user turn that carries a tool result back to the model.
+
+    Small models lose the task after a long result; it is repeated under each result,
+    with advice fitting the result: a failed call is not an answer, a listing holds names
+    only (after either, a 0.5B model otherwise answers from imagination).
+    """
+    if failed or looks_failed(content):
+        template = FAILED_SUFFIX
+    elif name == "list_files" and _LISTING.match(content):
+        template = LISTING_SUFFIX
+    else:
+        template = RESULT_SUFFIX
+    suffix = template.format(task=task or "(see above)")
+    content = without_line_numbers(name, content)
+    return f"Result of {name}:\n{content}\n\n{suffix}"
 
 
 _LINE_NUMBER = re.compile(r"^ *\d+ \| ", re.MULTILINE)
@@ -138,18 +180,140 @@ def without_line_numbers(name: str, content: str) -> str:
     return content
 
 
-def partial_tag(text: str) -> int:
-    """How many characters at the end of ``text`` could start a ``<tool_call>`` tag.
+_LISTING = re.compile(r"^\d+ files? under ")
+_FAILED = re.compile(r"^(Error: |exit code: [1-9]|timed out after |no matches for )")
 
-    Streamed prose holds them back until the next piece shows whether a call begins.
-    """
-    for size in range(min(len(CALL_OPEN) - 1, len(text)), 0, -1):
-        if CALL_OPEN.startswith(text[-size:]):
-            return size
-    return 0
+
+def looks_failed(content: str) -> bool:
+    """A tool error, a script that exited non-zero or timed out, or a search with no hits."""
+    return _FAILED.match(content) is not None
+
+
+_THOUGHT = re.compile(r'^\s*\{\s*"thought"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def thought_of(raw: str) -> str:
+    """The thought at the start of a (possibly unfinished) reply."""
+    match = _THOUGHT.match(raw)
+    if not match:
+        return ""
+    try:
+        return str(json.loads(match.group(1)))
+    except json.JSONDecodeError:
+        return ""
+
+
+@dataclass
+class Reply:
+    """A parsed model reply."""
+
+    answer: str | None = None
+    thought: str = ""
+    tool: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+def parse_reply(raw: str) -> Reply:
+    """Parse the model's JSON reply; anything else becomes a readable error."""
+    text = raw.strip()
+    if text.startswith("```"):
+        text = re.sub(r"^```\w*\s*|\s*```$", "", text)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if text and not text.startswith("{"):
+            return Reply(answer=text)  # plain prose is taken as the answer
+        return Reply(error=f"the reply is not valid JSON ({exc.msg} at column {exc.colno})")
+    if not isinstance(data, dict):
+        return Reply(error="the reply must be a JSON object with 'tool' and 'arguments'")
+    thought = str(data.get("thought") or "")
+    if "answer" in data:
+        return Reply(answer=str(data["answer"]), thought=thought)
+    name = data.get("tool")
+    if not isinstance(name, str) or not name:
+        return Reply(thought=thought, error="the reply has no 'tool' name")
+    args = data.get("arguments", {})
+    if not isinstance(args, dict):
+        return Reply(tool=name, thought=thought, error="'arguments' must be a JSON object")
+    if name == FINAL_ANSWER:
+        return Reply(answer=str(args.get("answer", "")), thought=thought)
+    return Reply(tool=name, arguments=args, thought=thought)
+
+
+_HEAD = r'^\s*\{\s*(?:"thought"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*)?"tool"\s*:\s*'
+_TOOL_NAME = re.compile(_HEAD + r'"([^"]*)"')
+
+
+def tool_name_of(raw: str) -> str | None:
+    """The tool a reply names at its start, even when the rest of it is cut off."""
+    named = _TOOL_NAME.match(raw)
+    return named.group(1) if named else None
+
+
+_ANSWER_START = re.compile(_HEAD + r'"final_answer"\s*,\s*"arguments"\s*:\s*\{\s*"answer"\s*:\s*"')
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+class AnswerStream:
+    """Extract the answer of a ``final_answer`` call incrementally, as tokens arrive."""
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self._pos: int | None = None  # index in raw of the next undecoded character
+        self.done = False
+        self.is_answer: bool | None = None
+
+    @property
+    def end(self) -> int:
+        """Where the answer's text ended in :attr:`raw` (after its closing quote), once done."""
+        return self._pos if self.done and self._pos is not None else len(self.raw)
+
+    def feed(self, piece: str) -> str:
+        """Add generated text; return newly decoded answer text (may be empty)."""
+        self.raw += piece
+        if self.is_answer is None:
+            match = _ANSWER_START.match(self.raw)
+            named = _TOOL_NAME.match(self.raw)
+            if match:
+                self.is_answer, self._pos = True, match.end()
+            elif (named and named.group(1) != FINAL_ANSWER) or self.raw.lstrip()[:1] not in "{":
+                self.is_answer = False
+        if not self.is_answer or self.done or self._pos is None:
+            return ""
+        return self._decode()
+
+    def _decode(self) -> str:
+        assert self._pos is not None
+        out, i, raw = [], self._pos, self.raw
+        while i < len(raw):
+            ch = raw[i]
+            if ch == '"':
+                self.done = True
+                i += 1
+                break
+            if ch != "\\":
+                out.append(ch)
+                i += 1
+                continue
+            if i + 1 >= len(raw):
+                break  # wait for the escaped character
+            esc = raw[i + 1]
+            if esc == "u":
+                if i + 6 > len(raw):
+                    break
+                try:
+                    out.append(chr(int(raw[i + 2 : i + 6], 16)))
+                except ValueError:
+                    out.append(raw[i : i + 6])
+                i += 6
+            else:
+                out.append(_ESCAPES.get(esc, esc))
+                i += 2
+        self._pos = i
+        return "".join(out)
 
 
 def begins_call(piece: str) -> bool:
-    """Whether a token's text begins a tool call: the tag, a JSON object, a fenced block."""
-    text = piece.lstrip()
-    return text.startswith(("{", "```", "[{", "<tool")) or text == "<"
+    """Whether a token, right after a reply object, goes on to another one (a further call)."""
+    return piece.lstrip(" ").startswith(("\n", "{"))

@@ -22,8 +22,7 @@ def compute(expression: str) -> str:
 
     The expression may read workspace files with open(path) and glob(pattern), and parse
     them with csv.DictReader, json.load or re.findall; then len, sum, max, min, sorted,
-    round and comprehensions. No statements, imports or variables. For example
-    sum(float(r['amount']) for r in csv.DictReader(open('payments.csv'))).
+    round and comprehensions. No statements, imports or variables.
 
     Args:
         expression: The Python expression; paths are relative to the workspace.

@@ -130,3 +130,12 @@ def test_an_empty_answer_fails(tmp_path: Path) -> None:
 
 def test_small_talk_passes(tmp_path: Path) -> None:
     assert check("Hello! How can I help?", [HumanMessage("hi there")], tmp_path) == []
+
+
+def test_an_answer_copying_the_task_fails(tmp_path: Path) -> None:
+    task = "Set workers to 8 in settings.json."
+    messages = conversation(task, ("write_file", {"path": "settings.json"}, "Rewrote it"))
+    assert check(f"The task: {task}\nIf these results answer it, reply.", messages, tmp_path) == [
+        "the answer repeats the task instead of answering it"
+    ]
+    assert check("Done: workers is now 8 in settings.json.", messages, tmp_path) == []

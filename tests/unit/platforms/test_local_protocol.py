@@ -1,9 +1,8 @@
-"""The local platform as a chat model: its prompt is the model's own chat template, prose is
-decoded freely, each tool call's JSON under a grammar, and one reply may hold several calls.
+"""The local platform: its JSON reply protocol (prompt, grammar schema, parsers) and how a
+reply is decoded: objects under the grammar, an answer's text freely, parallel calls.
 
 llama.cpp is replaced by :class:`FakeLlama`, which follows a script and honours the logits
-processor the platform passes (the call-or-prose decision); the real model runs in
-``tests/integration/test_local_model.py``.
+processor the platform passes; the real model runs in ``tests/integration/test_local_model.py``.
 """
 
 from __future__ import annotations
@@ -13,77 +12,244 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import jinja2
 import numpy as np
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.local import ContextTooLongError, LocalChatModel
+from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 
-# Qwen2.5's chat template (tokenizer.chat_template of the GGUF files the project ships),
-# the part that writes system, user, assistant and tool turns.
-QWEN_TEMPLATE = """{%- if tools %}{{- '<|im_start|>system\\n' }}{{- messages[0]['content'] }}\
-{{- "\\n\\n# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\n\
-You are provided with function signatures within <tools></tools> XML tags:\\n<tools>" }}\
-{%- for tool in tools %}{{- "\\n" }}{{- tool | tojson }}{%- endfor %}\
-{{- "\\n</tools>\\n\\nFor each function call, return a json object with function name and \
-arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\\"name\\": \
-<function-name>, \\"arguments\\": <args-json-object>}\\n</tool_call><|im_end|>\\n" }}{%- endif %}\
-{%- for message in messages %}\
-{%- if (message.role == "user") or (message.role == "system" and not loop.first) or \
-(message.role == "assistant" and not message.tool_calls) %}\
-{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}\
-{%- elif message.role == "assistant" %}{{- '<|im_start|>' + message.role }}\
-{%- if message.content %}{{- '\\n' + message.content }}{%- endif %}\
-{%- for tool_call in message.tool_calls %}{{- '\\n<tool_call>\\n{"name": "' }}\
-{{- tool_call.name }}{{- '", "arguments": ' }}{{- tool_call.arguments | tojson }}\
-{{- '}\\n</tool_call>' }}{%- endfor %}{{- '<|im_end|>\\n' }}\
-{%- elif message.role == "tool" %}\
-{%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != "tool") %}\
-{{- '<|im_start|>user' }}{%- endif %}\
-{{- '\\n<tool_response>\\n' }}{{- message.content }}{{- '\\n</tool_response>' }}\
-{%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}{{- '<|im_end|>\\n' }}\
-{%- endif %}{%- endif %}{%- endfor %}{{- '<|im_start|>assistant\\n' }}"""
+TOOLS = [convert_to_openai_tool(t) for t in BUILTIN_TOOLS]
 
 
-@tool
-def read_code(path: str) -> str:
-    """Read a file.
-
-    Args:
-        path: The file.
-    """
-    return ""
-
-
-@tool
-def list_files(path: str = ".") -> str:
-    """List files.
-
-    Args:
-        path: The folder.
-    """
-    return ""
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('{"tool": "read_code", "arguments": {"path": "a.py"}}', ("read_code", {"path": "a.py"})),
+        ('  {"tool": "list_files", "arguments": {}}\n', ("list_files", {})),
+        ('```json\n{"tool": "list_files", "arguments": {}}\n```', ("list_files", {})),
+    ],
+)
+def test_parse_tool_call(raw: str, expected: tuple[str, dict]) -> None:
+    reply = proto.parse_reply(raw)
+    assert (reply.tool, reply.arguments, reply.error, reply.answer) == (*expected, None, None)
 
 
-VOCAB = ["<|im_end|>", "Hello", "{", '{"', "```", "<tool_call>", "<", " the", "\n"]
+@pytest.mark.parametrize(
+    ("raw", "answer"),
+    [
+        ('{"tool": "final_answer", "arguments": {"answer": "42"}}', "42"),
+        ('{"answer": "plain"}', "plain"),  # the older form is still understood
+        ("The total is 42.", "The total is 42."),  # prose is taken as the answer
+    ],
+)
+def test_parse_answer(raw: str, answer: str) -> None:
+    assert proto.parse_reply(raw).answer == answer
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        ('{"tool": "read_code", "arguments": {"path": "a.', "not valid JSON"),  # cut off
+        ("[1, 2]", "must be a JSON object"),
+        ('{"arguments": {}}', "no 'tool' name"),
+        ('{"tool": "", "arguments": {}}', "no 'tool' name"),
+        ('{"tool": "read_code", "arguments": "a.py"}', "'arguments' must be a JSON object"),
+        ("{", "not valid JSON"),
+    ],
+)
+def test_parse_malformed_reply_gives_a_readable_error(raw: str, error: str) -> None:
+    reply = proto.parse_reply(raw)
+    assert reply.error is not None and error in reply.error
+    assert reply.answer is None
+
+
+def test_answer_stream_decodes_escapes_across_chunk_boundaries() -> None:
+    stream = proto.AnswerStream()
+    pieces = ['{"tool": "fin', 'al_answer", "arguments": {"answer": "a\\', "nb \\u00", "e9", '"}}']
+    text = "".join(stream.feed(p) for p in pieces)
+    assert text == "a\nb é"
+    assert stream.done and stream.is_answer
+
+
+def test_answer_stream_skips_the_thought_even_when_it_quotes_json() -> None:
+    stream = proto.AnswerStream()
+    thought = 'I saw \\"tool\\": \\"final_answer\\" in a file, so'
+    pieces = [
+        '{"thought": "',
+        thought,
+        '", "tool": "final',
+        '_answer", "arguments": ',
+        '{"answer": "4',
+        '2"}}',
+    ]
+    decided = []
+    text = ""
+    for piece in pieces:
+        text += stream.feed(piece)
+        decided.append(stream.is_answer)
+    assert text == "42"
+    assert decided[:3] == [None, None, None]  # undecided until the tool name is complete
+
+
+def test_answer_stream_rejects_a_tool_call_after_a_thought() -> None:
+    stream = proto.AnswerStream()
+    assert stream.feed('{"thought": "look", "tool": "read_code", "arguments": {') == ""
+    assert stream.is_answer is False
+
+
+def test_answer_stream_ignores_tool_calls() -> None:
+    stream = proto.AnswerStream()
+    assert stream.feed('{"tool": "read_code", "arguments": {"path": "x"}}') == ""
+    assert stream.is_answer is False
+
+
+def test_answer_stream_waits_while_undecided() -> None:
+    stream = proto.AnswerStream()
+    assert stream.feed("{") == "" and stream.is_answer is None
+    assert stream.feed(' "tool": "final_answer"') == "" and stream.is_answer is None
+
+
+def test_reply_schema_offers_every_tool_and_final_answer() -> None:
+    schema = proto.reply_schema(TOOLS)
+    names = [option["properties"]["tool"]["const"] for option in schema["oneOf"]]
+    assert names == [*(t["function"]["name"] for t in TOOLS), "final_answer"]
+    for option in schema["oneOf"]:
+        assert option["additionalProperties"] is False
+        assert option["properties"]["arguments"]["additionalProperties"] is False
+
+
+def test_answer_only_schema_allows_just_final_answer() -> None:
+    schema = proto.reply_schema(TOOLS, "answer")
+    assert schema["properties"]["tool"] == {"const": "final_answer"}
+
+
+def test_tools_only_schema_leaves_out_final_answer() -> None:
+    schema = proto.reply_schema(TOOLS, "tools")
+    names = [option["properties"]["tool"]["const"] for option in schema["oneOf"]]
+    assert names == [t["function"]["name"] for t in TOOLS]
+
+
+def test_every_reply_starts_with_a_bounded_thought() -> None:
+    for option in proto.reply_schema(TOOLS)["oneOf"]:
+        assert list(option["properties"])[0] == "thought"
+        assert option["required"][0] == "thought"
+        assert option["properties"]["thought"]["maxLength"] == proto.THOUGHT_CHARS
+
+
+def test_tool_list_names_arguments_and_optional_flags() -> None:
+    text = proto.render_tool_list(TOOLS)
+    assert "- read_code: Read a text file with line numbers." in text
+    assert "path (string) - File path, relative to the workspace root." in text
+    assert "start_line (integer, optional)" in text
+    assert "- final_answer:" in text
+
+
+def _model(**fields: Any) -> LocalChatModel:
+    return LocalChatModel(model_path="unused.gguf", **fields).bind_tools(BUILTIN_TOOLS)
+
+
+def test_prompt_renders_history_as_chatml() -> None:
+    messages = [
+        SystemMessage("You are Jarvis."),
+        HumanMessage("run a.py"),
+        AIMessage(
+            "",
+            tool_calls=[{"name": "execute_script", "args": {"script": "python3 a.py"}, "id": "1"}],
+        ),
+        ToolMessage("exit code: 0\n5", tool_call_id="1", name="execute_script"),
+        AIMessage("It prints 5."),
+        HumanMessage("thanks"),
+    ]
+    prompt = _model().build_prompt(messages)
+    assert prompt.startswith("<|im_start|>system\nYou are Jarvis.")
+    assert prompt.endswith("<|im_start|>assistant\n")
+    assert (
+        '{"thought": "", "tool": "execute_script", "arguments": {"script": "python3 a.py"}}'
+        in prompt
+    )
+    assert "Result of execute_script:\nexit code: 0\n5" in prompt
+    assert "The task was: run a.py" in prompt
+    assert '"tool": "final_answer", "arguments": {"answer": "It prints 5."}}' in prompt
+
+
+def test_prompt_shows_earlier_thoughts_back() -> None:
+    call = {"name": "list_files", "args": {}, "id": "1"}
+    thought = {"reasoning_content": "I look first."}
+    messages = [
+        HumanMessage("look"),
+        AIMessage("", tool_calls=[call], additional_kwargs=thought),
+        ToolMessage("1 files under .:\na.py", tool_call_id="1", name="list_files"),
+        AIMessage("a.py", additional_kwargs={"reasoning_content": "One file."}),
+    ]
+    prompt = _model().build_prompt(messages)
+    assert '{"thought": "I look first.", "tool": "list_files"' in prompt
+    assert '{"thought": "One file.", "tool": "final_answer"' in prompt
+
+
+def test_results_of_one_turn_share_one_user_turn_and_one_reminder() -> None:
+    calls = [
+        {"name": "list_files", "args": {}, "id": "1"},
+        {"name": "read_code", "args": {"path": "a"}, "id": "2"},
+    ]
+    messages = [
+        HumanMessage("look"),
+        AIMessage("", tool_calls=calls),
+        ToolMessage("a", tool_call_id="1", name="list_files"),
+        ToolMessage("1 | x", tool_call_id="2", name="read_code"),
+    ]
+    prompt = _model().build_prompt(messages)
+    assert prompt.count("<|im_start|>user") == 2
+    assert prompt.count("The task was: look") == 1
+
+
+def test_tool_call_json_round_trips() -> None:
+    text = proto.tool_call_json("read_code", {"path": "ä.py"}, "why")
+    assert json.loads(text) == {
+        "thought": "why",
+        "tool": "read_code",
+        "arguments": {"path": "ä.py"},
+    }
+    reply = proto.parse_reply(text)
+    assert (reply.tool, reply.arguments, reply.thought) == ("read_code", {"path": "ä.py"}, "why")
+    assert proto.parse_reply(proto.answer_json("done", "sure")).answer == "done"
+
+
+def test_a_failed_result_that_answers_the_task_may_be_said() -> None:
+    messages = [
+        HumanMessage("What is the total in sales.csv?"),
+        AIMessage("", tool_calls=[{"name": "read_code", "args": {"path": "sales.csv"}, "id": "1"}]),
+        ToolMessage("Error: sales.csv does not exist", tool_call_id="1", status="error"),
+    ]
+    prompt = _model().build_prompt(messages)
+    assert "If the failure itself answers the task" in prompt
+
+
+def test_the_prompt_holds_no_example_to_copy() -> None:
+    prompt = _model().build_prompt([HumanMessage("hi")])
+    assert "Example" not in prompt and "results.csv" not in prompt
+
+
+VOCAB = ["<|im_end|>", "Hello", "\n", "{", " {", "x"]
 EOS = 0
 
 
 class FakeLlama:
-    """Stands in for llama.cpp: follows ``script`` (prompt -> prose and call JSON texts).
+    """Stands in for llama.cpp: ``script`` maps a prompt to the JSON objects of the reply.
 
-    The first token of a reply is decided by the logits processor the platform passes:
-    the fake's own preference is a call-starting token when the script has calls and no
-    prose, prose otherwise; whatever the processor leaves as the best token wins.
+    Under a grammar it writes the next object; without one it writes an answer's text
+    (the rest of the last object); asked with a logits processor whether another object
+    follows, it prefers a newline while objects are left and the end of the turn after.
     """
 
     def __init__(self) -> None:
-        self.script: Callable[[str], tuple[str, list[str]]] = lambda p: ("Hello there.", [])
-        self.calls: list[dict[str, Any]] = []  # every create_completion's arguments
-        self.first_scores: list[np.ndarray] = []  # what the processor made of the first token
+        self.script: Callable[[str], list[str]] = lambda p: [
+            '{"thought": "", "tool": "final_answer", "arguments": {"answer": "Hello there."}}'
+        ]
+        self.calls: list[dict[str, Any]] = []
+        self.yielded = 0  # tokens generated, in all
 
     def tokenize(self, data: bytes, add_bos: bool = False, special: bool = True) -> list[int]:
         return list(range(len(data) // 4))
@@ -99,33 +265,23 @@ class FakeLlama:
 
     def create_completion(self, prompt: str, **kw: Any) -> Iterator[dict]:
         self.calls.append({"prompt": prompt, **kw})
-        reply = prompt[prompt.rindex("<|im_start|>assistant\n") + len("<|im_start|>assistant\n") :]
-        base = prompt[: len(prompt) - len(reply)]
-        prose, calls = self.script(base)
-        if kw.get("grammar") is not None:  # the JSON of call number n
-            text = calls[reply.count(proto.CALL_OPEN) - 1]
-            yield from _pieces(text[: kw["max_tokens"] * 4])
+        start = prompt.rindex("<|im_start|>assistant\n") + len("<|im_start|>assistant\n")
+        written, objects = prompt[start:], self.script(prompt[:start])
+        done = [o for o in objects if written.startswith(o) or ("\n" + o) in written]
+        if kw.get("logits_processor"):
+            scores = np.full(len(VOCAB), -5.0)
+            scores[VOCAB.index("\n") if len(done) < len(objects) else EOS] = 5.0
+            for processor in kw["logits_processor"]:
+                scores = processor([], scores)
             return
-        processors = kw.get("logits_processor") or []
-        wants = "<tool_call>" if reply else ("Hello" if prose or not calls else "{")
-        if reply and reply.count(proto.CALL_CLOSE) >= len(calls):
-            wants = "<|im_end|>"
-        scores = np.full(len(VOCAB), -5.0)
-        scores[VOCAB.index(wants)] = 5.0
-        for processor in processors:
-            scores = processor([], scores)
-        self.first_scores.append(scores)
-        if int(np.argmax(scores)) == EOS:
-            return
-        if reply:  # asked whether another call follows
-            yield {"choices": [{"text": VOCAB[int(np.argmax(scores))]}]}
-            return
-        yield from _pieces(prose + (proto.CALL_OPEN if calls else ""))
-
-
-def _pieces(text: str) -> Iterator[dict]:
-    for i in range(0, len(text), 5):
-        yield {"choices": [{"text": text[i : i + 5]}]}
+        if kw.get("grammar") is not None:
+            text = objects[len(done)]
+        else:  # an answer's text goes on from where the grammar left it
+            last = objects[-1]
+            text = last[len(written.rsplit("\n", 1)[-1]) :]
+        for i in range(0, min(len(text), kw["max_tokens"] * 4), 4):
+            self.yielded += 1
+            yield {"choices": [{"text": text[i : i + 4]}]}
 
 
 @pytest.fixture
@@ -139,129 +295,51 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeLlama:
     return llama
 
 
-def _model(**fields: Any) -> LocalChatModel:
-    return LocalChatModel(model_path="/models/qwen.gguf", **fields).bind_tools(
-        [read_code, list_files]
-    )
+def _call(tool: str, thought: str = "", **args: Any) -> str:
+    return json.dumps({"thought": thought, "tool": tool, "arguments": args})
 
 
-def test_the_prompt_is_written_exactly_as_the_chat_template_writes_it() -> None:
-    model = _model()
-    messages = [
-        SystemMessage("You are Jarvis."),
-        HumanMessage("Compare a.txt and b.txt"),
-        AIMessage(
-            "Reading both.",
-            tool_calls=[
-                {"name": "read_code", "args": {"path": "a.txt"}, "id": "1"},
-                {"name": "read_code", "args": {"path": "b.txt"}, "id": "2"},
-            ],
-        ),
-        ToolMessage("alpha", tool_call_id="1", name="read_code"),
-        ToolMessage("Error: b.txt does not exist", tool_call_id="2", status="error"),
-        AIMessage("b.txt does not exist; a.txt says alpha."),
-        HumanMessage("Thanks"),
-    ]
-    roles = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
-    template_messages = [
-        {
-            "role": roles[m.type],
-            "content": m.text,
-            "tool_calls": [{"name": c["name"], "arguments": c["args"]} for c in m.tool_calls]
-            if isinstance(m, AIMessage)
-            else [],
-        }
-        for m in messages
-    ]
-    env = jinja2.Environment()
-    env.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False)
-    expected = env.from_string(QWEN_TEMPLATE).render(messages=template_messages, tools=model.tools)
-    assert model.build_prompt(messages) == expected
+def test_an_answer_streams_its_text_decoded_without_the_grammar(fake: FakeLlama) -> None:
+    chunks = list(_model().stream([HumanMessage("hi")]))
+    assert "".join(str(c.content) for c in chunks) == "Hello there."
+    assert sum(1 for c in chunks if c.content) > 1
+    grammar, free = fake.calls
+    assert grammar["grammar"] is not None and free["grammar"] is None
+    assert '"tool": "final_answer", "arguments": {"answer": "' in free["prompt"]
 
 
-def test_read_code_results_lose_their_line_numbers() -> None:
-    prompt = _model().build_prompt(
-        [
-            HumanMessage("x"),
-            AIMessage("", tool_calls=[{"name": "read_code", "args": {"path": "a"}, "id": "1"}]),
-            ToolMessage("   1 | 42\n   2 | 43", tool_call_id="1", name="read_code"),
-        ]
-    )
-    assert "<tool_response>\n42\n43\n</tool_response>" in prompt
-
-
-def test_a_call_is_decoded_under_the_grammar_and_returned_as_a_tool_call(fake: FakeLlama) -> None:
-    fake.script = lambda p: ("", ['{"name": "read_code", "arguments": {"path": "a.py"}}'])
+def test_a_call_is_returned_with_its_thought(fake: FakeLlama) -> None:
+    fake.script = lambda p: [_call("read_code", "I read it.", path="a.py")]
     reply = _model().invoke([HumanMessage("What is in a.py?")])
-    assert reply.content == ""
     assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("read_code", {"path": "a.py"})]
-    prose, call, more = fake.calls
-    assert prose["grammar"] is None and more["grammar"] is None
-    assert "read_code" in call["grammar"] and "list_files" in call["grammar"]
-    assert call["prompt"].endswith("<|im_start|>assistant\n<tool_call>\n")
-    # the decision ended the prose generation before any token of it
-    assert int(np.argmax(fake.first_scores[0])) == 0
+    assert reply.additional_kwargs["reasoning_content"] == "I read it."
+    assert reply.content == ""
 
 
-def test_several_calls_in_one_reply_are_parallel_calls(fake: FakeLlama) -> None:
-    fake.script = lambda p: (
-        "",
-        [
-            '{"name": "read_code", "arguments": {"path": "a.txt"}}',
-            '{"name": "read_code", "arguments": {"path": "b.txt"}}',
-        ],
-    )
+def test_several_objects_are_parallel_calls(fake: FakeLlama) -> None:
+    fake.script = lambda p: [_call("read_code", path="a.txt"), _call("read_code", path="b.txt")]
     reply = _model().invoke([HumanMessage("Compare a.txt and b.txt")])
     assert [c["args"]["path"] for c in reply.tool_calls] == ["a.txt", "b.txt"]
-    assert len({c["id"] for c in reply.tool_calls}) == 2
     second = [c for c in fake.calls if c.get("grammar")][1]
-    assert second["prompt"].endswith(
-        '{"name": "read_code", "arguments": {"path": "a.txt"}}\n</tool_call>\n<tool_call>\n'
-    )
+    assert second["prompt"].endswith(_call("read_code", path="a.txt") + "\n")
+    assert '"final_answer"' not in second["grammar"]  # after a call, only calls follow
 
 
-def test_prose_is_streamed_without_a_grammar_and_cannot_start_a_call(fake: FakeLlama) -> None:
-    fake.script = lambda p: ("Hello! No tool is needed for a greeting.", [])
-    model = _model()
-    chunks = list(model.stream([HumanMessage("Hi")]))
-    text = "".join(str(c.content) for c in chunks)
-    assert text == "Hello! No tool is needed for a greeting."
-    assert sum(1 for c in chunks if c.content) > 3  # streamed in pieces
-    assert all(c["grammar"] is None for c in fake.calls)
-    scores = fake.first_scores[0]
-    # every token that begins a call was ruled out for the first token of prose
-    assert all(scores[VOCAB.index(t)] == -np.inf for t in ("{", '{"', "```", "<tool_call>", "<"))
-    assert model.invoke([HumanMessage("Hi")]).tool_calls == []
+def test_the_same_call_twice_in_a_reply_is_made_once(fake: FakeLlama) -> None:
+    fake.script = lambda p: [_call("list_files", path="."), _call("list_files", path=".")]
+    assert len(_model().invoke([HumanMessage("list")]).tool_calls) == 1
 
 
-def test_prose_then_a_call_keeps_both(fake: FakeLlama) -> None:
-    fake.script = lambda p: ("Hello, I will look.\n", ['{"name": "list_files", "arguments": {}}'])
-    reply = _model().invoke([HumanMessage("What is here?")])
-    assert reply.content == "Hello, I will look."
-    assert reply.tool_calls[0]["name"] == "list_files"
-    assert "<tool" not in str(reply.content)
-
-
-def test_a_call_cut_at_the_token_limit_is_refused_not_repaired(fake: FakeLlama) -> None:
+def test_a_cut_reply_is_refused_not_repaired_into_a_call(fake: FakeLlama) -> None:
     from jarvis_graph.nodes.call_model import _refuse_unparsed_calls
 
-    fake.script = lambda p: (
-        "",
-        ['{"name": "read_code", "arguments": {"path": "a-very-long-name.py"}}'],
-    )
-    reply = _refuse_unparsed_calls(_model(max_tokens=6).invoke([HumanMessage("read it")]))
+    fake.script = lambda p: [_call("list_files", path="a-very-long-folder-name")]
+    reply = _refuse_unparsed_calls(_model(max_tokens=14).invoke([HumanMessage("list")]))
     assert reply.tool_calls == []
     [bad] = reply.invalid_tool_calls
+    assert bad["name"] == "list_files"
     assert "cut off" in str(bad["error"])
-
-
-def test_without_tools_a_tag_is_just_text(fake: FakeLlama) -> None:
-    fake.script = lambda p: ("Hello <tool_call> is a tag.", [])
-    model = LocalChatModel(model_path="/models/qwen.gguf")
-    assert (
-        model.invoke([HumanMessage("What is <tool_call>?")]).content
-        == "Hello <tool_call> is a tag."
-    )
+    assert "jarvis_raw_tool_calls" not in reply.additional_kwargs
 
 
 def test_too_long_a_conversation_names_the_context_window(fake: FakeLlama) -> None:
@@ -269,30 +347,8 @@ def test_too_long_a_conversation_names_the_context_window(fake: FakeLlama) -> No
         _model(n_ctx=512).invoke([HumanMessage("x" * 4000)])
 
 
-@pytest.mark.parametrize(
-    ("piece", "begins"),
-    [("{", True), (' {"', True), ("```", True), ("<tool_call>", True), ("<", True),
-     ("Hello", False), ("`", False), ("<div", False), (" The", False), ("[", False)],
-)  # fmt: skip
-def test_which_tokens_begin_a_call(piece: str, begins: bool) -> None:
-    assert proto.begins_call(piece) is begins
-
-
-@pytest.mark.parametrize(
-    ("raw", "error"),
-    [
-        ('{"name": "read_code", "arguments": {"path": "a"', "end before the JSON is complete"),
-        ('{"arguments": {}}', "no 'name'"),
-        ('{"name": "x", "arguments": [1]}', "must be a JSON object"),
-        ('{"name": "x", "name": "y", "arguments": {}}', "more than once"),
-    ],
-)
-def test_a_call_that_does_not_parse_exactly_says_why(raw: str, error: str) -> None:
-    call, why = proto.parse_call(raw)
-    assert call is None and error in str(why)
-
-
-def test_a_partial_tag_is_held_back_until_it_is_known() -> None:
-    assert proto.partial_tag("Sure <tool_") == len("<tool_")
-    assert proto.partial_tag("a < b") == 0
-    assert proto.partial_tag("x <") == 1
+def test_the_reply_timing_covers_every_generation(fake: FakeLlama) -> None:
+    reply = _model().invoke([HumanMessage("hi")])
+    meta, usage = reply.response_metadata, reply.usage_metadata
+    assert usage is not None and usage["output_tokens"] == fake.yielded
+    assert set(meta) >= {"prompt_seconds", "decode_seconds", "tokens_per_second"}
