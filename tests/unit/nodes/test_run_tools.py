@@ -181,3 +181,45 @@ def test_events_and_large_outputs(workspace: Path) -> None:
     assert f"saved at {saved}" in result.content
     assert result.content.startswith("exit code: 0\n1\n2\n")
     assert result.content.endswith("499\n500\n")
+
+
+def test_a_refused_repeat_takes_its_tool_out_of_the_next_turn(workspace: Path) -> None:
+    from jarvis_graph.nodes.run_tools import refused_repeats
+
+    first = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "1")])
+    again = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "2")])
+    messages = [
+        HumanMessage("task"),
+        first,
+        ToolMessage("a.py", tool_call_id="1", name="list_files"),
+    ]
+    assert refused_repeats(messages) == set()
+    builder = StateGraph(AgentState, context_schema=JarvisContext)
+    builder.add_node("run_tools", run_tools)
+    builder.add_edge(START, "run_tools")
+    builder.add_edge("run_tools", END)
+    out = builder.compile().invoke(
+        {"messages": [*messages, again]}, context=JarvisContext(workspace=str(workspace))
+    )
+    assert str(out["messages"][-1].content).startswith("Not run again:")
+    assert refused_repeats(out["messages"]) == {"list_files"}
+
+
+def test_a_local_models_history_is_summarized_within_its_window(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jarvis_graph.nodes.run_tools import route_after_tools
+
+    monkeypatch.chdir(workspace)
+    long = ToolMessage("x" * 24_000, tool_call_id="1", name="read_code")  # ~6000 tokens
+    state = {
+        "messages": [
+            HumanMessage("task"),
+            AIMessage("", tool_calls=[call("read_code", {}, "1")]),
+            long,
+        ]
+    }
+    # no key: the local model (n_ctx 8192), whose window is far below max_input_tokens
+    assert route_after_tools(state) == "summarize_history"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert route_after_tools(state) == "call_model"
