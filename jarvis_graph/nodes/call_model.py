@@ -37,13 +37,11 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     messages = state["messages"]
     iteration = state.get("iteration", 0) + 1
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
-    offered = state.get("selected_tools")
-    if refused := refused_repeats(messages):
-        # A repeat was refused and the model would only repeat it again: the tool is not
-        # offered for this turn, so it answers or does something else.
-        names = list(services.tools) if offered is None else offered
-        offered = [n for n in names if n not in refused]
-    model = services.model("normal", offered)
+    # A repeat was refused: asked again, a small model repeats it once more or calls
+    # something else at random. The results it needs are above: this turn must answer
+    # (the answer check then holds the answer to them).
+    answer_only = bool(refused_repeats(messages))
+    model = services.model("normal", state.get("selected_tools"), answer_only)
     with counting_requests() as sent:
         try:
             response = model.invoke(messages)

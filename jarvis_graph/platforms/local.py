@@ -67,14 +67,22 @@ class LocalChatModel(BaseChatModel):
     max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     tools: list[dict[str, Any]] = Field(default_factory=list)
+    answer_only: bool = False
+    """The reply must be an answer (``tool_choice="none"``), with the tools still shown."""
 
     @property
     def _llm_type(self) -> str:
         return "jarvis-local-llama-cpp"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> LocalChatModel:  # type: ignore[override]
-        """A copy of the model that describes ``tools`` in its prompt and grammar."""
-        return self.model_copy(update={"tools": [convert_to_openai_tool(t) for t in tools]})
+    def bind_tools(  # type: ignore[override]
+        self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
+    ) -> LocalChatModel:
+        """A copy of the model that describes ``tools`` in its prompt and grammar.
+
+        ``tool_choice="none"``: the tools stay in the prompt, the reply must be an answer.
+        """
+        tools_ = [convert_to_openai_tool(t) for t in tools]
+        return self.model_copy(update={"tools": tools_, "answer_only": tool_choice == "none"})
 
     def build_prompt(self, messages: list[BaseMessage]) -> str:
         """The ChatML prompt for ``messages``: the tools and the reply format in the system turn."""
@@ -221,7 +229,8 @@ class _Reply:
         self, run_manager: CallbackManagerForLLMRun | None
     ) -> Iterator[ChatGenerationChunk]:
         """Decode one reply object; an answer's text is streamed, decoded without the grammar."""
-        schema = proto.reply_schema(self.model.tools, "all" if not self.calls else "tools")
+        offer: proto.Offer = "tools" if self.calls else "all"
+        schema = proto.reply_schema(self.model.tools, "answer" if self.model.answer_only else offer)
         grammar = _grammar(json.dumps(schema))
         stream = proto.AnswerStream()
         budget = self._budget()

@@ -87,7 +87,7 @@ class RunServices:
         self.workspace = ctx.workspace_path()
         self.env = ToolEnv(self.workspace, self.settings, ctx.non_interactive)
         object.__setattr__(ctx, TOOL_ENV_ATTRIBUTE, self.env)  # tool calls of the run use it
-        self._models: dict[tuple[str, tuple[str, ...] | None], Any] = {}
+        self._models: dict[tuple[str, tuple[str, ...] | None, bool], Any] = {}
         self._chat: dict[str, tuple[int, BaseChatModel]] = {}
         self.store = store
         self.setup = RunSetup(
@@ -122,22 +122,30 @@ class RunServices:
             self._models = {k: v for k, v in self._models.items() if k[0] != role}
         return cached[1]
 
-    def model(self, role: str = "normal", tool_names: Sequence[str] | None = None) -> Runnable:
+    def model(
+        self,
+        role: str = "normal",
+        tool_names: Sequence[str] | None = None,
+        answer_only: bool = False,
+    ) -> Runnable:
         """The chat model for ``role`` bound to the run's tools (built once per run).
 
         Args:
             role: Model role in the active group (``normal``, ``cheap``).
             tool_names: Bind only these tools (unknown names are skipped; ``()``: none);
                 ``None`` binds every tool of the run.
+            answer_only: The reply must be an answer: the tools are bound with
+                ``tool_choice="none"`` (shown, not callable).
         """
         base = self.chat_model(role)
         names = None if tool_names is None else tuple(n for n in tool_names if n in self.tools)
-        key = (role, names)
+        key = (role, names, answer_only)
         bound = self._models.get(key)
         if bound is None:
             chosen = list(self.tools) if names is None else list(names)
             tools = [self.tools[name] for name in chosen]
-            bound = self._models[key] = base.bind_tools(tools) if tools else base
+            extra = {"tool_choice": "none"} if answer_only else {}
+            bound = self._models[key] = base.bind_tools(tools, **extra) if tools else base
         return bound
 
     def system_prompt(self, task: str = "") -> str:

@@ -183,7 +183,7 @@ def test_events_and_large_outputs(workspace: Path) -> None:
     assert result.content.endswith("499\n500\n")
 
 
-def test_a_refused_repeat_takes_its_tool_out_of_the_next_turn(workspace: Path) -> None:
+def test_a_refused_repeat_is_known_to_the_next_turn(workspace: Path) -> None:
     from jarvis_graph.nodes.run_tools import refused_repeats
 
     first = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "1")])

@@ -352,3 +352,14 @@ def test_the_reply_timing_covers_every_generation(fake: FakeLlama) -> None:
     meta, usage = reply.response_metadata, reply.usage_metadata
     assert usage is not None and usage["output_tokens"] == fake.yielded
     assert set(meta) >= {"prompt_seconds", "decode_seconds", "tokens_per_second"}
+
+
+def test_tool_choice_none_keeps_the_tools_in_the_prompt_but_asks_for_an_answer(
+    fake: FakeLlama,
+) -> None:
+    model = LocalChatModel(model_path="unused.gguf").bind_tools(BUILTIN_TOOLS, tool_choice="none")
+    reply = model.invoke([HumanMessage("hi")])
+    assert reply.content == "Hello there."
+    first = fake.calls[0]
+    assert "- read_code:" in first["prompt"]
+    assert '"read_code"' not in first["grammar"] and '"final_answer"' in first["grammar"]
