@@ -54,9 +54,8 @@ RESULT_SUFFIX = (
 )
 FAILED_SUFFIX = (
     "The task was: {task}\n"
-    "This call failed. If the failure itself answers the task (a file that does not exist, "
-    "a test that fails), call final_answer and say so. Otherwise fix the call or use "
-    "another tool; do not guess."
+    "This call did not work. Fix the call or use another tool; do not guess. Only when the "
+    "error above answers the task, answer with it."
 )
 LISTING_SUFFIX = (
     "The task was: {task}\n"

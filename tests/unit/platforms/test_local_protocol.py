@@ -224,7 +224,7 @@ def test_a_failed_result_that_answers_the_task_may_be_said() -> None:
         ToolMessage("Error: sales.csv does not exist", tool_call_id="1", status="error"),
     ]
     prompt = _model().build_prompt(messages)
-    assert "If the failure itself answers the task" in prompt
+    assert "Only when the error above answers the task, answer with it." in prompt
 
 
 def test_the_prompt_holds_no_example_to_copy() -> None:
