@@ -115,15 +115,19 @@ class Settings(BaseModel):
     answer_check: Literal["auto", "rules", "off"] = "auto"
     """Check each final answer against the tool results (see README): ``auto`` for models
     of the local platform, ``rules`` for every model, ``off`` never."""
+    focused_answers: Literal["auto", "on", "off"] = "auto"
+    """Write the final answer again from the task's facts (``focus_answer`` node): ``auto``
+    for models of the local platform."""
     answer_check_retries: int = Field(default=2, ge=0)
     """Times a failed answer goes back to the model before the run ends ``unverified``."""
 
-    @field_validator("answer_check", mode="before")
+    @field_validator("answer_check", "focused_answers", mode="before")
     @classmethod
-    def _yaml_switch(cls, value: Any) -> Any:
-        """YAML reads ``off``/``on`` as booleans: they mean ``off`` and ``rules``."""
+    def _yaml_switch(cls, value: Any, info: Any) -> Any:
+        """YAML reads ``off``/``on`` as booleans: ``off``, and ``rules`` or ``on``."""
         if isinstance(value, bool):
-            return "rules" if value else "off"
+            on = "rules" if info.field_name == "answer_check" else "on"
+            return on if value else "off"
         return value
 
     max_iterations: int = Field(default=40, ge=1)

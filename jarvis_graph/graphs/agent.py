@@ -3,8 +3,9 @@
 START -> start_task -> filter_tools (passes through when tools are few) -> call_model
 call_model -> route_after_model
   tool calls         -> confirm_tools (when the user must confirm or answer) -> run_tools
-  no tool call       -> check_answer (answer check on) | complete_task (marker, or
-                        non-interactive) | ask_user (interactive)
+  no tool call       -> focus_answer (focused answers on) | check_answer (answer check
+                        on) | complete_task (marker, or non-interactive) | ask_user
+focus_answer -> check_answer (answer check on) | complete_task
   call written as text -> correct_call_text -> call_model (twice at most, then complete_task)
   iteration cap hit  -> complete_task
 check_answer -> call_model (the answer is not supported by the evidence; bounded retries)
@@ -26,6 +27,7 @@ from jarvis_graph.nodes.check_answer import check_answer, route_after_check
 from jarvis_graph.nodes.complete_task import complete_task, route_after_complete_task
 from jarvis_graph.nodes.confirm_tools import confirm_tools, route_after_confirm_tools
 from jarvis_graph.nodes.filter_tools import filter_tools
+from jarvis_graph.nodes.focus_answer import focus_answer, route_after_focus
 from jarvis_graph.nodes.methodology_steps import analyze_task
 from jarvis_graph.nodes.run_tools import route_after_tools, run_tools
 from jarvis_graph.nodes.start_task import start_task
@@ -52,6 +54,7 @@ def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, Age
     builder.add_node("run_tools", run_tools)
     builder.add_node("summarize_history", summarize_history)
     builder.add_node("ask_user", ask_user, destinations=("call_model", "complete_task"))
+    builder.add_node("focus_answer", focus_answer)
     builder.add_node("check_answer", check_answer)
     builder.add_node("complete_task", complete_task)
     builder.add_node("analyze_task", analyze_task)
@@ -63,6 +66,7 @@ def build_agent_graph() -> StateGraph[AgentState, JarvisContext, AgentInput, Age
     builder.add_conditional_edges("confirm_tools", route_after_confirm_tools)
     builder.add_conditional_edges("run_tools", route_after_tools)
     builder.add_edge("summarize_history", "call_model")
+    builder.add_conditional_edges("focus_answer", route_after_focus)
     builder.add_conditional_edges("check_answer", route_after_check)
     builder.add_conditional_edges("complete_task", route_after_complete_task)
     builder.add_edge("analyze_task", END)

@@ -15,6 +15,7 @@ from jarvis_graph.marker import has_complete_marker
 from jarvis_graph.messages import pending_tool_calls, text_of
 from jarvis_graph.nodes.call_text import MAX_CORRECTIONS, call_in_text, corrections_since_task
 from jarvis_graph.nodes.check_answer import check_enabled
+from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.nodes.run_tools import refused_repeats
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
 from jarvis_graph.platforms.errors import PlatformError, ProviderError
@@ -162,7 +163,13 @@ def needs_human(call: dict[str, Any], services: RunServices) -> bool:
 def route_after_model(
     state: AgentState, runtime: Runtime[JarvisContext]
 ) -> Literal[
-    "confirm_tools", "run_tools", "correct_call_text", "ask_user", "check_answer", "complete_task"
+    "confirm_tools",
+    "run_tools",
+    "correct_call_text",
+    "ask_user",
+    "focus_answer",
+    "check_answer",
+    "complete_task",
 ]:
     """Tool calls -> confirm or run them; otherwise finish or ask for the next instruction.
 
@@ -183,5 +190,9 @@ def route_after_model(
         more = corrections_since_task(messages) < MAX_CORRECTIONS
         return "correct_call_text" if more and not capped else "complete_task"
     if services.context.non_interactive or has_complete_marker(text):
-        return "check_answer" if check_enabled(services) and not capped else "complete_task"
+        if capped:
+            return "complete_task"
+        if focus_enabled(services):
+            return "focus_answer"
+        return "check_answer" if check_enabled(services) else "complete_task"
     return "ask_user"

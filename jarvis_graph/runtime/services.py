@@ -24,6 +24,7 @@ from jarvis_graph.features.builtin import BuiltinTools
 from jarvis_graph.features.code import CodeTools
 from jarvis_graph.features.compute import Compute
 from jarvis_graph.features.files import FileTools
+from jarvis_graph.features.focused_answer import FocusedAnswer
 from jarvis_graph.features.handoff import Handoff
 from jarvis_graph.features.mcp import McpTools
 from jarvis_graph.features.memory import Memory
@@ -58,6 +59,7 @@ FEATURES: tuple[Feature, ...] = (
     McpTools(),
     Planner(),
     Handoff(),
+    FocusedAnswer(),
     AnswerCheck(),
 )
 """Every feature, in the order their tools, prompt sections and subscribers are added."""

@@ -84,13 +84,13 @@ def test_iteration_cap_with_pending_calls_completes(ws: str) -> None:
 def test_answer_without_marker_asks_the_user_in_interactive_runs(ws: str) -> None:
     s = state(AIMessage("Here is a draft."))
     assert route_after_model(s, rt(workspace=ws)) == "ask_user"
-    # no key configured: the local model, whose answers are checked first (answer_check auto)
-    assert route_after_model(s, rt(workspace=ws, non_interactive=True)) == "check_answer"
+    # no key configured: the local model, whose answers are focused, then checked (auto)
+    assert route_after_model(s, rt(workspace=ws, non_interactive=True)) == "focus_answer"
 
 
 def test_answer_with_marker_completes(ws: str) -> None:
     s = state(AIMessage("Done. !!!COMPLETE!!!"))
-    assert route_after_model(s, rt(workspace=ws)) == "check_answer"
+    assert route_after_model(s, rt(workspace=ws)) == "focus_answer"
 
 
 @pytest.mark.parametrize(("mode", "node"), [("off", "complete_task"), ("rules", "check_answer")])

@@ -1,0 +1,83 @@
+"""Focused answers: a small model writes its final answer from the facts and the question.
+
+Asked to answer inside the agent conversation, a small model often copies the task, a
+reminder or a tool's error text instead of answering. The ``focus_answer`` node asks it
+once more, in a short prompt of its own: the question, the facts the task gathered (the
+thread's earlier turns, the attached context, every tool result, failed ones too), and the
+question again. The answer it writes replaces the conversation's answer, and then goes
+through the answer check like any answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+
+from jarvis_graph.features.base import Feature, RunSetup
+from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, is_task_message
+
+FACTS_CHARS = 12_000
+"""The latest facts are kept up to this size."""
+ANSWER_SYSTEM = (
+    "Answer the question using the facts. Give only the value, name or number that answers "
+    "it, copied exactly from the facts. If the facts show that what is asked for does not "
+    "exist or failed, say so."
+)
+SEVERAL = " The question asks for several things: give each of them."
+_SEVERAL = re.compile(r"\band (?:how many|how much|what|which|where|who)\b", re.IGNORECASE)
+_LINE_NUMBER = re.compile(r"^ *\d+ \| ", re.MULTILINE)
+_SUCCESS = re.compile(r"\Aexit code: 0\n")  # a script that worked: only its output matters
+
+
+class FocusedAnswer(Feature):
+    """Turns the ``focus_answer`` node on: ``auto`` for the local platform's models."""
+
+    name = "focused_answer"
+    settings = ("focused_answers",)
+
+    def enabled(self, setup: RunSetup) -> bool:
+        """``on``: always; ``auto``: for models of the local platform; ``off``: never."""
+        mode = setup.settings.focused_answers
+        if mode != "auto":
+            return mode == "on"
+        # deferred: resolving the platform reads the model spec only, no provider import
+        from jarvis_graph.platforms.registry import resolve_platform
+
+        return resolve_platform(setup.settings.model_for("normal")) == "local"
+
+
+def facts_of(messages: list[AnyMessage]) -> list[str]:
+    """The facts for the latest task, oldest first: earlier turns, context, tool results."""
+    facts: list[str] = []
+    last_task = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
+    for index, message in enumerate(messages):
+        name = getattr(message, "name", None)
+        if index == last_task:
+            continue  # the question itself
+        if name in (CHECK_NAME, CORRECTION_NAME):
+            continue
+        if isinstance(message, ToolMessage):
+            text = _SUCCESS.sub("", _LINE_NUMBER.sub("", str(message.text)), count=1)
+            facts.append(f"Result of {message.name or 'a tool'}:\n{text}")
+        elif isinstance(message, HumanMessage):
+            said = "The user said" if is_task_message(message) else "Context"
+            facts.append(f"{said}:\n{message.text}")
+        elif isinstance(message, AIMessage) and message.text and not message.tool_calls:
+            facts.append(f"You answered:\n{message.text}")
+    return facts[:-1] if facts and facts[-1].startswith("You answered") else facts
+
+
+def answer_messages(task: str, facts: list[str]) -> list[AnyMessage]:
+    """The focused prompt: the question, the latest facts (up to :data:`FACTS_CHARS`), again."""
+    kept: list[str] = []
+    size = 0
+    for fact in reversed(facts):
+        size += len(fact)
+        if kept and size > FACTS_CHARS:
+            break
+        kept.insert(0, fact[-FACTS_CHARS:])
+    system = ANSWER_SYSTEM + (SEVERAL if _SEVERAL.search(task) else "")
+    body = "\n\n".join(kept)
+    question = f"Question: {task}\n\nFacts:\n\n{body}\n\nQuestion: {task}"
+    return [SystemMessage(system), HumanMessage(question)]
