@@ -68,6 +68,8 @@ def test_exported_graph_has_a_name_and_no_checkpointer() -> None:
         "run_tools",
         "summarize_history",
         "ask_user",
+        "focus_answer",
+        "check_answer",
         "complete_task",
         "analyze_task",
         "__end__",
