@@ -1,7 +1,8 @@
 """The ``local`` platform: an embedded llama.cpp model in process, no network, no key.
 
 A chat model and nothing more: it writes the prompt (see
-:mod:`jarvis_graph.platforms.local_protocol`) and decodes the reply. Every reply is a
+:mod:`jarvis_graph.platforms.local_protocol`) and decodes the reply. Without tools bound
+the reply is plain text. With tools, every reply is a
 JSON object ``{"thought", "tool", "arguments"}`` decoded under a grammar built from the
 tool schemas, so every call parses exactly; after one object the model may write another
 (parallel calls). The answer is the pseudo-tool ``final_answer``, whose text is decoded
@@ -108,7 +109,9 @@ class LocalChatModel(BaseChatModel):
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
             reply = _Reply(self, llm, self.build_prompt(messages))
-            while len(reply.calls) < MAX_CALLS:
+            if not self.tools:  # nothing to call: the reply is plain text
+                yield from reply.text_only(run_manager)
+            while self.tools and len(reply.calls) < MAX_CALLS:
                 yield from reply.next_object(run_manager)
                 if reply.answered or reply.duplicate or reply.calls[-1][1] is not None:
                     break
@@ -284,6 +287,24 @@ class _Reply:
             if hasattr(pieces, "close"):
                 pieces.close()
         self.cut = not stream.done and budget > 0 and self._budget() == 0
+
+    def text_only(
+        self, run_manager: CallbackManagerForLLMRun | None
+    ) -> Iterator[ChatGenerationChunk]:
+        """Decode the reply as plain text, without a grammar, and stream it."""
+        budget = self._budget()
+        pieces = self._pieces(budget)
+        started = False
+        try:
+            for piece in pieces:
+                text = piece if started else piece.lstrip()
+                started = started or bool(text)
+                if text:
+                    yield _text_chunk(text, run_manager)
+        finally:
+            pieces.close()
+        self.answered = True
+        self.cut = self._budget() == 0
 
     def another(self) -> bool:
         """Whether the model goes on with another call (a JSON object on the next line)."""

@@ -363,3 +363,10 @@ def test_tool_choice_none_keeps_the_tools_in_the_prompt_but_asks_for_an_answer(
     first = fake.calls[0]
     assert "- read_code:" in first["prompt"]
     assert '"read_code"' not in first["grammar"] and '"final_answer"' in first["grammar"]
+
+
+def test_without_tools_the_reply_is_plain_text(fake: FakeLlama) -> None:
+    fake.script = lambda p: ["Plain words, no JSON."]
+    reply = LocalChatModel(model_path="unused.gguf").invoke([HumanMessage("say it")])
+    assert reply.content == "Plain words, no JSON."
+    assert [c["grammar"] for c in fake.calls] == [None]
