@@ -68,16 +68,21 @@ _ON_MENTION = {
 
 
 def unmentioned_tools(services: RunServices, task: str) -> set[str]:
-    """Memory and methodology tools a local model is not offered for ``task``.
+    """Tools a local model is not offered for ``task``.
 
-    Offered on every task, a small model calls them to look for what is in the files
-    (``memory_tools_on_mention`` in the model config; other platforms get every tool).
+    Memory and methodology tools unless the task speaks of them: offered on every task, a
+    small model calls them to look for what is in the files (``memory_tools_on_mention`` in
+    the model config). ``ask_user`` in a non-interactive run: nobody can answer, and a small
+    model asks it anything. Other platforms get every tool.
     """
     spec = services.settings.model_for("normal")
-    if not spec.memory_tools_on_mention or resolve_platform(spec) != "local":
+    if resolve_platform(spec) != "local":
         return set()
+    hidden = {"ask_user"} & set(services.tools) if services.context.non_interactive else set()
+    if not spec.memory_tools_on_mention:
+        return hidden
     parts = [part for part, words in _ON_MENTION.items() if not words.search(task)]
-    return {name for name in services.tools if any(part in name for part in parts)}
+    return hidden | {name for name in services.tools if any(part in name for part in parts)}
 
 
 def _ranked(task: str, cards: list[ToolCard]) -> list[ToolCard]:

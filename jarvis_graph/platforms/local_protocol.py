@@ -40,8 +40,8 @@ THOUGHT_CHARS = 240
 
 
 FORMAT_RULES = """# How to reply
-Reply with JSON objects only, one per line, each calling one tool:
-{"thought": "<what you know, what to do next>", "tool": "<name>", "arguments": {<arguments>}}
+Reply with JSON objects only, one per line, each calling one tool: a short "thought",
+the "tool" name and its "arguments".
 Several independent calls may go on several lines. Look at the files with a tool before
 you answer about them. When the tool results hold the answer, or no tool fits the request,
 call final_answer with the answer."""

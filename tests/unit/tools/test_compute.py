@@ -35,7 +35,9 @@ def test_memory_tools_are_offered_to_a_local_model_only_when_the_task_speaks_of_
     services = RunServices(JarvisContext(workspace=str(workspace)))  # no key: the local model
     hidden = unmentioned_tools(services, "How many lines does notes.txt have?")
     assert {"save_memory", "retrieve_memory", "methodology"} <= hidden
-    assert "read_code" not in hidden
+    assert "read_code" not in hidden and "ask_user" not in hidden
+    quiet = RunServices(JarvisContext(workspace=str(workspace), non_interactive=True))
+    assert "ask_user" in unmentioned_tools(quiet, "Run build.py")  # nobody could answer
     assert not {"save_memory"} & unmentioned_tools(services, "Remember that I use tabs.")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     other = RunServices(JarvisContext(workspace=str(workspace)))
