@@ -3,7 +3,8 @@
 :func:`plan_patch` reads the files and computes every new text with
 :func:`~jarvis_graph.editing.edits.apply_edits`; :func:`apply_patch` writes them only when
 every edit of every file applies (atomic writes, restored on failure), so a failed call
-changes nothing.
+changes nothing. A call that would leave a JSON, Python, TOML or YAML file that parsed
+unparsable fails too (:mod:`jarvis_graph.editing.syntax`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from jarvis_graph.editing.edits import apply_edits
 from jarvis_graph.editing.errors import EditError
 from jarvis_graph.editing.model import Edit, FilePatch
+from jarvis_graph.editing.syntax import broken_by_edit
 from jarvis_graph.editing.textfile import TextFile, read_text_file, write_all, write_atomic
 
 
@@ -108,6 +110,11 @@ def plan_patch(
             results.append(planned[path])
         if outcome.ok and text is not None:
             _plan_edits(outcome, text, patch, original)
+    for outcome, _, _ in results:  # the whole call's result, file by file
+        if outcome.ok and (
+            broken := broken_by_edit(outcome.path, outcome.before, outcome.after or "")
+        ):
+            outcome.ok, outcome.message, outcome.kind = False, broken, "syntax"
     return results
 
 
@@ -182,10 +189,17 @@ def apply_patch(patches: list[FilePatch], resolve: Resolver) -> PatchOutcome:
 
 
 def rewrite_file(path: Path, label: str, content: str) -> FileOutcome:
-    """Replace a whole file (or create it) atomically, keeping its encoding and newlines."""
+    """Replace a whole file (or create it) atomically, keeping its encoding and newlines.
+
+    Refused (nothing written) when the new content of a JSON, Python, TOML or YAML file
+    does not parse and the old one did (see :mod:`jarvis_graph.editing.syntax`).
+    """
     try:
         original = read_text_file(path, label)
         form = original or TextFile("")
+        broken = broken_by_edit(label, original.text if original else None, content)
+        if broken:
+            return FileOutcome(label, False, broken, kind="syntax")
         write_atomic(path, form.encode(form.normalise(content)))
     except EditError as exc:
         return FileOutcome(label, False, str(exc))
