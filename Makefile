@@ -3,9 +3,15 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# llama-cpp-python builds from source (about 8 minutes on 2 cores the first time; pip's
-# wheel cache makes later installs take seconds). LLaVA is not needed.
-export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# llama-cpp-python builds from source, about 8 minutes on 2 cores. Not for the build machine's
+# own CPU (-march=native): on a CPU that reports AMX or AVX-512 that its virtual machine does
+# not enable, llama.cpp dies with SIGILL on the first long prompt, and pip's wheel cache would
+# hand such a wheel to every later install on any machine. So the wheel is built once for
+# x86-64-v3 (AVX2, FMA, F16C), kept in a folder named for that, and installed only from there.
+LLAMA_VERSION := 0.3.36
+LLAMA_WHEELS ?= $(HOME)/.cache/jarvis-graph/wheels/llama-cpp-python-$(LLAMA_VERSION)-x86-64-v3
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON \
+    -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 # An MCP server from npm that the tests run (stdio and streamable HTTP); installed once.
 EVERYTHING_VERSION := 2026.8.31
 EVERYTHING := .cache/mcp-npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js
@@ -22,8 +28,17 @@ $(BIN)/python:
 
 # The package's bytecode is compiled here, as pip does for installed packages, so that it is
 # not compiled on every start where PYTHONDONTWRITEBYTECODE is set (a stale file is ignored).
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e ".[dev,local,bench]"
+$(LLAMA_WHEELS)/.built: | $(BIN)/python
+	mkdir -p $(LLAMA_WHEELS)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel --quiet --no-deps --no-cache-dir \
+	    "llama-cpp-python==$(LLAMA_VERSION)" -w $(LLAMA_WHEELS)
+	touch $@
+
+$(STAMP): $(BIN)/python pyproject.toml $(LLAMA_WHEELS)/.built
+	$(BIN)/pip install --quiet --no-deps --force-reinstall \
+	    $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	$(BIN)/pip install --quiet --only-binary llama-cpp-python --find-links $(LLAMA_WHEELS) \
+	    -e ".[dev,local,bench]"
 	$(BIN)/pip install --quiet --no-deps "bfcl-eval==$(BFCL_EVAL_VERSION)"
 	$(BIN)/python -m compileall -q jarvis_graph > /dev/null
 	touch $(STAMP)
