@@ -53,3 +53,17 @@ def not_run_answers(calls: list[dict], reason: str) -> list[ToolMessage]:
         )
         for c in calls
     ]
+
+
+REFUSED_PREFIXES = ("Not run", "The user declined", "Your call to ")
+"""How the texts of tool messages for calls that did not run begin: a repeat, a call never
+run, one the user declined, one whose arguments could not be parsed."""
+
+
+def refused_call(text: str) -> bool:
+    """Whether a tool message's text says its call was not run (see :data:`REFUSED_PREFIXES`).
+
+    Such a text is no evidence of anything; an unparsable call's even quotes the model's
+    own reply.
+    """
+    return text.startswith(REFUSED_PREFIXES)

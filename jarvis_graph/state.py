@@ -53,6 +53,8 @@ class AgentState(TypedDict):
         final_answer: The answer, with the auto-complete marker stripped.
         selected_tools: Tools offered to the model (``None``: all), set by ``filter_tools``.
         answer_problems: What the answer check found in the latest answer (empty: passed).
+        workspace_digest: Fingerprint of the workspace's files when the task started (set
+            when the answer check is on; ``None``: too many files to tell).
     """
 
     messages: Annotated[list[AnyMessage], add_messages]
@@ -63,6 +65,7 @@ class AgentState(TypedDict):
     final_answer: NotRequired[str]
     selected_tools: NotRequired[list[str] | None]
     answer_problems: NotRequired[list[str]]
+    workspace_digest: NotRequired[str | None]
 
 
 class AgentOutput(TypedDict):

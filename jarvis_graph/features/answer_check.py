@@ -20,6 +20,7 @@ The rules are plain and general (no task wording is special):
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,14 +29,18 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 
 from jarvis_graph.features.base import Feature, RunSetup
-from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, is_task_message
+from jarvis_graph.messages import refused_call
+from jarvis_graph.platforms.local_protocol import looks_failed
+from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME, CORRECTION_NAME, is_task_message
+from jarvis_graph.tools.attachments import FILE_NAME
+from jarvis_graph.tools.builtin import walk_files
 
 LOCAL_PLATFORMS = frozenset({"local"})
 """Platforms whose models are small enough that ``answer_check: auto`` turns the check on."""
 
 _NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w/]|\.\d)")
 _LIST_MARK = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
-_CLAUSES = re.compile(r"[.;!?\n]+|,?\s+(?:and\s+)?then\s+|,\s+and\s+|\s+and\s+(?=\w+\s)")
+_CLAUSES = re.compile(r"[.;:!?]+(?=\s|$)|\n+|,?\s+(?:and\s+)?then\s+|,\s+and\s+|\s+and\s+(?=\w+\s)")
 _LEAD = re.compile(
     r"^(?:(?:please|now|also|first|next|finally|and|then|just|kindly)\b[\s,]*"
     r"|(?:can|could|would|will)\s+you\s+(?:please\s+)?"
@@ -63,6 +68,17 @@ _VERBS = {
         "correct",
         "generate",
         "store",
+        "set",
+        "put",
+        "rewrite",
+        "overwrite",
+        "patch",
+        "refactor",
+        "move",
+        "copy",
+        "increase",
+        "decrease",
+        "bump",
     },  # fmt: skip
     "remember": {"remember", "memorize", "memorise", "note"},
 }
@@ -76,7 +92,7 @@ class AnswerCheck(Feature):
     """Adds nothing to the prompt or the tools: it turns the ``check_answer`` node on."""
 
     name = "answer_check"
-    state_keys = ("answer_problems",)
+    state_keys = ("answer_problems", "workspace_digest")
     settings = ("answer_check", "answer_check_retries")
 
     def enabled(self, setup: RunSetup) -> bool:
@@ -91,45 +107,95 @@ class AnswerCheck(Feature):
 
 
 @dataclass(frozen=True)
+class Call:
+    """One tool call of the task that ran, with its result."""
+
+    name: str
+    meta: dict[str, Any]
+    """The tool's metadata (``runs_code``, ``edits_files``, ``saves_memory``)."""
+    result: str
+    failed: bool
+
+
+@dataclass(frozen=True)
 class Evidence:
     """What a task's answer may rest on."""
 
     text: str
     """Everything the user said on the thread, the attached context and every tool result."""
-    calls: list[tuple[str, dict[str, Any]]]
-    """Tool calls of this task that ran (name and metadata of the tool), in order."""
+    calls: list[Call]
+    """Tool calls of this task that ran, in order."""
+    computed: str = ""
+    """What was counted or computed rather than read: what the user said, the first line
+    of each tool result and of each attached file (counts of lines, rows, files, matches),
+    and the whole output of tools that compute or run code."""
 
 
 def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]]) -> Evidence:
-    """The evidence for the latest task: text of the whole thread, calls since the task."""
+    """The evidence for the latest task: text of the whole thread, calls since the task.
+
+    Not evidence: the run's own notices, refused calls (their text quotes the model's own
+    reply), and the line-number column of file listings.
+    """
     texts: list[str] = []
-    calls: list[tuple[str, dict[str, Any]]] = []
+    computed: list[str] = []
+    calls: list[Call] = []
+    asked: dict[str, Any] = {}
     for message in messages:
         if getattr(message, "name", None) in (CHECK_NAME, CORRECTION_NAME):
             continue  # the run's own notices: a number they quote is not evidence
-        if isinstance(message, HumanMessage | ToolMessage):
-            texts.append(str(message.text))
         if is_task_message(message):
             calls = []
-        elif isinstance(message, ToolMessage) and not str(message.text).startswith("Not run"):
-            name = message.name or ""
-            calls.append((name, metadata.get(name, {})))
-        elif isinstance(message, AIMessage):
-            # The arguments a call was made with are the model's own, but a value the model
-            # wrote into a file or a script is what that file now holds.
-            texts.extend(str(c["args"]) for c in message.tool_calls)
-    return Evidence("\n".join(texts), calls)
+        if isinstance(message, AIMessage):
+            asked.update({c["id"] or "": c for c in message.tool_calls})
+        elif isinstance(message, ToolMessage) and not refused_call(str(message.text)):
+            name, text = message.name or "", _LINE_COLUMN.sub("", str(message.text))
+            meta = metadata.get(name, {})
+            texts.append(text)
+            failed = message.status == "error" or looks_failed(text)
+            calls.append(Call(name, meta, text, failed))
+            computes = meta.get("computes") or meta.get("runs_code")
+            computed.append(text if computes else text.split("\n", 1)[0])
+            made = asked.get(message.tool_call_id)
+            if made and not failed and (meta.get("edits_files") or meta.get("runs_code")):
+                # The arguments are the model's own, but a value it wrote into a file or a
+                # script that ran is what that file now holds.
+                texts.append(str(made["args"]))
+        elif isinstance(message, HumanMessage):
+            texts.append(str(message.text))
+            said = str(message.text)
+            if getattr(message, "name", None) == CONTEXT_NAME:  # attached: headers only
+                said = "\n".join(_HEADER.findall(said))
+            computed.append(said)
+    return Evidence("\n".join(texts), calls, "\n".join(computed))
 
 
-def problems(answer: str, task: str, evidence: Evidence, workspace: Path) -> list[str]:
-    """What in ``answer`` the evidence does not support (empty: the answer passes)."""
+_HEADER = re.compile(r"^(?:--- .*|The workspace holds .*)$", re.MULTILINE)
+_AGGREGATE = re.compile(r"\b(?:how many|how much|sum|total|average|count|number of)\b", re.I)
+_LINE_COLUMN = re.compile(r"^ *\d+ \| ", re.MULTILINE)
+
+
+def problems(
+    answer: str,
+    task: str,
+    evidence: Evidence,
+    workspace: Path,
+    changed: bool | None = None,
+) -> list[str]:
+    """What in ``answer`` the evidence does not support (empty: the answer passes).
+
+    ``changed`` says whether a workspace file changed since the task started (``None``:
+    not known; then a call that edits files or runs code stands for a change).
+    """
     if not answer.strip():
         return ["the answer is empty"]
     if _repeats_task(answer, task):
         return ["the answer repeats the task instead of answering it"]
     found = _unsupported_numbers(answer, evidence.text)
-    found += _actions_not_done(task, evidence.calls)
-    found += _files_not_written(answer, workspace)
+    found = found or _aggregate_not_computed(answer, task, evidence)
+    found += _actions_not_done(task, evidence.calls, changed)
+    found += _failure_not_said(answer, task, evidence.calls)
+    found += _files_missing(answer, task, workspace)
     return found
 
 
@@ -160,25 +226,50 @@ def _unsupported_numbers(answer: str, evidence: str) -> list[str]:
     ]
 
 
+def _verb(clause: str) -> str:
+    """The first word of an imperative clause, after "please", "could you" and the like."""
+    words = _LEAD.sub("", clause.strip()).split()
+    return words[0].lower().strip(",:`'\"") if words else ""
+
+
+def _aggregate_not_computed(answer: str, task: str, evidence: Evidence) -> list[str]:
+    """A count or total that was read off a file instead of counted or computed.
+
+    For a question that asks how many, a sum, a total or an average, a number of the
+    answer must come from something that counted or computed: a tool's count line
+    (``lines 1-9 of 9``, ``3 matching lines``), a computation, a script's output, or the
+    user.
+    """
+    if not _AGGREGATE.search(task) or asked_actions(task):
+        return []
+    said = _numbers(_LIST_MARK.sub("", answer))
+    if not said or said & _numbers(evidence.computed):
+        return []
+    return [
+        "the question asks for a count or a total, but the answer's number was not counted "
+        "or computed by any tool (it is only a value read from a file): compute it with a "
+        "tool, then answer"
+    ]
+
+
 def asked_actions(task: str) -> list[str]:
     """The kinds of action (``run``, ``write``, ``remember``) the task asks for, in order."""
     kinds: list[str] = []
     for clause in _CLAUSES.split(task):
-        words = _LEAD.sub("", clause.strip()).split()
-        verb = words[0].lower().strip(",:`'\"") if words else ""
+        verb = _verb(clause)
         for kind, verbs in _VERBS.items():
             if verb in verbs and kind not in kinds:
                 kinds.append(kind)
     return kinds
 
 
-def _does(kind: str, name: str, meta: dict[str, Any]) -> bool:
-    runs = bool(meta.get("runs_code"))
+def _does(kind: str, call: Call) -> bool:
+    runs = bool(call.meta.get("runs_code"))
     if kind == "run":
         return runs
     if kind == "write":
-        return runs or bool(meta.get("edits_files"))
-    return bool(meta.get("saves_memory"))
+        return runs or bool(call.meta.get("edits_files"))
+    return bool(call.meta.get("saves_memory"))
 
 
 _ASKED = {
@@ -188,20 +279,123 @@ _ASKED = {
 }
 
 
-def _actions_not_done(task: str, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+def _actions_not_done(task: str, calls: list[Call], changed: bool | None) -> list[str]:
+    found = []
+    for kind in asked_actions(task):
+        if kind == "write" and changed is False:
+            found.append(
+                "the task asks to write or change something, but no file in the workspace "
+                "changed: do it with a tool (write_file, edit_file), then answer"
+            )
+        elif not any(_does(kind, call) for call in calls if not call.failed or kind == "run"):
+            found.append(f"the task asks {_ASKED[kind]}: do it with a tool, then answer")
+    return found
+
+
+_OWNED_UP = re.compile(
+    r"fail|error|exception|traceback|crash|exit (?:code|status)|non-?zero|\bnot\b|n't\b|"
+    r"cannot|unable|broken|timed out|timeout|killed|missing|no such|invalid",
+    re.IGNORECASE,
+)
+_NAME_TOKEN = re.compile(r"\b\w*(?:_\w+|[a-z][A-Z]\w*)\b")
+
+
+def _failure_not_said(answer: str, task: str, calls: list[Call]) -> list[str]:
+    """The task asked to run something, the last run failed, and the answer hides it.
+
+    The answer owns up to the failure with a word that says so, or by naming something
+    only the failed output names (a failing test, an exception).
+    """
+    if "run" not in asked_actions(task):
+        return []
+    runs = [call for call in calls if call.meta.get("runs_code")]
+    if not runs or not runs[-1].failed or _OWNED_UP.search(answer):
+        return []
+    named = {t for t in _NAME_TOKEN.findall(answer) if len(t) >= 4}
+    if any(t in runs[-1].result and t not in task for t in named):
+        return []
+    first = runs[-1].result.splitlines()[0] if runs[-1].result else "it failed"
     return [
-        f"the task asks {_ASKED[kind]}: do it with a tool, then answer"
-        for kind in asked_actions(task)
-        if not any(_does(kind, name, meta) for name, meta in calls)
+        f"the last run failed ({first}), but the answer does not say so: fix the cause and "
+        "run it again, or say that it failed and why"
     ]
 
 
-def _files_not_written(answer: str, workspace: Path) -> list[str]:
-    missing = []
-    for path in dict.fromkeys(_CLAIMED.findall(answer)):
-        target = (workspace / path).resolve()
-        if target.is_relative_to(workspace.resolve()) and not target.exists():
-            missing.append(path)
-    return [
-        f"the answer says {p} was written, but there is no {p} in the workspace" for p in missing
+_SAID_MISSING = re.compile(
+    r"not (?:exist|found|present|there|in the workspace|available)|n't (?:exist|find|found)|"
+    r"no such|missing|cannot find|can't find|could not find|no file|there is no|absent|"
+    r"does not have|doesn't have",
+    re.IGNORECASE,
+)
+_REMOVES = {"delete", "remove", "rename", "move"}
+
+
+def _files_missing(answer: str, task: str, workspace: Path) -> list[str]:
+    """Files that must be in the workspace and are not, or whose absence goes unsaid.
+
+    A file the answer says it wrote, or a write clause of the task names (``... into
+    count.txt``), must exist. A file a question names that does not exist must be said
+    not to exist.
+    """
+    root = workspace.resolve()
+    wanted = list(_CLAIMED.findall(answer))
+    for clause in _CLAUSES.split(task):
+        if _verb(clause) in _VERBS["write"] - _REMOVES:
+            wanted += FILE_NAME.findall(clause)
+    found = [
+        f"the answer says {p} was written, but there is no {p} in the workspace"
+        if p in _CLAIMED.findall(answer)
+        else f"the task asks for {p} to be written, but there is no {p} in the workspace"
+        for p in dict.fromkeys(wanted)
+        if not _exists(root, p)
     ]
+    if found or asked_actions(task):
+        return found
+    absent = [p for p in dict.fromkeys(FILE_NAME.findall(task)) if not _exists(root, p)]
+    if absent and not _SAID_MISSING.search(answer):
+        names = ", ".join(absent)
+        return [
+            f"the task names {names}, which is not in the workspace, and the answer does not "
+            "say so: check with list_files, and if it does not exist, say that plainly"
+        ]
+    return []
+
+
+def _exists(root: Path, rel: str) -> bool:
+    """Whether ``rel`` names a file in the workspace: as a path, or by its name alone."""
+    target = (root / rel).resolve()
+    if not target.is_relative_to(root):
+        return True  # outside: not this check's business (tools refuse such paths)
+    if target.exists():
+        return True
+    if "/" in rel:
+        return False
+    for index, path in enumerate(walk_files(root, hidden=False, within=root)):
+        if path.name == rel:
+            return True
+        if index >= MAX_WALK:
+            return True  # too large to tell: give the benefit of the doubt
+    return False
+
+
+MAX_WALK = 5000
+"""Files looked at to find a file by its name alone, or to fingerprint the workspace."""
+
+
+def workspace_digest(workspace: Path) -> str | None:
+    """A fingerprint of the workspace's files (paths, sizes, modification times).
+
+    Hidden files and folders (``.jarvis``, ``.git``) and caches are left out. ``None``
+    when the workspace holds more than :data:`MAX_WALK` files.
+    """
+    root = workspace.resolve()
+    digest = hashlib.sha256()
+    for index, path in enumerate(walk_files(root, hidden=False, within=root)):
+        if index >= MAX_WALK:
+            return None
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        digest.update(f"{path.relative_to(root)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()

@@ -15,6 +15,7 @@ import re
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 
 from jarvis_graph.features.base import Feature, RunSetup
+from jarvis_graph.messages import refused_call
 from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, is_task_message
 
 FACTS_CHARS = 12_000
@@ -58,6 +59,8 @@ def facts_of(messages: list[AnyMessage]) -> list[str]:
         if name in (CHECK_NAME, CORRECTION_NAME):
             continue
         if isinstance(message, ToolMessage):
+            if refused_call(str(message.text)):
+                continue  # a call that did not run says nothing about the task
             text = _SUCCESS.sub("", _LINE_NUMBER.sub("", str(message.text)), count=1)
             facts.append(f"Result of {message.name or 'a tool'}:\n{text}")
         elif isinstance(message, HumanMessage):

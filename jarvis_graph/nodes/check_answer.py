@@ -13,7 +13,7 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext
-from jarvis_graph.features.answer_check import evidence_of, problems
+from jarvis_graph.features.answer_check import evidence_of, problems, workspace_digest
 from jarvis_graph.marker import strip_complete_marker
 from jarvis_graph.messages import last_ai, text_of
 from jarvis_graph.runtime.services import RunServices, services_of
@@ -45,7 +45,10 @@ def check_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     messages = state["messages"]
     answer = strip_complete_marker(text_of(last_ai(messages)))
     metadata = {name: dict(tool.metadata or {}) for name, tool in services.tools.items()}
-    found = problems(answer, _task(messages), evidence_of(messages, metadata), services.workspace)
+    evidence = evidence_of(messages, metadata)
+    before = state.get("workspace_digest")
+    changed = None if before is None else workspace_digest(services.workspace) != before
+    found = problems(answer, _task(messages), evidence, services.workspace, changed)
     update: dict[str, Any] = {"answer_problems": found}
     left = services.settings.answer_check_retries - checks_since_task(messages)
     if found and left > 0 and state.get("iteration", 0) < state.get("max_iterations", 1 << 30):

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, EventBus
 from jarvis_graph.history import over_budget
-from jarvis_graph.messages import pending_tool_calls
+from jarvis_graph.messages import pending_tool_calls, refused_call
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import current_settings, services_of
 from jarvis_graph.state import AgentState, is_task_message
@@ -93,7 +93,7 @@ def refused_repeats(messages: list[AnyMessage]) -> set[str]:
 
 
 def _refused(message: ToolMessage) -> bool:
-    return str(message.text).startswith(("Not run", "The user declined"))
+    return refused_call(str(message.text))
 
 
 def _not_again(call: dict[str, Any]) -> ToolMessage:

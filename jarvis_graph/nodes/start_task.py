@@ -10,7 +10,9 @@ from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
+from jarvis_graph.features.answer_check import workspace_digest
 from jarvis_graph.messages import text_of
+from jarvis_graph.nodes.check_answer import check_enabled
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import CONTEXT_NAME, AgentState
 from jarvis_graph.tools.attachments import AttachLimits, attachment_text
@@ -49,7 +51,12 @@ def start_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     system = SystemMessage(content=services.system_prompt(task), id=SYSTEM_ID)
     max_iterations = services.settings.max_iterations
     services.bus.emit(Event.TASK_STARTED, {"task": task, "max_iterations": max_iterations})
-    return {
+    update: dict[str, Any] = {}
+    if fresh and check_enabled(services):  # what the answer check compares the end with
+        update["workspace_digest"] = workspace_digest(services.workspace)
+    elif fresh and state.get("workspace_digest") is not None:
+        update["workspace_digest"] = None  # an earlier task's: not this one's
+    return update | {
         "messages": [system, *new],
         "task": task,
         "iteration": 0,

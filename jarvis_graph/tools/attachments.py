@@ -21,6 +21,14 @@ from jarvis_graph.tools.builtin import table_note, walk_files
 
 READ_BYTES = 256 * 1024  # a named file is read this far at most
 _PATH_LIKE = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]*\w\.[A-Za-z0-9]{1,10})(?![\w/-])")
+FILE_NAME = re.compile(
+    r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+(?:\.[\w-]+)*\.(?:py|txt|json|csv|tsv|md|log|toml|"
+    r"ya?ml|ini|cfg|conf|sh|js|ts|c|h|cpp|hpp|rs|go|java|html|css|xml|sql|rst|dat|out|lock))"
+    r"(?![\w/-])",
+    re.IGNORECASE,
+)
+"""A file name with one of the common extensions (stricter than the paths attached: a
+name this matches is taken for a file the user means, present or not)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,25 @@ def _text_lines(path: Path) -> tuple[list[str], bool] | None:
     return (lines[:-1] if cut else lines), cut
 
 
+def absent_files(task: str, root: Path, listing: list[str] | None) -> list[str]:
+    """File names the task mentions that are not in the workspace.
+
+    A bare name counts as absent only when the whole workspace is listed (``listing``)
+    and no file there has that name.
+    """
+    absent: list[str] = []
+    for token in FILE_NAME.findall(task):
+        if token in absent or _locate(token, root, listing):
+            continue
+        if "/" in token or (listing is not None and _is_bare_absent(token, listing)):
+            absent.append(token)
+    return absent
+
+
+def _is_bare_absent(name: str, listing: list[str]) -> bool:
+    return not any(p.rsplit("/", 1)[-1] == name for p in listing)
+
+
 def attachment_text(task: str, root: Path, limits: AttachLimits) -> str | None:
     """The context message for ``task`` in workspace ``root``; ``None`` if nothing to attach."""
     listing = small_listing(root, limits.listing) if limits.listing else None
@@ -118,6 +145,10 @@ def attachment_text(task: str, root: Path, limits: AttachLimits) -> str | None:
     if listing:
         files = f"{len(listing)} file{'s' if len(listing) != 1 else ''}"
         parts.append(f"The workspace holds {files}:\n" + "\n".join(listing))
+    # Only beside a listing: in an empty or a large workspace the first look says as much.
+    absent = absent_files(task, root, listing) if listing else []
+    if absent:
+        parts.append("No file of this name is in the workspace now: " + ", ".join(absent))
     names = named_files(task, root, listing, limits.named_files) if limits.named_files else []
     for rel in names:
         full = attachable(root.resolve(), rel)  # again: the file may have changed meanwhile

@@ -34,3 +34,6 @@ def compute(expression: str) -> str:
     except calculator.CalculationError as exc:
         raise ToolFailure(f"{expression} failed: {exc}") from exc
     return f"{expression} = {value}"
+
+
+compute.metadata = {"computes": True}

@@ -7,7 +7,12 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from jarvis_graph.features.answer_check import asked_actions, evidence_of, problems
+from jarvis_graph.features.answer_check import (
+    asked_actions,
+    evidence_of,
+    problems,
+    workspace_digest,
+)
 from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME
 
 META = {
@@ -96,6 +101,7 @@ def test_asked_actions_are_imperative_clauses(task: str, kinds: list[str]) -> No
 
 
 def test_an_action_asked_for_but_not_done_fails(tmp_path: Path) -> None:
+    (tmp_path / "greet.py").write_text("print('hi')\n")
     task = "Fix the typo in greet.py, then run it."
     read_only = conversation(task, ("read_code", {"path": "greet.py"}, "prnt('hi')"))
     found = check("I fixed it and it prints hi.", read_only, tmp_path)
@@ -134,8 +140,134 @@ def test_small_talk_passes(tmp_path: Path) -> None:
 
 def test_an_answer_copying_the_task_fails(tmp_path: Path) -> None:
     task = "Set workers to 8 in settings.json."
+    (tmp_path / "settings.json").write_text('{"workers": 8}')
     messages = conversation(task, ("write_file", {"path": "settings.json"}, "Rewrote it"))
     assert check(f"The task: {task}\nIf these results answer it, reply.", messages, tmp_path) == [
         "the answer repeats the task instead of answering it"
     ]
     assert check("Done: workers is now 8 in settings.json.", messages, tmp_path) == []
+
+
+def test_line_numbers_of_a_listing_are_not_evidence(tmp_path: Path) -> None:
+    listing = "utils.py (lines 1-4 of 4)\n     1 | def a():\n     2 |     pass\n     3 | def b():"
+    messages = conversation("How many functions?", ("read_code", {"path": "utils.py"}, listing))
+    assert check("4", messages, tmp_path) == []  # the tool counted 4 lines
+    assert check("3", messages, tmp_path)  # only a line number
+
+
+def test_refused_calls_and_read_arguments_are_not_evidence(tmp_path: Path) -> None:
+    messages = [HumanMessage("What is the sum of qty?")]
+    messages.append(
+        AIMessage("", tool_calls=[{"name": "read_code", "args": {"end": 77}, "id": "1"}])
+    )
+    messages.append(ToolMessage("qty: 4, 5", tool_call_id="1", name="read_code"))
+    messages.append(
+        AIMessage("", tool_calls=[{"name": "read_code", "args": {"end": 77}, "id": "2"}])
+    )
+    messages.append(
+        ToolMessage("Your call to 'compute' could not be run: ... '61'", tool_call_id="2")
+    )
+    assert check("77", messages, tmp_path)  # an argument of a read is the model's own
+    assert check("61", messages, tmp_path)  # quoted in a refusal: the model's own
+    assert check("9", messages, tmp_path)  # not computed by any tool either
+
+
+def test_a_write_task_needs_a_change_in_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "inventory.py").write_text("pritn('x')\n")
+    before = workspace_digest(tmp_path)
+    task = "The inventory.py script crashes: fix it, then run it."
+    ran = conversation(task, ("execute_script", {"script": "python3 x"}, "exit code: 0\nx"))
+    unchanged = problems("x", task, evidence_of(ran, META), tmp_path, changed=False)
+    assert any("no file in the workspace changed" in p for p in unchanged)
+    (tmp_path / "inventory.py").write_text("print('x')\n")
+    assert workspace_digest(tmp_path) != before
+    assert problems("x", task, evidence_of(ran, META), tmp_path, changed=True) == []
+
+
+def test_the_digest_ignores_hidden_folders_and_caches(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    before = workspace_digest(tmp_path)
+    (tmp_path / ".jarvis").mkdir()
+    (tmp_path / ".jarvis" / "sessions.sqlite").write_text("x")
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "a.pyc").write_text("x")
+    assert workspace_digest(tmp_path) == before
+
+
+def test_a_failed_write_is_no_write(tmp_path: Path) -> None:
+    task = "Change the port in config.json to 9091."
+    (tmp_path / "config.json").write_text("{}")
+    failed = [HumanMessage(task)]
+    failed.append(AIMessage("", tool_calls=[{"name": "write_file", "args": {}, "id": "1"}]))
+    failed.append(ToolMessage("Error: invalid JSON", tool_call_id="1", name="write_file"))
+    assert any("write or change" in p for p in check("Done.", failed, tmp_path))
+
+
+def test_a_file_the_task_says_to_write_must_exist(tmp_path: Path) -> None:
+    (tmp_path / "data.txt").write_text("a\nb\n")
+    task = "Count the lines of data.txt and write the count into a new file named count.txt."
+    messages = conversation(
+        task, ("write_file", {"path": "data.txt", "content": "a"}, "Rewrote data.txt")
+    )
+    found = check("2", messages, tmp_path)
+    assert any("to be written, but there is no count.txt" in p for p in found)
+    (tmp_path / "count.txt").write_text("2")
+    assert not any("count.txt" in p for p in check("2", messages, tmp_path))
+
+
+def test_a_question_about_a_missing_file_must_say_it_is_missing(tmp_path: Path) -> None:
+    (tmp_path / "settings_dev.py").write_text("TIMEOUT = 10\n")
+    task = "What is TIMEOUT in settings_prod.py?"
+    messages = conversation(task, ("read_code", {"path": "settings_dev.py"}, "TIMEOUT = 10"))
+    [found] = check("10", messages, tmp_path)
+    assert "settings_prod.py" in found and "not in the workspace" in found
+    assert check("settings_prod.py does not exist.", messages, tmp_path) == []
+    assert check("There is no settings_prod.py in the workspace.", messages, tmp_path) == []
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "settings_prod.py").write_text("TIMEOUT = 30\n")
+    assert check("10", messages, tmp_path) == []  # found by its name in a folder
+
+
+def test_a_failed_last_run_must_be_owned_up_to(tmp_path: Path) -> None:
+    task = "Run the tests with python3 -m unittest and tell me the result."
+    out = "exit code: 1\nFAIL: test_apply_discount (test_pricing.PricingTests)\nFAILED (failures=1)"
+    messages = conversation(task, ("execute_script", {"script": "python3 -m unittest"}, out))
+    [found] = check("All good: 1 test ran.", messages, tmp_path)
+    assert "the last run failed (exit code: 1)" in found
+    assert check("The tests failed: 1 failure.", messages, tmp_path) == []
+    assert check("test_apply_discount", messages, tmp_path) == []  # named from the output
+    fixed = [*messages, *conversation(task, ("execute_script", {}, "exit code: 0\nOK"))[1:]]
+    fixed[-2].tool_calls[0]["id"] = fixed[-1].tool_call_id = "9"
+    assert check("All 1 tests pass.", fixed, tmp_path) == []
+
+
+def test_a_total_must_be_computed_not_read_off_a_file(tmp_path: Path) -> None:
+    task = "What is the sum of the qty column in sales.csv?"
+    (tmp_path / "sales.csv").write_text("item,qty\na,11\nb,23\n")
+    read = "sales.csv (lines 1-3 of 3: a header line and 2 data rows)\nitem,qty\na,11\nb,23"
+    messages = conversation(task, ("read_code", {"path": "sales.csv"}, read))
+    [found] = check("11", messages, tmp_path)
+    assert "count or a total" in found
+    computed = conversation(
+        task,
+        ("read_code", {"path": "sales.csv"}, read),
+        ("compute", {"expression": "sum(...)"}, "sum(...) = 34"),
+    )
+    meta = {**META, "compute": {"computes": True}}
+    asked = next(str(m.text) for m in computed if m.type == "human")
+    assert problems("34", asked, evidence_of(computed, meta), tmp_path) == []
+    assert problems("11", asked, evidence_of(computed, meta), tmp_path)
+
+
+def test_counts_tools_print_are_computed(tmp_path: Path) -> None:
+    task = "How many data rows does users.csv have?"
+    (tmp_path / "users.csv").write_text("name\nann\nbob\n")
+    read = "users.csv (lines 1-3 of 3: a header line and 2 data rows)\nname\nann\nbob"
+    messages = conversation(task, ("read_code", {"path": "users.csv"}, read))
+    assert check("2", messages, tmp_path) == []
+    context = "Workspace context:\n\n--- users.csv (3 lines: a header line and 2 data rows) ---"
+    attached = [HumanMessage(task), HumanMessage(context, name=CONTEXT_NAME)]
+    assert check("2", attached, tmp_path) == []
+    assert check(
+        "3", [HumanMessage("How many rows?"), HumanMessage("a\n3\n", name=CONTEXT_NAME)], tmp_path
+    )

@@ -107,3 +107,21 @@ def test_a_huge_file_is_read_only_up_to_the_byte_cap(
     assert "--- huge.log (large file) ---\nentry 0000\n" in text
     assert "entry 0008\n[the file goes on: read the rest with read_code]" in text
     assert "entry 0009" not in text  # the line cut by the byte cap is left out
+
+
+def test_files_the_task_names_that_are_not_there_are_said_to_be_absent(ws: Path) -> None:
+    text = attachment_text(
+        "Compare settings_prod.py with src/main.py and conf/app.yaml; see e.g. os.path",
+        ws,
+        AttachLimits(),
+    )
+    assert text is not None
+    assert "No file of this name is in the workspace now: settings_prod.py, conf/app.yaml" in text
+    assert "main.py, " not in text.split("now:")[1]  # present files are not named absent
+
+
+def test_a_bare_name_is_absent_only_when_the_whole_workspace_was_listed(ws: Path) -> None:
+    text = attachment_text("What is in missing.txt?", ws, AttachLimits(listing=2))
+    assert text is None or "missing.txt" not in text  # too many files to tell
+    text = attachment_text("What is in main.py?", ws, AttachLimits())  # in src/, by name
+    assert text is not None and "workspace now" not in text
