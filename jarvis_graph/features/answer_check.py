@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -122,13 +123,17 @@ class Evidence:
     """What a task's answer may rest on."""
 
     text: str
-    """Everything the user said on the thread, the attached context and every tool result."""
+    """What the user said on the thread, the attached files and every tool result: their
+    content, without the counts the tools add (see :attr:`counts`)."""
     calls: list[Call]
     """Tool calls of this task that ran, in order."""
+    counts: str = ""
+    """The lines the tools and the workspace context add about what they show (``a.py
+    (lines 1-9 of 9)``, ``7 files under docs``, ``The workspace holds 2 files``): they
+    support a count, not a value."""
     computed: str = ""
-    """What was counted or computed rather than read: what the user said, the first line
-    of each tool result and of each attached file (counts of lines, rows, files, matches),
-    and the whole output of tools that compute or run code."""
+    """What was counted or computed rather than read: :attr:`counts`, the output of tools
+    that compute or run code, and what the user said."""
 
 
 def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]]) -> Evidence:
@@ -138,6 +143,7 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
     reply), and the line-number column of file listings.
     """
     texts: list[str] = []
+    counts: list[str] = []
     computed: list[str] = []
     calls: list[Call] = []
     asked: dict[str, Any] = {}
@@ -151,27 +157,48 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
         elif isinstance(message, ToolMessage) and not refused_call(str(message.text)):
             name, text = message.name or "", _LINE_COLUMN.sub("", str(message.text))
             meta = metadata.get(name, {})
-            texts.append(text)
             failed = message.status == "error" or looks_failed(text)
             calls.append(Call(name, meta, text, failed))
-            computes = meta.get("computes") or meta.get("runs_code")
-            computed.append(text if computes else text.split("\n", 1)[0])
+            content, count = _split_counts(text)
+            texts.append(content)
+            counts.append(count)
+            if meta.get("computes") or meta.get("runs_code"):
+                computed.append(text)
             made = asked.get(message.tool_call_id)
             if made and not failed and (meta.get("edits_files") or meta.get("runs_code")):
                 # The arguments are the model's own, but a value it wrote into a file or a
                 # script that ran is what that file now holds.
                 texts.append(str(made["args"]))
         elif isinstance(message, HumanMessage):
-            texts.append(str(message.text))
-            said = str(message.text)
-            if getattr(message, "name", None) == CONTEXT_NAME:  # attached: headers only
-                said = "\n".join(_HEADER.findall(said))
-            computed.append(said)
-    return Evidence("\n".join(texts), calls, "\n".join(computed))
+            content, count = _split_counts(str(message.text))
+            texts.append(content)
+            counts.append(count)
+            if getattr(message, "name", None) != CONTEXT_NAME:
+                computed.append(content)  # what the user says counts as given
+    count_text = "\n".join(c for c in counts if c)
+    return Evidence("\n".join(texts), calls, count_text, "\n".join([count_text, *computed]))
 
 
-_HEADER = re.compile(r"^(?:--- .*|The workspace holds .*)$", re.MULTILINE)
-_AGGREGATE = re.compile(r"\b(?:how many|how much|sum|total|average|count|number of)\b", re.I)
+_COUNT_LINE = re.compile(
+    r"^(?:.+ \(lines \d+-\d+ of \d+[^)]*\)"  # read_code
+    r"|\d+ files? under .*"  # list_files
+    r"|\d+ matching lines? in \d+ files?:"  # search_files
+    r"|\[\d+ more (?:lines|matches)?.*\]"  # a cut listing
+    r"|--- .* ---|The workspace holds \d+ files?:)$",  # attached context
+    re.MULTILINE,
+)
+
+
+def _split_counts(text: str) -> tuple[str, str]:
+    """``text`` without its count lines, and those lines."""
+    return _COUNT_LINE.sub("", text), "\n".join(m.group(0) for m in _COUNT_LINE.finditer(text))
+
+
+_AGGREGATE = re.compile(
+    r"\b(?:how many|how much|sum|total|average|count|number of|largest|smallest|highest|"
+    r"lowest|biggest|maximum|minimum)\b",
+    re.IGNORECASE,
+)
 _LINE_COLUMN = re.compile(r"^ *\d+ \| ", re.MULTILINE)
 
 
@@ -181,21 +208,26 @@ def problems(
     evidence: Evidence,
     workspace: Path,
     changed: bool | None = None,
+    offered: dict[str, dict[str, Any]] | None = None,
 ) -> list[str]:
     """What in ``answer`` the evidence does not support (empty: the answer passes).
 
     ``changed`` says whether a workspace file changed since the task started (``None``:
     not known; then a call that edits files or runs code stands for a change).
+    ``offered`` maps the run's tools to their metadata: the notices name the tools that
+    do what is missing.
     """
     if not answer.strip():
         return ["the answer is empty"]
     if _repeats_task(answer, task):
         return ["the answer repeats the task instead of answering it"]
-    found = _unsupported_numbers(answer, evidence.text)
-    found = found or _aggregate_not_computed(answer, task, evidence)
-    found += _actions_not_done(task, evidence.calls, changed)
+    counts = evidence.counts if _AGGREGATE.search(task) else ""
+    found = _unsupported_numbers(answer, f"{evidence.text}\n{counts}")
+    found = found or _aggregate_not_computed(answer, task, evidence, offered or {})
+    found += _actions_not_done(task, evidence.calls, changed, offered or {})
     found += _failure_not_said(answer, task, evidence.calls)
     found += _files_missing(answer, task, workspace)
+    found += _named_file_lacks_term(answer, task, workspace)
     return found
 
 
@@ -232,23 +264,29 @@ def _verb(clause: str) -> str:
     return words[0].lower().strip(",:`'\"") if words else ""
 
 
-def _aggregate_not_computed(answer: str, task: str, evidence: Evidence) -> list[str]:
-    """A count or total that was read off a file instead of counted or computed.
+def _aggregate_not_computed(
+    answer: str, task: str, evidence: Evidence, offered: dict[str, dict[str, Any]]
+) -> list[str]:
+    """A count, a total or an extreme that was read off a file instead of computed.
 
-    For a question that asks how many, a sum, a total or an average, a number of the
-    answer must come from something that counted or computed: a tool's count line
-    (``lines 1-9 of 9``, ``3 matching lines``), a computation, a script's output, or the
-    user.
+    For a question that asks how many, a sum, a total, an average or the largest or
+    smallest value, a number of the answer must come from something that counted or
+    computed: a tool's count line (``lines 1-9 of 9``, ``3 matching lines``), a
+    computation, a script's output, or the user.
     """
     if not _AGGREGATE.search(task) or asked_actions(task):
         return []
     said = _numbers(_LIST_MARK.sub("", answer))
     if not said or said & _numbers(evidence.computed):
         return []
+    tools = sorted(n for n, m in offered.items() if m.get("computes")) or sorted(
+        n for n, m in offered.items() if m.get("runs_code")
+    )
+    how = f"with {' or '.join(tools)}" if tools else "with a tool"
     return [
-        "the question asks for a count or a total, but the answer's number was not counted "
-        "or computed by any tool (it is only a value read from a file): compute it with a "
-        "tool, then answer"
+        "the question asks for a count, a total or a largest or smallest value, but the "
+        "answer's number was not counted or computed by any tool (it is only a value read "
+        f"from a file): compute it {how}, then answer"
     ]
 
 
@@ -279,17 +317,28 @@ _ASKED = {
 }
 
 
-def _actions_not_done(task: str, calls: list[Call], changed: bool | None) -> list[str]:
+def _actions_not_done(
+    task: str, calls: list[Call], changed: bool | None, offered: dict[str, dict[str, Any]]
+) -> list[str]:
     found = []
     for kind in asked_actions(task):
         if kind == "write" and changed is False:
             found.append(
                 "the task asks to write or change something, but no file in the workspace "
-                "changed: do it with a tool (write_file, edit_file), then answer"
+                f"changed: do it{_with(kind, offered)}, then answer"
             )
         elif not any(_does(kind, call) for call in calls if not call.failed or kind == "run"):
-            found.append(f"the task asks {_ASKED[kind]}: do it with a tool, then answer")
+            found.append(f"the task asks {_ASKED[kind]}: do it{_with(kind, offered)}, then answer")
     return found
+
+
+_DOER = {"run": "runs_code", "write": "edits_files", "remember": "saves_memory"}
+
+
+def _with(kind: str, offered: dict[str, dict[str, Any]]) -> str:
+    """The tools the run offers that do ``kind`` ("with a tool" when none is known)."""
+    names = sorted(name for name, meta in offered.items() if meta.get(_DOER[kind]))
+    return f" with {' or '.join(names)}" if names else " with a tool"
 
 
 _OWNED_UP = re.compile(
@@ -399,3 +448,56 @@ def workspace_digest(workspace: Path) -> str | None:
             continue
         digest.update(f"{path.relative_to(root)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
     return digest.hexdigest()
+
+
+_WHICH_FILE = re.compile(
+    r"\b(?:which|what|in what)\s+(?:\w+\s+)?(?:file|module|script|log)s?\b", re.I
+)
+_TERM = re.compile(r"(?<![\w.])(?=\w*(?:\d|_|[a-z][A-Z]))\w{4,}(?!\w|\.\w)")
+
+
+def _named_file_lacks_term(answer: str, task: str, workspace: Path) -> list[str]:
+    """A "which file ..." answer whose files hold none of the question's own terms.
+
+    ``Which file contains E4471?`` answered ``logs/api.log``: the file named must contain
+    one of the identifiers the question quotes (words with a digit, an underscore or an
+    inner capital, like ``E4471``, ``compute_checksum``, ``parseConfig``).
+    """
+    if not _WHICH_FILE.search(task):
+        return []
+    terms = [t for t in _TERM.findall(task) if not FILE_NAME.fullmatch(t)]
+    root = workspace.resolve()
+    named = [p for p in dict.fromkeys(FILE_NAME.findall(answer)) if p not in task]
+    files = [f for p in named if (f := _find(root, p)) is not None]
+    if not terms or not files:
+        return []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")[:MAX_READ]
+        except OSError:
+            return []
+        if any(term in text for term in terms):
+            return []
+    names, quoted = ", ".join(named), ", ".join(terms)
+    return [
+        f"the answer names {names}, but no such file contains {quoted}: search the files "
+        "for it (search_files) and answer with the one that does"
+    ]
+
+
+MAX_READ = 1 << 20
+"""Bytes of a named file read to look for the question's terms."""
+
+
+def _find(root: Path, rel: str) -> Path | None:
+    """The workspace file ``rel`` names (a path, or a name unique in the workspace)."""
+    target = (root / rel).resolve()
+    if not target.is_relative_to(root):
+        return None
+    if target.is_file():
+        return target
+    if "/" in rel:
+        return None
+    walk = islice(walk_files(root, hidden=False, within=root), MAX_WALK)
+    found = [p for p in walk if p.name == rel]
+    return found[0] if len(found) == 1 else None

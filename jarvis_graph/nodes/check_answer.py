@@ -48,7 +48,9 @@ def check_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     evidence = evidence_of(messages, metadata)
     before = state.get("workspace_digest")
     changed = None if before is None else workspace_digest(services.workspace) != before
-    found = problems(answer, _task(messages), evidence, services.workspace, changed)
+    selected = state.get("selected_tools")
+    offered = {n: m for n, m in metadata.items() if selected is None or n in selected}
+    found = problems(answer, _task(messages), evidence, services.workspace, changed, offered)
     update: dict[str, Any] = {"answer_problems": found}
     left = services.settings.answer_check_retries - checks_since_task(messages)
     if found and left > 0 and state.get("iteration", 0) < state.get("max_iterations", 1 << 30):

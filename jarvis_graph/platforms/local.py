@@ -46,7 +46,7 @@ from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
 from jarvis_graph.platforms.errors import PlatformError
 from jarvis_graph.platforms.local_threads import decode_threads
-from jarvis_graph.state import is_task_message
+from jarvis_graph.state import CONTEXT_NAME, is_task_message
 
 MIN_REPLY_TOKENS = 256
 DEFAULT_MAX_TOKENS = 512  # a runaway reply costs a small model a minute per 1000 tokens
@@ -147,6 +147,10 @@ def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> No
             turns[-1].content = previous + "\n\n" + result  # several results of one turn
         else:
             turns.append(proto.Turn("user", result))
+    elif getattr(message, "name", None) == CONTEXT_NAME and task:
+        # Attached files are a long turn after the task: like a tool result, it ends with
+        # the task, which a small model otherwise loses under them.
+        turns.append(proto.Turn("user", f"{str(message.text).rstrip()}\n\nThe task: {task}"))
     else:
         turns.append(proto.Turn("user", str(message.text)))
 

@@ -247,7 +247,7 @@ def test_a_total_must_be_computed_not_read_off_a_file(tmp_path: Path) -> None:
     read = "sales.csv (lines 1-3 of 3: a header line and 2 data rows)\nitem,qty\na,11\nb,23"
     messages = conversation(task, ("read_code", {"path": "sales.csv"}, read))
     [found] = check("11", messages, tmp_path)
-    assert "count or a total" in found
+    assert "count, a total or a largest" in found
     computed = conversation(
         task,
         ("read_code", {"path": "sales.csv"}, read),
@@ -271,3 +271,63 @@ def test_counts_tools_print_are_computed(tmp_path: Path) -> None:
     assert check(
         "3", [HumanMessage("How many rows?"), HumanMessage("a\n3\n", name=CONTEXT_NAME)], tmp_path
     )
+
+
+def test_the_notice_names_the_tools_that_do_what_is_missing(tmp_path: Path) -> None:
+    task = "Run the script compute.py with python3 and report what it prints."
+    messages = conversation(task, ("compute", {"expression": "1"}, "1 = 1"))
+    asked = str(messages[0].text)
+    found = problems("1", asked, evidence_of(messages, META), tmp_path, offered=META)
+    assert any("no tool ran anything: do it with execute_script, then answer" in p for p in found)
+    found = problems("1", asked, evidence_of(messages, META), tmp_path, offered={})
+    assert any("do it with a tool" in p for p in found)
+
+
+def test_a_largest_value_must_be_computed_too(tmp_path: Path) -> None:
+    (tmp_path / "numbers.txt").write_text("19\n230\n7\n")
+    task = "What is the largest number in numbers.txt?"
+    read = "numbers.txt (lines 1-3 of 3)\n19\n230\n7"
+    messages = conversation(task, ("read_code", {"path": "numbers.txt"}, read))
+    meta = {**META, "compute": {"computes": True}}
+    [found] = problems("19", task, evidence_of(messages, meta), tmp_path, offered=meta)
+    assert "compute it with compute, then answer" in found
+
+
+def test_counts_the_tools_add_support_counts_not_values(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha 17\n")
+    (tmp_path / "b.txt").write_text("beta 25\n")
+    context = (
+        "Workspace context for this task (attached by Jarvis):\n\n"
+        "The workspace holds 2 files:\na.txt\nb.txt\n\n"
+        "--- a.txt (1 line) ---\nalpha 17\n--- end of a.txt ---\n\n"
+        "--- b.txt (1 line) ---\nbeta 25\n--- end of b.txt ---"
+    )
+    task = "Read a.txt and b.txt and tell me the number in each."
+    messages = [HumanMessage(task), HumanMessage(context, name=CONTEXT_NAME)]
+    assert check("2", messages, tmp_path)  # the listing's count is not a value of a file
+    assert check("1", messages, tmp_path)
+    assert check("a.txt has 17 and b.txt has 25.", messages, tmp_path) == []
+    how_many = [HumanMessage("How many files are there?"), HumanMessage(context, name=CONTEXT_NAME)]
+    assert check("2", how_many, tmp_path) == []
+
+
+def test_a_which_file_answer_must_name_a_file_holding_the_term(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "api.log").write_text("10:01 start\n")
+    (tmp_path / "logs" / "worker-2.log").write_text("10:03 error E4471 disk\n")
+    task = "One file under logs/ contains the error code E4471. Which file is it?"
+    [found] = check("logs/api.log", [HumanMessage(task)], tmp_path)
+    assert "no such file contains E4471" in found and "search_files" in found
+    assert check("logs/worker-2.log", [HumanMessage(task)], tmp_path) == []
+    assert check("worker-2.log", [HumanMessage(task)], tmp_path) == []  # by its name
+
+
+def test_a_which_file_question_about_a_function(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "util.py").write_text("def helper():\n    pass\n")
+    (tmp_path / "src" / "wire.py").write_text("def compute_checksum(data):\n    return 0\n")
+    task = "Which file defines the function compute_checksum?"
+    assert check("src/util.py", [HumanMessage(task)], tmp_path)
+    assert check("It is defined in src/wire.py.", [HumanMessage(task)], tmp_path) == []
+    plain = "Which file is the largest?"  # no term to look for: not this rule's business
+    assert check("src/util.py", [HumanMessage(plain)], tmp_path) == []

@@ -19,6 +19,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.local import ContextTooLongError, LocalChatModel
+from jarvis_graph.state import CONTEXT_NAME
 from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 
 TOOLS = [convert_to_openai_tool(t) for t in BUILTIN_TOOLS]
@@ -203,6 +204,13 @@ def test_results_of_one_turn_share_one_user_turn_and_one_reminder() -> None:
     prompt = _model().build_prompt(messages)
     assert prompt.count("<|im_start|>user") == 2
     assert prompt.count("The task was: look") == 1
+
+
+def test_attached_context_ends_with_the_task() -> None:
+    attached = HumanMessage("Workspace context:\n--- a.txt ---\nx\n", name=CONTEXT_NAME)
+    prompt = _model().build_prompt([HumanMessage("What is in a.txt?"), attached])
+    assert "--- a.txt ---\nx\n\nThe task: What is in a.txt?<|im_end|>" in prompt
+    assert prompt.count("What is in a.txt?") == 2
 
 
 def test_tool_call_json_round_trips() -> None:
