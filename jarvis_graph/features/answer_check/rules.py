@@ -1,43 +1,14 @@
-"""The answer check: before a task completes, its answer is compared with the tools' evidence.
-
-Small models end tasks with answers nothing supports: a number no tool returned, "I fixed
-the file" when no tool wrote anything, a file said to be created that is not on disk. The
-``check_answer`` node of the agent graph runs :func:`problems` on the final answer; a
-failed check goes back to the model (``answer_check_retries`` times), and a run that
-still fails ends with status ``unverified`` instead of ``completed``.
-
-The rules are plain and general (no task wording is special):
-
-- **Numbers**: every number of the answer must occur in the evidence: the task and
-  everything the user said on the thread, attached context, and every tool result (a failed
-  one too: "the file does not exist" is evidence).
-- **Actions**: a task that asks to run something needs a call of a tool that runs code; one
-  that asks to write, create, fix or change something needs a call that edits files or runs
-  code; "remember" needs a memory save. Asked is an imperative clause ("Fix the typo, then
-  run it", "Could you create ...").
-- **Files**: a file the answer says it wrote or created must exist in the workspace.
-"""
+"""The answer check's rules: plain functions over the answer, the task and the evidence."""
 
 from __future__ import annotations
 
-import hashlib
 import re
-from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
-
-from jarvis_graph.features.base import Feature, RunSetup
-from jarvis_graph.messages import refused_call
-from jarvis_graph.platforms.local_protocol import looks_failed
-from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME, CORRECTION_NAME, is_task_message
+from jarvis_graph.features.answer_check.evidence import Call, Evidence
+from jarvis_graph.features.answer_check.workspace import MAX_READ, exists, find_file
 from jarvis_graph.tools.attachments import FILE_NAME
-from jarvis_graph.tools.builtin import walk_files
-
-LOCAL_PLATFORMS = frozenset({"local"})
-"""Platforms whose models are small enough that ``answer_check: auto`` turns the check on."""
 
 _NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w/]|\.\d)")
 _LIST_MARK = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
@@ -88,118 +59,11 @@ _CLAIMED = re.compile(
     re.IGNORECASE,
 )
 
-
-class AnswerCheck(Feature):
-    """Adds nothing to the prompt or the tools: it turns the ``check_answer`` node on."""
-
-    name = "answer_check"
-    state_keys = ("answer_problems", "workspace_digest")
-    settings = ("answer_check", "answer_check_retries")
-
-    def enabled(self, setup: RunSetup) -> bool:
-        """``rules``: always; ``auto``: for models of the local platform; ``off``: never."""
-        mode = setup.settings.answer_check
-        if mode != "auto":
-            return mode == "rules"
-        # deferred: resolving the platform reads the model spec only, no provider import
-        from jarvis_graph.platforms.registry import resolve_platform
-
-        return resolve_platform(setup.settings.model_for("normal")) in LOCAL_PLATFORMS
-
-
-@dataclass(frozen=True)
-class Call:
-    """One tool call of the task that ran, with its result."""
-
-    name: str
-    meta: dict[str, Any]
-    """The tool's metadata (``runs_code``, ``edits_files``, ``saves_memory``)."""
-    result: str
-    failed: bool
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What a task's answer may rest on."""
-
-    text: str
-    """What the user said on the thread, the attached files and every tool result: their
-    content, without the counts the tools add (see :attr:`counts`)."""
-    calls: list[Call]
-    """Tool calls of this task that ran, in order."""
-    counts: str = ""
-    """The lines the tools and the workspace context add about what they show (``a.py
-    (lines 1-9 of 9)``, ``7 files under docs``, ``The workspace holds 2 files``): they
-    support a count, not a value."""
-    computed: str = ""
-    """What was counted or computed rather than read: :attr:`counts`, the output of tools
-    that compute or run code, and what the user said."""
-
-
-def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]]) -> Evidence:
-    """The evidence for the latest task: text of the whole thread, calls since the task.
-
-    Not evidence: the run's own notices, refused calls (their text quotes the model's own
-    reply), and the line-number column of file listings.
-    """
-    texts: list[str] = []
-    counts: list[str] = []
-    computed: list[str] = []
-    calls: list[Call] = []
-    asked: dict[str, Any] = {}
-    for message in messages:
-        if getattr(message, "name", None) in (CHECK_NAME, CORRECTION_NAME):
-            continue  # the run's own notices: a number they quote is not evidence
-        if is_task_message(message):
-            calls = []
-        if isinstance(message, AIMessage):
-            asked.update({c["id"] or "": c for c in message.tool_calls})
-        elif isinstance(message, ToolMessage) and not refused_call(str(message.text)):
-            name, text = message.name or "", _LINE_COLUMN.sub("", str(message.text))
-            meta = metadata.get(name, {})
-            failed = message.status == "error" or looks_failed(text)
-            calls.append(Call(name, meta, text, failed))
-            content, count = _split_counts(text)
-            texts.append(content)
-            counts.append(count)
-            if meta.get("computes") or meta.get("runs_code"):
-                computed.append(text)
-            made = asked.get(message.tool_call_id)
-            if made and not failed and (meta.get("edits_files") or meta.get("runs_code")):
-                # The arguments are the model's own, but a value it wrote into a file or a
-                # script that ran is what that file now holds.
-                texts.append(str(made["args"]))
-        elif isinstance(message, HumanMessage):
-            content, count = _split_counts(str(message.text))
-            texts.append(content)
-            counts.append(count)
-            if getattr(message, "name", None) != CONTEXT_NAME:
-                computed.append(content)  # what the user says counts as given
-    count_text = "\n".join(c for c in counts if c)
-    return Evidence("\n".join(texts), calls, count_text, "\n".join([count_text, *computed]))
-
-
-_COUNT_LINE = re.compile(
-    r"^(?:.+ \(lines \d+-\d+ of \d+[^)]*\)"  # read_code
-    r"|\d+ files? under .*"  # list_files
-    r"|\d+ matching lines? in \d+ files?:"  # search_files
-    r"|\[\d+ more (?:lines|matches)?.*\]"  # a cut listing
-    r"|--- .* ---|The workspace holds \d+ files?:)$",  # attached context
-    re.MULTILINE,
-)
-
-
-def _split_counts(text: str) -> tuple[str, str]:
-    """``text`` without its count lines, and those lines."""
-    return _COUNT_LINE.sub("", text), "\n".join(m.group(0) for m in _COUNT_LINE.finditer(text))
-
-
 _AGGREGATE = re.compile(
     r"\b(?:how many|how much|sum|total|average|count|number of|largest|smallest|highest|"
     r"lowest|biggest|maximum|minimum)\b",
     re.IGNORECASE,
 )
-_LINE_COLUMN = re.compile(r"^ *\d+ \| ", re.MULTILINE)
 
 
 def problems(
@@ -396,11 +260,11 @@ def _files_missing(answer: str, task: str, workspace: Path) -> list[str]:
         if p in _CLAIMED.findall(answer)
         else f"the task asks for {p} to be written, but there is no {p} in the workspace"
         for p in dict.fromkeys(wanted)
-        if not _exists(root, p)
+        if not exists(root, p)
     ]
     if found or asked_actions(task):
         return found
-    absent = [p for p in dict.fromkeys(FILE_NAME.findall(task)) if not _exists(root, p)]
+    absent = [p for p in dict.fromkeys(FILE_NAME.findall(task)) if not exists(root, p)]
     if absent and not _SAID_MISSING.search(answer):
         names = ", ".join(absent)
         return [
@@ -408,46 +272,6 @@ def _files_missing(answer: str, task: str, workspace: Path) -> list[str]:
             "say so: check with list_files, and if it does not exist, say that plainly"
         ]
     return []
-
-
-def _exists(root: Path, rel: str) -> bool:
-    """Whether ``rel`` names a file in the workspace: as a path, or by its name alone."""
-    target = (root / rel).resolve()
-    if not target.is_relative_to(root):
-        return True  # outside: not this check's business (tools refuse such paths)
-    if target.exists():
-        return True
-    if "/" in rel:
-        return False
-    for index, path in enumerate(walk_files(root, hidden=False, within=root)):
-        if path.name == rel:
-            return True
-        if index >= MAX_WALK:
-            return True  # too large to tell: give the benefit of the doubt
-    return False
-
-
-MAX_WALK = 5000
-"""Files looked at to find a file by its name alone, or to fingerprint the workspace."""
-
-
-def workspace_digest(workspace: Path) -> str | None:
-    """A fingerprint of the workspace's files (paths, sizes, modification times).
-
-    Hidden files and folders (``.jarvis``, ``.git``) and caches are left out. ``None``
-    when the workspace holds more than :data:`MAX_WALK` files.
-    """
-    root = workspace.resolve()
-    digest = hashlib.sha256()
-    for index, path in enumerate(walk_files(root, hidden=False, within=root)):
-        if index >= MAX_WALK:
-            return None
-        try:
-            info = path.lstat()
-        except OSError:
-            continue
-        digest.update(f"{path.relative_to(root)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
 
 
 _WHICH_FILE = re.compile(
@@ -468,7 +292,7 @@ def _named_file_lacks_term(answer: str, task: str, workspace: Path) -> list[str]
     terms = [t for t in _TERM.findall(task) if not FILE_NAME.fullmatch(t)]
     root = workspace.resolve()
     named = [p for p in dict.fromkeys(FILE_NAME.findall(answer)) if p not in task]
-    files = [f for p in named if (f := _find(root, p)) is not None]
+    files = [f for p in named if (f := find_file(root, p)) is not None]
     if not terms or not files:
         return []
     for path in files:
@@ -483,21 +307,3 @@ def _named_file_lacks_term(answer: str, task: str, workspace: Path) -> list[str]
         f"the answer names {names}, but no such file contains {quoted}: search the files "
         "for it (search_files) and answer with the one that does"
     ]
-
-
-MAX_READ = 1 << 20
-"""Bytes of a named file read to look for the question's terms."""
-
-
-def _find(root: Path, rel: str) -> Path | None:
-    """The workspace file ``rel`` names (a path, or a name unique in the workspace)."""
-    target = (root / rel).resolve()
-    if not target.is_relative_to(root):
-        return None
-    if target.is_file():
-        return target
-    if "/" in rel:
-        return None
-    walk = islice(walk_files(root, hidden=False, within=root), MAX_WALK)
-    found = [p for p in walk if p.name == rel]
-    return found[0] if len(found) == 1 else None

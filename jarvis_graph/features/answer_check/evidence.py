@@ -1,0 +1,102 @@
+"""What a task's answer may rest on: the thread's content, the counts tools add, the calls."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+
+from jarvis_graph.messages import refused_call
+from jarvis_graph.platforms.local_protocol import looks_failed
+from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME, CORRECTION_NAME, is_task_message
+
+_LINE_COLUMN = re.compile(r"^ *\d+ \| ", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call of the task that ran, with its result."""
+
+    name: str
+    meta: dict[str, Any]
+    """The tool's metadata (``runs_code``, ``edits_files``, ``saves_memory``)."""
+    result: str
+    failed: bool
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a task's answer may rest on."""
+
+    text: str
+    """What the user said on the thread, the attached files and every tool result: their
+    content, without the counts the tools add (see :attr:`counts`)."""
+    calls: list[Call]
+    """Tool calls of this task that ran, in order."""
+    counts: str = ""
+    """The lines the tools and the workspace context add about what they show (``a.py
+    (lines 1-9 of 9)``, ``7 files under docs``, ``The workspace holds 2 files``): they
+    support a count, not a value."""
+    computed: str = ""
+    """What was counted or computed rather than read: :attr:`counts`, the output of tools
+    that compute or run code, and what the user said."""
+
+
+def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]]) -> Evidence:
+    """The evidence for the latest task: text of the whole thread, calls since the task.
+
+    Not evidence: the run's own notices, refused calls (their text quotes the model's own
+    reply), and the line-number column of file listings.
+    """
+    texts: list[str] = []
+    counts: list[str] = []
+    computed: list[str] = []
+    calls: list[Call] = []
+    asked: dict[str, Any] = {}
+    for message in messages:
+        if getattr(message, "name", None) in (CHECK_NAME, CORRECTION_NAME):
+            continue  # the run's own notices: a number they quote is not evidence
+        if is_task_message(message):
+            calls = []
+        if isinstance(message, AIMessage):
+            asked.update({c["id"] or "": c for c in message.tool_calls})
+        elif isinstance(message, ToolMessage) and not refused_call(str(message.text)):
+            name, text = message.name or "", _LINE_COLUMN.sub("", str(message.text))
+            meta = metadata.get(name, {})
+            failed = message.status == "error" or looks_failed(text)
+            calls.append(Call(name, meta, text, failed))
+            content, count = _split_counts(text)
+            texts.append(content)
+            counts.append(count)
+            if meta.get("computes") or meta.get("runs_code"):
+                computed.append(text)
+            made = asked.get(message.tool_call_id)
+            if made and not failed and (meta.get("edits_files") or meta.get("runs_code")):
+                # The arguments are the model's own, but a value it wrote into a file or a
+                # script that ran is what that file now holds.
+                texts.append(str(made["args"]))
+        elif isinstance(message, HumanMessage):
+            content, count = _split_counts(str(message.text))
+            texts.append(content)
+            counts.append(count)
+            if getattr(message, "name", None) != CONTEXT_NAME:
+                computed.append(content)  # what the user says counts as given
+    count_text = "\n".join(c for c in counts if c)
+    return Evidence("\n".join(texts), calls, count_text, "\n".join([count_text, *computed]))
+
+
+_COUNT_LINE = re.compile(
+    r"^(?:.+ \(lines \d+-\d+ of \d+[^)]*\)"  # read_code
+    r"|\d+ files? under .*"  # list_files
+    r"|\d+ matching lines? in \d+ files?:"  # search_files
+    r"|\[\d+ more (?:lines|matches)?.*\]"  # a cut listing
+    r"|--- .* ---|The workspace holds \d+ files?:)$",  # attached context
+    re.MULTILINE,
+)
+
+
+def _split_counts(text: str) -> tuple[str, str]:
+    """``text`` without its count lines, and those lines."""
+    return _COUNT_LINE.sub("", text), "\n".join(m.group(0) for m in _COUNT_LINE.finditer(text))

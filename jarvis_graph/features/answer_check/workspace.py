@@ -1,0 +1,64 @@
+"""The workspace as the answer check sees it: files found by path or name, a fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+from itertools import islice
+from pathlib import Path
+
+from jarvis_graph.tools.builtin import walk_files
+
+MAX_WALK = 5000
+"""Files looked at to find a file by its name alone, or to fingerprint the workspace."""
+MAX_READ = 1 << 20
+"""Bytes of a named file read to look for the question's terms."""
+
+
+def exists(root: Path, rel: str) -> bool:
+    """Whether ``rel`` names a file in the workspace: as a path, or by its name alone."""
+    target = (root / rel).resolve()
+    if not target.is_relative_to(root):
+        return True  # outside: not this check's business (tools refuse such paths)
+    if target.exists():
+        return True
+    if "/" in rel:
+        return False
+    for index, path in enumerate(walk_files(root, hidden=False, within=root)):
+        if path.name == rel:
+            return True
+        if index >= MAX_WALK:
+            return True  # too large to tell: give the benefit of the doubt
+    return False
+
+
+def workspace_digest(workspace: Path) -> str | None:
+    """A fingerprint of the workspace's files (paths, sizes, modification times).
+
+    Hidden files and folders (``.jarvis``, ``.git``) and caches are left out. ``None``
+    when the workspace holds more than :data:`MAX_WALK` files.
+    """
+    root = workspace.resolve()
+    digest = hashlib.sha256()
+    for index, path in enumerate(walk_files(root, hidden=False, within=root)):
+        if index >= MAX_WALK:
+            return None
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        digest.update(f"{path.relative_to(root)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def find_file(root: Path, rel: str) -> Path | None:
+    """The workspace file ``rel`` names (a path, or a name unique in the workspace)."""
+    target = (root / rel).resolve()
+    if not target.is_relative_to(root):
+        return None
+    if target.is_file():
+        return target
+    if "/" in rel:
+        return None
+    walk = islice(walk_files(root, hidden=False, within=root), MAX_WALK)
+    found = [p for p in walk if p.name == rel]
+    return found[0] if len(found) == 1 else None
