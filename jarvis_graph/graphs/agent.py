@@ -11,6 +11,8 @@ focus_answer -> check_answer (answer check on) | complete_task
 check_answer -> call_model (the answer is not supported by the evidence; bounded retries)
              | complete_task (passed, or no retries left: status "unverified")
 run_tools -> route_after_tools -> summarize_history (over budget) | call_model
+            | focus_answer (every call of the turn refused as a repeat, focused answers on,
+                            non-interactive: the model is stuck and its results are above)
 summarize_history -> call_model
 complete_task -> analyze_task (use_analysis, completed) | END;  analyze_task -> END
 """

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext
@@ -23,18 +24,27 @@ def focus_enabled(services: RunServices) -> bool:
 
 
 def focus_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
-    """Replace the model's answer with one written from the task's facts, when it has any."""
+    """Replace the model's answer with one written from the task's facts, when it has any.
+
+    After a turn whose calls were all refused as repeats (see ``route_after_tools``) there
+    is no answer to replace: the focused answer is added as the model's next message.
+    """
     services = services_of(runtime)
     messages = state["messages"]
     ai = last_ai(messages)
     facts = facts_of(messages)
     task = next((str(m.text) for m in reversed(messages) if is_task_message(m)), "")
-    if ai is None or ai.tool_calls or not facts or not task:
+    stuck = isinstance(messages[-1], ToolMessage)  # came straight from run_tools
+    if ai is None or (ai.tool_calls and not stuck) or not facts or not task:
         return {}
     reply = services.chat_model("normal").invoke(answer_messages(task, facts))
     text = text_of(reply).strip()
     if not text:
         return {}
+    if stuck:
+        meta = {**reply.response_metadata, "focused_from": "(repeated calls)"}
+        usage = getattr(reply, "usage_metadata", None)
+        return {"messages": [AIMessage(text, response_metadata=meta, usage_metadata=usage)]}
     meta = {**ai.response_metadata, "focused_from": text_of(ai)}
     return {"messages": [ai.model_copy(update={"content": text, "response_metadata": meta})]}
 

@@ -7,6 +7,7 @@ were not valid JSON) becomes a readable error message for the model; the run goe
 from __future__ import annotations
 
 import json
+from itertools import takewhile
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -20,8 +21,9 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, EventBus
 from jarvis_graph.history import over_budget
 from jarvis_graph.messages import pending_tool_calls, refused_call
+from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.platforms.registry import resolve_platform
-from jarvis_graph.runtime.services import current_settings, services_of
+from jarvis_graph.runtime.services import current_services, current_settings, services_of
 from jarvis_graph.state import AgentState, is_task_message
 from jarvis_graph.tools.base import ToolEnv, limit_output
 from jarvis_graph.tools.invoke import invoke_tool
@@ -92,6 +94,12 @@ def refused_repeats(messages: list[AnyMessage]) -> set[str]:
     return refused
 
 
+def only_repeats(messages: list[AnyMessage]) -> bool:
+    """Whether the latest tool turn holds only calls refused as repeats."""
+    turn = list(takewhile(lambda m: isinstance(m, ToolMessage), reversed(messages)))
+    return bool(turn) and all(str(m.text).startswith(NOT_AGAIN) for m in turn)
+
+
 def _refused(message: ToolMessage) -> bool:
     return refused_call(str(message.text))
 
@@ -142,12 +150,26 @@ def _run_one(
     return ToolMessage(content=text, tool_call_id=call_id, name=name or "unknown", status=status)
 
 
-def route_after_tools(state: AgentState) -> Literal["summarize_history", "call_model"]:
+def route_after_tools(
+    state: AgentState,
+) -> Literal["summarize_history", "call_model", "focus_answer"]:
     """Summarize first when the next request would exceed the budget.
+
+    When every call of the turn was refused as a repeat in a run that writes focused
+    answers and asks nobody, the results the model needs are above and it is stuck: the
+    answer is written from them now, without another turn of the model.
 
     The run context is looked up rather than injected: ``update_state(...,
     as_node="run_tools")`` (how the CLI records interrupted calls) routes without one.
     """
+    services = current_services()
+    if (
+        services is not None
+        and services.context.non_interactive
+        and focus_enabled(services)
+        and only_repeats(state["messages"])
+    ):
+        return "focus_answer"
     settings = current_settings()
     budget, rounds = settings.max_input_tokens, settings.auto_summary_rounds
     spec = settings.model_for("normal")

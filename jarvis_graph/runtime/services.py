@@ -251,17 +251,26 @@ def current_settings() -> Settings:
 
     Routers get no runtime; outside a run (``update_state``) the settings are resolved now.
     """
+    services = current_services()
+    return services.settings if services is not None else resolve_settings(current_context())
+
+
+def current_services() -> RunServices | None:
+    """The services of the graph run in progress, for routers (which get no runtime).
+
+    ``None`` outside a run, and in ``update_state``, where no node has built them.
+    """
     # deferred: langgraph loads only when a graph runs
     from langgraph.runtime import get_runtime
 
     try:
         runtime: Any = get_runtime()
     except RuntimeError:
-        runtime = None
+        return None
     held = context_of(runtime).__dict__.get(_ATTRIBUTE)
-    if runtime is not None and held is not None and held[0] is runtime.control:
-        return held[1].settings  # type: ignore[no-any-return]
-    return resolve_settings(current_context())
+    if held is not None and held[0] is runtime.control:
+        return held[1]  # type: ignore[no-any-return]
+    return None
 
 
 def current_context() -> JarvisContext:

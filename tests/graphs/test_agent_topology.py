@@ -28,6 +28,7 @@ def test_every_route_is_drawn() -> None:
     assert ("call_model", "ask_user", True) in edges
     assert ("call_model", "confirm_tools", True) in edges
     assert ("call_model", "run_tools", True) in edges
+    assert ("run_tools", "focus_answer", True) in edges  # stuck on repeats: answer now
     assert ("call_model", "complete_task", True) in edges
     assert ("call_model", "correct_call_text", True) in edges
     assert ("correct_call_text", "call_model", False) in edges

@@ -112,3 +112,26 @@ def test_a_repeated_call_with_nothing_changed_is_not_run_again(
     assert out.count("Not run again") == 2, out
     assert out.rstrip().splitlines()[-3].endswith("1 | y")  # the last read ran
     assert (workspace / "log.txt").read_text() == "y\n"
+
+
+def test_a_model_stuck_on_repeats_gets_its_answer_written_from_the_results(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "config.json").write_text('{"port": 8123}\n')
+    _config(workspace, "answer_check: rules\nfocused_answers: on\n")
+    read = {"name": "read_code", "args": {"path": "config.json"}}
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            # the focused answer's own prompt
+            {"when": "Answer the question using the facts", "text": "8123"},
+            {"tool_calls": [read]},
+            {"tool_calls": [read]},  # refused as a repeat: the model is stuck
+            {"text": "It is 9999."},  # what a further turn of the model would say
+        ],
+    )
+    code, out = _run(workspace, script, "What port does config.json set?")
+    assert code == 0, out
+    assert out.count("Not run again") == 1, out
+    assert "■ completed ·" in out and "8123" in out
+    assert "9999" not in out, out  # no answer-only turn of the model before the focused answer
