@@ -279,7 +279,23 @@ def execute_script_impl(
         msg = "the script was killed because the run was interrupted"
         raise ScriptInterrupted(msg)
     text = out.decode("utf-8", errors="replace")
-    return f"{head}exit code: {proc.returncode}\n{text}"
+    hint = _run_file_hint(script, workdir) if proc.returncode == 127 else ""
+    return f"{head}exit code: {proc.returncode}\n{text}{hint}"
+
+
+_INTERPRETERS = {".py": "python3", ".sh": "bash", ".js": "node", ".rb": "ruby", ".pl": "perl"}
+
+
+def _run_file_hint(script: str, workdir: Path) -> str:
+    """How to run a file that was given as a command (``compute.py`` alone: "not found")."""
+    words = script.split()
+    name = words[0] if words else ""
+    interpreter = _INTERPRETERS.get(PurePosixPath(name).suffix.lower())
+    target = (workdir / name).resolve()
+    if interpreter is None or not target.is_relative_to(workdir.resolve()) or not target.is_file():
+        return ""
+    command = " ".join([interpreter, *words])
+    return f"\n[{name} is a file, not a command: run it with `{command}`]"
 
 
 @tool(parse_docstring=True)

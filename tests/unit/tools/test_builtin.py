@@ -325,6 +325,18 @@ def test_execute_reports_exit_code_and_output(env: ToolEnv) -> None:
     assert out == "exit code: 3\nout\nerr\nagain\n"
 
 
+def test_a_file_run_as_a_command_gets_the_command_that_runs_it(env: ToolEnv) -> None:
+    (env.workspace / "compute.py").write_text("print(140)\n")
+    out = execute_script_impl(env, "compute.py --fast")
+    assert out.startswith("exit code: 127\n")
+    assert out.endswith(
+        "[compute.py is a file, not a command: run it with `python3 compute.py --fast`]"
+    )
+    assert "is a file" not in execute_script_impl(env, "nosuch.py")  # no such file: no hint
+    assert "is a file" not in execute_script_impl(env, "../compute.py")  # not in the workspace
+    assert execute_script_impl(env, "python3 compute.py") == "exit code: 0\n140\n"
+
+
 def test_execute_runs_in_the_workspace(env: ToolEnv) -> None:
     out = execute_script_impl(env, "pwd; echo data > made.txt")
     assert out == f"exit code: 0\n{env.workspace}\n"
