@@ -51,6 +51,8 @@ def read_code_impl(
 ) -> str:
     """Numbered lines ``start_line..end_line`` of a text file."""
     full = env.resolve(path)
+    if full.is_dir():  # models often pass a folder when they mean to look into it
+        return f"{path} is a folder, not a file.\n" + list_files_impl(env, path)
     if not full.is_file():
         msg = f"file {path!r} does not exist (looked at {full}); use list_files to find it"
         raise ToolInputError(msg)

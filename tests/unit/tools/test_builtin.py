@@ -102,10 +102,13 @@ def test_read_code_missing_file(env: ToolEnv) -> None:
     assert "use list_files" in str(info.value)
 
 
-def test_read_code_directory_is_not_a_file(env: ToolEnv) -> None:
-    (env.workspace / "d").mkdir()
-    with pytest.raises(ToolInputError, match="does not exist"):
-        read_code_impl(env, "d")
+def test_read_code_on_a_folder_lists_it(env: ToolEnv) -> None:
+    (env.workspace / "d" / "sub").mkdir(parents=True)
+    (env.workspace / "d" / "a.md").write_text("x\n")
+    (env.workspace / "d" / "sub" / "b.md").write_text("y\n")
+    out = read_code_impl(env, "d")
+    assert out.startswith("d is a folder, not a file.\n2 files under d")
+    assert "a.md" in out and "sub/b.md" in out
 
 
 def test_read_code_binary(env: ToolEnv) -> None:
