@@ -197,7 +197,7 @@ def thought_of(raw: str) -> str:
     if not match:
         return ""
     try:
-        return str(json.loads(match.group(1)))
+        return str(json.loads(match.group(1), strict=False))
     except json.JSONDecodeError:
         return ""
 
@@ -219,7 +219,10 @@ def parse_reply(raw: str) -> Reply:
     if text.startswith("```"):
         text = re.sub(r"^```\w*\s*|\s*```$", "", text)
     try:
-        data = json.loads(text)
+        # strict=False: a raw newline or tab inside a string (which llama.cpp's grammar for
+        # length-limited strings lets through) is taken as written; the structure must
+        # still parse exactly.
+        data = json.loads(text, strict=False)
     except json.JSONDecodeError as exc:
         if text and not text.startswith("{"):
             return Reply(answer=text)  # plain prose is taken as the answer

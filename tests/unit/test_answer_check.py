@@ -331,3 +331,19 @@ def test_a_which_file_question_about_a_function(tmp_path: Path) -> None:
     assert check("It is defined in src/wire.py.", [HumanMessage(task)], tmp_path) == []
     plain = "Which file is the largest?"  # no term to look for: not this rule's business
     assert check("src/util.py", [HumanMessage(plain)], tmp_path) == []
+
+
+def test_a_run_task_reports_what_the_run_printed(tmp_path: Path) -> None:
+    (tmp_path / "build.sh").write_text('echo "build tag: lima-$((6 * 7))"\n')
+    task = "Run build.sh with bash and report the build tag it prints."
+    source = 'build.sh (lines 1-1 of 1)\necho "build tag: lima-$((6 * 7))"'
+    messages = conversation(
+        task,
+        ("read_code", {"path": "build.sh"}, source),
+        ("execute_script", {"script": "bash build.sh"}, "exit code: 0\nbuild tag: lima-42"),
+    )
+    [found] = check("build tag: lima-6*7", messages, tmp_path)
+    assert "7 is not in what the run printed" in found
+    assert check("build tag: lima-42", messages, tmp_path) == []
+    asked = "What does build.sh echo?"  # not asked to run: the source is evidence
+    assert check("lima-6*7", [HumanMessage(asked), *messages[1:3]], tmp_path) == []

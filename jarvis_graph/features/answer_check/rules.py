@@ -90,6 +90,7 @@ def problems(
     found = found or _aggregate_not_computed(answer, task, evidence, offered or {})
     found += _actions_not_done(task, evidence.calls, changed, offered or {})
     found += _failure_not_said(answer, task, evidence.calls)
+    found = found or _numbers_not_printed(answer, task, evidence.calls)
     found += _files_missing(answer, task, workspace)
     found += _named_file_lacks_term(answer, task, workspace)
     return found
@@ -203,6 +204,27 @@ def _with(kind: str, offered: dict[str, dict[str, Any]]) -> str:
     """The tools the run offers that do ``kind`` ("with a tool" when none is known)."""
     names = sorted(name for name, meta in offered.items() if meta.get(_DOER[kind]))
     return f" with {' or '.join(names)}" if names else " with a tool"
+
+
+def _numbers_not_printed(answer: str, task: str, calls: list[Call]) -> list[str]:
+    """A task that runs something reports what the run printed, not the code's own numbers.
+
+    When the task asks to run something and a run worked, every number of the answer must
+    occur in the task or in the output of a run or a computation (``echo "$((6 * 7))"``
+    printed 42: an answer of "6*7" read off the script is not what it printed).
+    """
+    runs = [c for c in calls if c.meta.get("runs_code") or c.meta.get("computes")]
+    if "run" not in asked_actions(task) or not any(not c.failed for c in runs):
+        return []
+    printed = _numbers("\n".join([task, *(c.result for c in runs)]))
+    missing = sorted(n for n in _numbers(_LIST_MARK.sub("", answer)) if n not in printed)
+    if not missing:
+        return []
+    shown = ", ".join(f"{n:g}" for n in missing[:5])
+    return [
+        f"the task asks to run something and report on it, but {shown} is not in what the "
+        "run printed: answer from the run's output"
+    ]
 
 
 _OWNED_UP = re.compile(

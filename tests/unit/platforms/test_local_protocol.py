@@ -67,6 +67,17 @@ def test_parse_malformed_reply_gives_a_readable_error(raw: str, error: str) -> N
     assert reply.answer is None
 
 
+def test_a_raw_newline_inside_a_string_is_taken_as_written() -> None:
+    raw = '{"thought": "run it:\n\n``` bash build.sh ```", "tool": "execute_script", '
+    raw += '"arguments": {"script": "bash build.sh"}}'
+    assert "\n" in raw  # a real newline inside the thought's string, not an escape
+    reply = proto.parse_reply(raw)
+    assert reply.error is None
+    assert (reply.tool, reply.arguments) == ("execute_script", {"script": "bash build.sh"})
+    assert proto.thought_of(raw) == "run it:\n\n``` bash build.sh ```"
+    assert proto.parse_reply(raw.replace("}}", "}")).error  # the structure must still parse
+
+
 def test_answer_stream_decodes_escapes_across_chunk_boundaries() -> None:
     stream = proto.AnswerStream()
     pieces = ['{"tool": "fin', 'al_answer", "arguments": {"answer": "a\\', "nb \\u00", "e9", '"}}']
