@@ -347,3 +347,25 @@ def test_a_run_task_reports_what_the_run_printed(tmp_path: Path) -> None:
     assert check("build tag: lima-42", messages, tmp_path) == []
     asked = "What does build.sh echo?"  # not asked to run: the source is evidence
     assert check("lima-6*7", [HumanMessage(asked), *messages[1:3]], tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("task", "wrong", "right"),
+    [
+        (
+            "Look the login up in users.json and report the user's email address.",
+            "kortega",
+            "kim.ortega@example.org",
+        ),
+        ("What is the IP address of the db host in hosts.txt?", "db-1", "10.0.0.7"),
+        ("Which URL does README.md link to for the docs?", "the docs page", "https://x.org/docs"),
+        ("How many users are in users.json?", "users", "three"),
+    ],
+)
+def test_an_answer_of_the_wrong_shape_fails(
+    tmp_path: Path, task: str, wrong: str, right: str
+) -> None:
+    messages = [HumanMessage(task), HumanMessage(f"x {right} 3", name=CONTEXT_NAME)]
+    assert any("but the answer holds none" in p for p in check(wrong, messages, tmp_path))
+    assert not any("holds none" in p for p in check(right, messages, tmp_path))
+    assert not any("holds none" in p for p in check("It is not in the file.", messages, tmp_path))

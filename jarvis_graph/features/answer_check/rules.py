@@ -92,6 +92,7 @@ def problems(
     found += _failure_not_said(answer, task, evidence.calls)
     found = found or _numbers_not_printed(answer, task, evidence.calls)
     found += _files_missing(answer, task, workspace)
+    found += _shape_missing(answer, task)
     found += _named_file_lacks_term(answer, task, workspace)
     return found
 
@@ -329,3 +330,38 @@ def _named_file_lacks_term(answer: str, task: str, workspace: Path) -> list[str]
         f"the answer names {names}, but no such file contains {quoted}: search the files "
         "for it (search_files) and answer with the one that does"
     ]
+
+
+_NUMBER_WORDS = r"zero|none|no|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+_SHAPES: list[tuple[str, re.Pattern[str], re.Pattern[str]]] = [
+    (
+        "an email address",
+        re.compile(r"\be-?mail(?: address)?\b", re.I),
+        re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    ),
+    (
+        "an IP address",
+        re.compile(r"\bIP(?:v[46])? address\b", re.I),
+        re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b|[0-9a-f]*:[0-9a-f:]+", re.I),
+    ),
+    ("a URL", re.compile(r"\b(?:URL|link)\b", re.I), re.compile(r"\w+://\S+")),
+    (
+        "a number",
+        re.compile(r"\b(?:how many|how much|answer with the number|what (?:port|number))\b", re.I),
+        re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.I),
+    ),
+]
+
+
+def _shape_missing(answer: str, task: str) -> list[str]:
+    """The question asks for an email address, an IP address, a URL or a number, and the
+    answer holds none (unless it says the thing is missing or something failed).
+    """
+    if asked_actions(task) or _SAID_MISSING.search(answer) or _OWNED_UP.search(answer):
+        return []
+    return [
+        f"the question asks for {what}, but the answer holds none: find it with a tool, or "
+        "say that it is not there"
+        for what, asks, shape in _SHAPES
+        if asks.search(task) and not shape.search(answer)
+    ][:1]
