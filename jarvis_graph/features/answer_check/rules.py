@@ -354,8 +354,10 @@ _SHAPES: list[tuple[str, re.Pattern[str], re.Pattern[str]]] = [
 
 
 def _shape_missing(answer: str, task: str) -> list[str]:
-    """The question asks for an email address, an IP address, a URL or a number, and the
-    answer holds none (unless it says the thing is missing or something failed).
+    """An answer without the kind of value the question asks for.
+
+    Kinds: an email address, an IP address, a URL or a number. An answer that says the
+    thing is missing or that something failed needs none.
     """
     if asked_actions(task) or _SAID_MISSING.search(answer) or _OWNED_UP.search(answer):
         return []
