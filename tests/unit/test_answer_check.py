@@ -369,3 +369,9 @@ def test_an_answer_of_the_wrong_shape_fails(
     assert any("but the answer holds none" in p for p in check(wrong, messages, tmp_path))
     assert not any("holds none" in p for p in check(right, messages, tmp_path))
     assert not any("holds none" in p for p in check("It is not in the file.", messages, tmp_path))
+
+
+def test_secret_files_are_never_read_for_a_which_file_answer(tmp_path: Path) -> None:
+    (tmp_path / "credentials.json").write_text('{"token": "abc"}')  # no E4471: read, it fails
+    task = "Which file contains E4471?"
+    assert check("credentials.json", [HumanMessage(task)], tmp_path) == []  # not looked into

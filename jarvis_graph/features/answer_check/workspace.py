@@ -6,6 +6,7 @@ import hashlib
 from itertools import islice
 from pathlib import Path
 
+from jarvis_graph.secrets import is_secret_path
 from jarvis_graph.tools.builtin import walk_files
 
 MAX_WALK = 5000
@@ -51,14 +52,23 @@ def workspace_digest(workspace: Path) -> str | None:
 
 
 def find_file(root: Path, rel: str) -> Path | None:
-    """The workspace file ``rel`` names (a path, or a name unique in the workspace)."""
+    """The workspace file ``rel`` names (a path, or a name unique in the workspace).
+
+    Never a hidden or secret-looking file (whose content is nobody's evidence), nor one
+    whose real path leaves the workspace.
+    """
     target = (root / rel).resolve()
     if not target.is_relative_to(root):
         return None
-    if target.is_file():
-        return target
-    if "/" in rel:
+    if not target.is_file():
+        if "/" in rel:
+            return None
+        walk = islice(walk_files(root, hidden=False, within=root), MAX_WALK)
+        found = [p for p in walk if p.name == rel]
+        if len(found) != 1:
+            return None
+        target = found[0].resolve()
+    inside = target.relative_to(root).as_posix()
+    if any(part.startswith(".") for part in inside.split("/")) or is_secret_path(inside):
         return None
-    walk = islice(walk_files(root, hidden=False, within=root), MAX_WALK)
-    found = [p for p in walk if p.name == rel]
-    return found[0] if len(found) == 1 else None
+    return target
