@@ -104,6 +104,16 @@ def _refused(message: ToolMessage) -> bool:
     return refused_call(str(message.text))
 
 
+RECEIVED_CHARS = 300
+"""How much of an unparsable call is quoted back (a runaway reply is 500 tokens, and each
+quote stays in the history)."""
+
+
+def shorten(text: str, limit: int = RECEIVED_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 def _not_again(call: dict[str, Any]) -> ToolMessage:
     text = (
         f"{NOT_AGAIN} you already called {call.get('name')} with these arguments in this "
@@ -128,7 +138,8 @@ def _run_one(
         text = (
             f"Your call to {name or 'a tool'!r} could not be run: "
             f"{call.get('error') or 'its arguments are not valid JSON'}. "
-            f"What was received: {call.get('args')!r}. Send the call again, correctly formed."
+            f"What was received: {shorten(str(call.get('args')))!r}. Send the call again, "
+            "correctly formed."
         )
     elif name not in tools:
         known = ", ".join(sorted(tools))

@@ -135,7 +135,9 @@ def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> No
     if isinstance(message, AIMessage):
         thought = str(message.additional_kwargs.get(THOUGHT_KEY) or "")
         lines = [proto.tool_call_json(c["name"], c["args"], thought) for c in message.tool_calls]
-        lines += [str(c.get("args") or "") for c in message.invalid_tool_calls]
+        # An unparsable reply is shown back cut short: a runaway one is the whole token
+        # budget, and every retry would add it to the prompt again.
+        lines += [_cut(str(c.get("args") or "")) for c in message.invalid_tool_calls]
         if message.text or not lines:
             lines.append(proto.answer_json(str(message.text), thought))
         turns.append(proto.Turn("assistant", "\n".join(lines)))
@@ -153,6 +155,13 @@ def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> No
         turns.append(proto.Turn("user", f"{str(message.text).rstrip()}\n\nThe task: {task}"))
     else:
         turns.append(proto.Turn("user", str(message.text)))
+
+
+SHOWN_INVALID_CHARS = 300
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN_INVALID_CHARS else text[:SHOWN_INVALID_CHARS] + "…"
 
 
 class _Reply:

@@ -127,6 +127,17 @@ def test_arguments_that_were_not_json(workspace: Path) -> None:
     assert "Send the call again" in result.content
 
 
+def test_a_runaway_unparsable_call_is_quoted_back_cut_short(workspace: Path) -> None:
+    runaway = '{"expression": "max(' + "float(r[0]) + " * 200
+    bad = {"name": "compute", "args": runaway, "id": "bad", "error": "cut off"}
+    (result,) = run(
+        workspace, AIMessage("", invalid_tool_calls=[{**bad, "type": "invalid_tool_call"}])
+    )
+    assert runaway[:300] in result.content
+    assert runaway not in result.content
+    assert f"… ({len(runaway)} characters)" in result.content
+
+
 def test_tool_input_error_is_shown_to_the_model(workspace: Path) -> None:
     (result,) = run(workspace, AIMessage("", tool_calls=[call("read_code", {"path": "x"}, "1")]))
     assert result.status == "error"

@@ -217,6 +217,14 @@ def test_results_of_one_turn_share_one_user_turn_and_one_reminder() -> None:
     assert prompt.count("The task was: look") == 1
 
 
+def test_an_unparsable_reply_is_shown_back_cut_short() -> None:
+    runaway = '{"thought": "' + "x" * 2000
+    bad = {"name": "compute", "args": runaway, "id": "1", "error": "cut off"}
+    ai = AIMessage("", invalid_tool_calls=[{**bad, "type": "invalid_tool_call"}])
+    prompt = _model().build_prompt([HumanMessage("max?"), ai])
+    assert runaway[:300] + "…" in prompt and runaway not in prompt
+
+
 def test_attached_context_ends_with_the_task() -> None:
     attached = HumanMessage("Workspace context:\n--- a.txt ---\nx\n", name=CONTEXT_NAME)
     prompt = _model().build_prompt([HumanMessage("What is in a.txt?"), attached])
