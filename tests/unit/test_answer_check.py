@@ -375,3 +375,13 @@ def test_secret_files_are_never_read_for_a_which_file_answer(tmp_path: Path) -> 
     (tmp_path / "credentials.json").write_text('{"token": "abc"}')  # no E4471: read, it fails
     task = "Which file contains E4471?"
     assert check("credentials.json", [HumanMessage(task)], tmp_path) == []  # not looked into
+
+
+def test_where_a_listing_starts_is_no_count(tmp_path: Path) -> None:
+    (tmp_path / "orders.csv").write_text("id,state\n1,open\n2,done\n3,open\n")
+    task = "How many rows of orders.csv have state open?"
+    read = "orders.csv (lines 1-4 of 4: a header line and 3 data rows)\nid,state\n1,open\n2,done"
+    messages = conversation(task, ("read_code", {"path": "orders.csv"}, read))
+    found = check("1", messages, tmp_path)  # "1" only as the first line's number
+    assert any("count, a total" in p for p in found)
+    assert check("3", messages, tmp_path) == []  # the tool counted 3 data rows

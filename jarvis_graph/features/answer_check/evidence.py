@@ -97,6 +97,11 @@ _COUNT_LINE = re.compile(
 )
 
 
+_POSITIONS = re.compile(r"lines \d+-\d+ (?=of )|start_line=\d+")
+"""Line positions inside count lines: where a listing starts is no count."""
+
+
 def _split_counts(text: str) -> tuple[str, str]:
-    """``text`` without its count lines, and those lines."""
-    return _COUNT_LINE.sub("", text), "\n".join(m.group(0) for m in _COUNT_LINE.finditer(text))
+    """``text`` without its count lines, and those lines (their line positions left out)."""
+    counts = "\n".join(m.group(0) for m in _COUNT_LINE.finditer(text))
+    return _COUNT_LINE.sub("", text), _POSITIONS.sub("", counts)
