@@ -320,7 +320,8 @@ def _named_file_lacks_term(answer: str, task: str, workspace: Path) -> list[str]
         return []
     for path in files:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")[:MAX_READ]
+            with path.open(encoding="utf-8", errors="replace") as handle:
+                text = handle.read(MAX_READ)  # a huge file is not read whole
         except OSError:
             return []
         if any(term in text for term in terms):
