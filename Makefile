@@ -26,14 +26,14 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The package's bytecode is compiled here, as pip does for installed packages, so that it is
-# not compiled on every start where PYTHONDONTWRITEBYTECODE is set (a stale file is ignored).
 $(LLAMA_WHEELS)/.built: | $(BIN)/python
 	mkdir -p $(LLAMA_WHEELS)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel --quiet --no-deps --no-cache-dir \
 	    "llama-cpp-python==$(LLAMA_VERSION)" -w $(LLAMA_WHEELS)
 	touch $@
 
+# The package's bytecode is compiled here, as pip does for installed packages, so that it is
+# not compiled on every start where PYTHONDONTWRITEBYTECODE is set (a stale file is ignored).
 $(STAMP): $(BIN)/python pyproject.toml $(LLAMA_WHEELS)/.built
 	$(BIN)/pip install --quiet --no-deps --force-reinstall \
 	    $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
