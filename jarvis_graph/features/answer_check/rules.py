@@ -85,14 +85,16 @@ def problems(
         return ["the answer is empty"]
     if _repeats_task(answer, task):
         return ["the answer repeats the task instead of answering it"]
+    asked = asked_actions(task)
+    tools = offered or {}
     counts = evidence.counts if _AGGREGATE.search(task) else ""
     found = _unsupported_numbers(answer, f"{evidence.text}\n{counts}")
-    found = found or _aggregate_not_computed(answer, task, evidence, offered or {})
-    found += _actions_not_done(task, evidence.calls, changed, offered or {})
-    found += _failure_not_said(answer, task, evidence.calls)
-    found = found or _numbers_not_printed(answer, task, evidence.calls)
-    found += _files_missing(answer, task, workspace)
-    found += _shape_missing(answer, task)
+    found = found or _aggregate_not_computed(answer, task, asked, evidence, tools)
+    found += _actions_not_done(asked, evidence.calls, changed, tools)
+    found += _failure_not_said(answer, task, asked, evidence.calls)
+    found = found or _numbers_not_printed(answer, task, asked, evidence.calls)
+    found += _files_missing(answer, task, asked, workspace)
+    found += _shape_missing(answer, task, asked)
     found += _named_file_lacks_term(answer, task, workspace)
     return found
 
@@ -111,12 +113,22 @@ def _numbers(text: str) -> set[float]:
     return {float(n.replace(",", "")) for n in _NUMBER.findall(text)}
 
 
+def _answer_numbers(answer: str) -> set[float]:
+    """The numbers an answer states (the marks of a numbered list are none)."""
+    return _numbers(_LIST_MARK.sub("", answer))
+
+
+def _numbers_missing(answer: str, source: str) -> tuple[list[float], str]:
+    """The answer's numbers that ``source`` does not hold, and the first five as text."""
+    known = _numbers(source)
+    missing = sorted(n for n in _answer_numbers(answer) if n not in known)
+    return missing, ", ".join(f"{n:g}" for n in missing[:5])
+
+
 def _unsupported_numbers(answer: str, evidence: str) -> list[str]:
-    known = _numbers(evidence)
-    missing = sorted(n for n in _numbers(_LIST_MARK.sub("", answer)) if n not in known)
+    missing, shown = _numbers_missing(answer, evidence)
     if not missing:
         return []
-    shown = ", ".join(f"{n:g}" for n in missing[:5])
     several = len(missing) > 1
     return [
         f"the number{'s' if several else ''} {shown} appear{'' if several else 's'} in no tool "
@@ -131,7 +143,11 @@ def _verb(clause: str) -> str:
 
 
 def _aggregate_not_computed(
-    answer: str, task: str, evidence: Evidence, offered: dict[str, dict[str, Any]]
+    answer: str,
+    task: str,
+    asked: list[str],
+    evidence: Evidence,
+    offered: dict[str, dict[str, Any]],
 ) -> list[str]:
     """A count, a total or an extreme that was read off a file instead of computed.
 
@@ -140,9 +156,9 @@ def _aggregate_not_computed(
     computed: a tool's count line (``lines 1-9 of 9``, ``3 matching lines``), a
     computation, a script's output, or the user.
     """
-    if not _AGGREGATE.search(task) or asked_actions(task):
+    if not _AGGREGATE.search(task) or asked:
         return []
-    said = _numbers(_LIST_MARK.sub("", answer))
+    said = _answer_numbers(answer)
     if not said or said & _numbers(evidence.computed):
         return []
     tools = sorted(n for n, m in offered.items() if m.get("computes")) or sorted(
@@ -184,10 +200,10 @@ _ASKED = {
 
 
 def _actions_not_done(
-    task: str, calls: list[Call], changed: bool | None, offered: dict[str, dict[str, Any]]
+    asked: list[str], calls: list[Call], changed: bool | None, offered: dict[str, dict[str, Any]]
 ) -> list[str]:
     found = []
-    for kind in asked_actions(task):
+    for kind in asked:
         if kind == "write" and changed is False:
             found.append(
                 "the task asks to write or change something, but no file in the workspace "
@@ -207,7 +223,7 @@ def _with(kind: str, offered: dict[str, dict[str, Any]]) -> str:
     return f" with {' or '.join(names)}" if names else " with a tool"
 
 
-def _numbers_not_printed(answer: str, task: str, calls: list[Call]) -> list[str]:
+def _numbers_not_printed(answer: str, task: str, asked: list[str], calls: list[Call]) -> list[str]:
     """A task that runs something reports what the run printed, not the code's own numbers.
 
     When the task asks to run something and a run worked, every number of the answer must
@@ -215,13 +231,11 @@ def _numbers_not_printed(answer: str, task: str, calls: list[Call]) -> list[str]
     printed 42: an answer of "6*7" read off the script is not what it printed).
     """
     runs = [c for c in calls if c.meta.get("runs_code") or c.meta.get("computes")]
-    if "run" not in asked_actions(task) or not any(not c.failed for c in runs):
+    if "run" not in asked or not any(not c.failed for c in runs):
         return []
-    printed = _numbers("\n".join([task, *(c.result for c in runs)]))
-    missing = sorted(n for n in _numbers(_LIST_MARK.sub("", answer)) if n not in printed)
+    missing, shown = _numbers_missing(answer, "\n".join([task, *(c.result for c in runs)]))
     if not missing:
         return []
-    shown = ", ".join(f"{n:g}" for n in missing[:5])
     return [
         f"the task asks to run something and report on it, but {shown} is not in what the "
         "run printed: answer from the run's output"
@@ -236,13 +250,13 @@ _OWNED_UP = re.compile(
 _NAME_TOKEN = re.compile(r"\b\w*(?:_\w+|[a-z][A-Z]\w*)\b")
 
 
-def _failure_not_said(answer: str, task: str, calls: list[Call]) -> list[str]:
+def _failure_not_said(answer: str, task: str, asked: list[str], calls: list[Call]) -> list[str]:
     """The task asked to run something, the last run failed, and the answer hides it.
 
     The answer owns up to the failure with a word that says so, or by naming something
     only the failed output names (a failing test, an exception).
     """
-    if "run" not in asked_actions(task):
+    if "run" not in asked:
         return []
     runs = [call for call in calls if call.meta.get("runs_code")]
     if not runs or not runs[-1].failed or _OWNED_UP.search(answer):
@@ -266,7 +280,7 @@ _SAID_MISSING = re.compile(
 _REMOVES = {"delete", "remove", "rename", "move"}
 
 
-def _files_missing(answer: str, task: str, workspace: Path) -> list[str]:
+def _files_missing(answer: str, task: str, asked: list[str], workspace: Path) -> list[str]:
     """Files that must be in the workspace and are not, or whose absence goes unsaid.
 
     A file the answer says it wrote, or a write clause of the task names (``... into
@@ -274,18 +288,19 @@ def _files_missing(answer: str, task: str, workspace: Path) -> list[str]:
     not to exist.
     """
     root = workspace.resolve()
-    wanted = list(_CLAIMED.findall(answer))
+    claimed = _CLAIMED.findall(answer)
+    wanted = list(claimed)
     for clause in _CLAUSES.split(task):
         if _verb(clause) in _VERBS["write"] - _REMOVES:
             wanted += FILE_NAME.findall(clause)
     found = [
         f"the answer says {p} was written, but there is no {p} in the workspace"
-        if p in _CLAIMED.findall(answer)
+        if p in claimed
         else f"the task asks for {p} to be written, but there is no {p} in the workspace"
         for p in dict.fromkeys(wanted)
         if not exists(root, p)
     ]
-    if found or asked_actions(task):
+    if found or asked:
         return found
     absent = [p for p in dict.fromkeys(FILE_NAME.findall(task)) if not exists(root, p)]
     if absent and not _SAID_MISSING.search(answer):
@@ -313,10 +328,12 @@ def _named_file_lacks_term(answer: str, task: str, workspace: Path) -> list[str]
     if not _WHICH_FILE.search(task):
         return []
     terms = [t for t in _TERM.findall(task) if not FILE_NAME.fullmatch(t)]
+    if not terms:
+        return []
     root = workspace.resolve()
     named = [p for p in dict.fromkeys(FILE_NAME.findall(answer)) if p not in task]
     files = [f for p in named if (f := find_file(root, p)) is not None]
-    if not terms or not files:
+    if not files:
         return []
     for path in files:
         try:
@@ -354,13 +371,13 @@ _SHAPES: list[tuple[str, re.Pattern[str], re.Pattern[str]]] = [
 ]
 
 
-def _shape_missing(answer: str, task: str) -> list[str]:
+def _shape_missing(answer: str, task: str, asked: list[str]) -> list[str]:
     """An answer without the kind of value the question asks for.
 
     Kinds: an email address, an IP address, a URL or a number. An answer that says the
     thing is missing or that something failed needs none.
     """
-    if asked_actions(task) or _SAID_MISSING.search(answer) or _OWNED_UP.search(answer):
+    if asked or _SAID_MISSING.search(answer) or _OWNED_UP.search(answer):
         return []
     return [
         f"the question asks for {what}, but the answer holds none: find it with a tool, or "

@@ -15,6 +15,17 @@ MAX_READ = 1 << 20
 """Bytes of a named file read to look for the question's terms."""
 
 
+def _by_name(root: Path, name: str) -> tuple[list[Path], bool]:
+    """Files named ``name`` anywhere in the workspace, and whether the walk saw them all.
+
+    The walk stops after :data:`MAX_WALK` files; hidden files, caches and links out of the
+    workspace are not looked at.
+    """
+    walk = walk_files(root, hidden=False, within=root)
+    seen = list(islice(walk, MAX_WALK + 1))
+    return [p for p in seen[:MAX_WALK] if p.name == name], len(seen) <= MAX_WALK
+
+
 def exists(root: Path, rel: str) -> bool:
     """Whether ``rel`` names a file in the workspace: as a path, or by its name alone."""
     target = (root / rel).resolve()
@@ -24,12 +35,8 @@ def exists(root: Path, rel: str) -> bool:
         return True
     if "/" in rel:
         return False
-    for index, path in enumerate(walk_files(root, hidden=False, within=root)):
-        if path.name == rel:
-            return True
-        if index >= MAX_WALK:
-            return True  # too large to tell: give the benefit of the doubt
-    return False
+    found, complete = _by_name(root, rel)
+    return bool(found) or not complete  # too large to tell: give the benefit of the doubt
 
 
 def workspace_digest(workspace: Path) -> str | None:
@@ -63,8 +70,7 @@ def find_file(root: Path, rel: str) -> Path | None:
     if not target.is_file():
         if "/" in rel:
             return None
-        walk = islice(walk_files(root, hidden=False, within=root), MAX_WALK)
-        found = [p for p in walk if p.name == rel]
+        found, _ = _by_name(root, rel)
         if len(found) != 1:
             return None
         target = found[0].resolve()
