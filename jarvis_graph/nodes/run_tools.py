@@ -7,7 +7,6 @@ were not valid JSON) becomes a readable error message for the model; the run goe
 from __future__ import annotations
 
 import json
-from itertools import takewhile
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -67,7 +66,11 @@ def _runs_so_far(
 ) -> int:
     """How often ``call`` ran in this task since anything changed (a risky tool's call)."""
     key = (call.get("name"), json.dumps(call.get("args"), sort_keys=True))
-    ran = {m.tool_call_id for m in messages if isinstance(m, ToolMessage) and not _refused(m)}
+    ran = {
+        m.tool_call_id
+        for m in messages
+        if isinstance(m, ToolMessage) and not refused_call(str(m.text))
+    }
     count = 0
     for message in messages:
         if is_task_message(message):
@@ -83,25 +86,29 @@ def _runs_so_far(
     return count
 
 
-def refused_repeats(messages: list[AnyMessage]) -> set[str]:
-    """Tools whose call in the latest tool turn was refused as a repeat (see ``_not_again``)."""
-    refused: set[str] = set()
+def _latest_tool_turn(messages: list[AnyMessage]) -> list[ToolMessage]:
+    """The tool messages at the end of the history (the last turn's results)."""
+    turn: list[ToolMessage] = []
     for message in reversed(messages):
         if not isinstance(message, ToolMessage):
             break
-        if str(message.text).startswith(NOT_AGAIN):
-            refused.add(message.name or "")
-    return refused
+        turn.append(message)
+    return turn
+
+
+def _repeat_refused(message: ToolMessage) -> bool:
+    return str(message.text).startswith(NOT_AGAIN)
+
+
+def refused_repeats(messages: list[AnyMessage]) -> set[str]:
+    """Tools whose call in the latest tool turn was refused as a repeat (see ``_not_again``)."""
+    return {m.name or "" for m in _latest_tool_turn(messages) if _repeat_refused(m)}
 
 
 def only_repeats(messages: list[AnyMessage]) -> bool:
     """Whether the latest tool turn holds only calls refused as repeats."""
-    turn = list(takewhile(lambda m: isinstance(m, ToolMessage), reversed(messages)))
-    return bool(turn) and all(str(m.text).startswith(NOT_AGAIN) for m in turn)
-
-
-def _refused(message: ToolMessage) -> bool:
-    return refused_call(str(message.text))
+    turn = _latest_tool_turn(messages)
+    return bool(turn) and all(_repeat_refused(m) for m in turn)
 
 
 RECEIVED_CHARS = 300
