@@ -67,3 +67,13 @@ def refused_call(text: str) -> bool:
     own reply.
     """
     return text.startswith(REFUSED_PREFIXES)
+
+
+QUOTED_CHARS = 300
+"""How much of an unparsable call is quoted back, to the model and in its prompt (a runaway
+reply is 500 tokens, and each quote stays in the history)."""
+
+
+def shorten(text: str, limit: int = QUOTED_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"

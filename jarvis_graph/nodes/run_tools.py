@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, EventBus
 from jarvis_graph.history import over_budget
-from jarvis_graph.messages import pending_tool_calls, refused_call
+from jarvis_graph.messages import pending_tool_calls, refused_call, shorten
 from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import current_services, current_settings, services_of
@@ -109,16 +109,6 @@ def only_repeats(messages: list[AnyMessage]) -> bool:
     """Whether the latest tool turn holds only calls refused as repeats."""
     turn = _latest_tool_turn(messages)
     return bool(turn) and all(_repeat_refused(m) for m in turn)
-
-
-RECEIVED_CHARS = 300
-"""How much of an unparsable call is quoted back (a runaway reply is 500 tokens, and each
-quote stays in the history)."""
-
-
-def shorten(text: str, limit: int = RECEIVED_CHARS) -> str:
-    """``text`` cut to ``limit`` characters, saying how long it was."""
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def _not_again(call: dict[str, Any]) -> ToolMessage:

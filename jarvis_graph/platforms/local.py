@@ -42,6 +42,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from jarvis_graph.config import ModelSpec
+from jarvis_graph.messages import shorten
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
 from jarvis_graph.platforms.errors import PlatformError
@@ -137,7 +138,7 @@ def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> No
         lines = [proto.tool_call_json(c["name"], c["args"], thought) for c in message.tool_calls]
         # An unparsable reply is shown back cut short: a runaway one is the whole token
         # budget, and every retry would add it to the prompt again.
-        lines += [_cut(str(c.get("args") or "")) for c in message.invalid_tool_calls]
+        lines += [shorten(str(c.get("args") or "")) for c in message.invalid_tool_calls]
         if message.text or not lines:
             lines.append(proto.answer_json(str(message.text), thought))
         turns.append(proto.Turn("assistant", "\n".join(lines)))
@@ -155,13 +156,6 @@ def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> No
         turns.append(proto.Turn("user", f"{str(message.text).rstrip()}\n\nThe task: {task}"))
     else:
         turns.append(proto.Turn("user", str(message.text)))
-
-
-SHOWN_INVALID_CHARS = 300
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= SHOWN_INVALID_CHARS else text[:SHOWN_INVALID_CHARS] + "…"
 
 
 class _Reply:
