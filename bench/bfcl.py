@@ -176,6 +176,21 @@ def to_tools(functions: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dic
     return tools, names
 
 
+def parsed_calls(reply: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """The reply's calls that parsed, and the errors of those that did not.
+
+    The local platform hands an unparsable reply on as a call whose arguments are the raw
+    text, with the reason under ``RAW_TOOL_CALLS``; the agent graph refuses such a call
+    (``call_model``), and so does this harness: it is no call, not a call with odd arguments.
+    """
+    from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
+
+    raw = reply.additional_kwargs.get(RAW_TOOL_CALLS) or []
+    refused = {c.get("id"): str(c["error"]) for c in raw if isinstance(c, dict) and c.get("error")}
+    good = [c for c in reply.tool_calls if c.get("id") not in refused]
+    return good, list(refused.values())
+
+
 def to_bfcl_output(tool_calls: list[dict[str, Any]], names: dict[str, str]) -> list[dict[str, Any]]:
     """``AIMessage.tool_calls`` -> BFCL's decoded model output ``[{name: {arg: value}}]``."""
     return [{names.get(c["name"], c["name"]): dict(c["args"])} for c in tool_calls]
@@ -335,8 +350,11 @@ def run_case(chat: Any, case: dict[str, Any]) -> dict[str, Any]:
     try:
         reply = chat.bind_tools(tools).invoke(case["entry"]["question"][0])
         record["seconds"] = round(time.perf_counter() - start, 2)
-        record["output"] = to_bfcl_output(reply.tool_calls, names)
-        if not reply.tool_calls:
+        calls, refused = parsed_calls(reply)
+        record["output"] = to_bfcl_output(calls, names)
+        if refused:
+            record["unparsed"] = refused
+        if not calls:
             record["text"] = str(reply.content)[:300]
         verdict = check(case, record["output"])
     except Exception as exc:  # a failed call or check counts as wrong, with its reason
@@ -356,10 +374,8 @@ def run_step(
 
     lib, entry = bfcl(), case["entry"]
     reply = bound.invoke(messages)
-    calls = [
-        {**c, "id": c.get("id") or f"call_{len(messages)}_{i}"}
-        for i, c in enumerate(reply.tool_calls)
-    ]
+    good, _ = parsed_calls(reply)
+    calls = [{**c, "id": c.get("id") or f"call_{len(messages)}_{i}"} for i, c in enumerate(good)]
     messages.append(reply.model_copy(update={"tool_calls": calls}))
     if not calls:
         return None

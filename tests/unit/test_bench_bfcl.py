@@ -87,3 +87,26 @@ def test_a_dotted_bfcl_name_is_underscored_for_the_tool_and_restored_for_the_che
     assert not bench.check({**case, "truth": [{"math.factorial": {"number": [6]}}]}, output)[
         "valid"
     ]
+
+
+def test_an_unparsed_reply_is_no_call_not_a_call_with_the_raw_text_as_arguments() -> None:
+    """The local platform hands an unparsable reply on with its reason; it is no call."""
+    from langchain_core.messages import AIMessage
+
+    from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
+
+    bench = load_bench()
+    raw = '{"thought": "x", "tool": "f", "arguments": {"a": '
+    reply = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "f", "args": {"a": 1}, "id": "good"},
+            {"name": "f", "args": {"thought": "x"}, "id": "bad"},
+        ],
+        additional_kwargs={
+            RAW_TOOL_CALLS: [{"id": "bad", "name": "f", "arguments": raw, "error": "cut off"}]
+        },
+    )
+    calls, refused = bench.parsed_calls(reply)
+    assert [c["id"] for c in calls] == ["good"] and refused == ["cut off"]
+    assert bench.to_bfcl_output(calls, {"f": "f"}) == [{"f": {"a": 1}}]
