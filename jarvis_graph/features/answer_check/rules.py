@@ -16,7 +16,9 @@ _CLAUSES = re.compile(r"[.;:!?]+(?=\s|$)|\n+|,?\s+(?:and\s+)?then\s+|,\s+and\s+|
 _LEAD = re.compile(
     r"^(?:(?:please|now|also|first|next|finally|and|then|just|kindly)\b[\s,]*"
     r"|(?:can|could|would|will)\s+you\s+(?:please\s+)?"
-    r"|i\s+(?:want|need|would like)\s+you\s+to\s+)+",
+    r"|i\s+(?:want|need|would like)\s+you\s+to\s+"
+    # a place or a scope before the verb: "In config.json, set ...", "For the cache, ..."
+    r"|(?:in|inside|within|for|on|under|at)\s[^,\n]{1,80},\s*)+",
     re.IGNORECASE,
 )
 _VERBS = {
@@ -51,6 +53,14 @@ _VERBS = {
         "increase",
         "decrease",
         "bump",
+        "raise",
+        "lower",
+        "switch",
+        "turn",
+        "toggle",
+        "flip",
+        "enable",
+        "disable",
     },  # fmt: skip
     "remember": {"remember", "memorize", "memorise", "note"},
 }
