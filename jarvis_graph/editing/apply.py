@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jarvis_graph.editing.data_changes import report_lines
 from jarvis_graph.editing.edits import apply_edits
 from jarvis_graph.editing.errors import EditError
 from jarvis_graph.editing.model import Edit, FilePatch
@@ -78,7 +79,8 @@ def _done_line(outcome: FileOutcome) -> str:
     n = len(outcome.strategies)
     loose = sorted({s for s in outcome.strategies if s != "exact"})
     how = f" (matched {', '.join(loose)})" if loose else ""
-    return f"Edited {outcome.path}: {n} edit{'s' if n != 1 else ''} applied{how}."
+    changes = report_lines(outcome.path, outcome.before, outcome.after or "")
+    return f"Edited {outcome.path}: {n} edit{'s' if n != 1 else ''} applied{how}.{changes}"
 
 
 Resolver = Callable[[str], Path]

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from jarvis_graph import editing
 from jarvis_graph.editing import EditError, FilePatch, apply_patch, edits_from_dicts
+from jarvis_graph.editing.data_changes import report_lines
 from jarvis_graph.editing.linters import suggest_linters
 from jarvis_graph.tools.base import ToolEnv, ToolFailure, ToolInputError, current_env
 from jarvis_graph.tools.builtin import search_files_impl
@@ -93,7 +94,8 @@ def rewrite_file_impl(env: ToolEnv, path: str, content: str) -> str:
         raise ToolFailure(f"{path} was not changed: {outcome.message}")
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     verb = "Created" if outcome.created else "Rewrote"
-    return f"{verb} {path} ({lines} lines)." + lint_hint([path])
+    changes = report_lines(path, outcome.before, outcome.after or "")
+    return f"{verb} {path} ({lines} lines).{changes}" + lint_hint([path])
 
 
 @tool(parse_docstring=True)

@@ -390,3 +390,45 @@ def test_where_a_listing_starts_is_no_count(tmp_path: Path) -> None:
     found = check("1", messages, tmp_path)  # "1" only as the first line's number
     assert any("count, a total" in p for p in found)
     assert check("3", messages, tmp_path) == []  # the tool counted 3 data rows
+
+
+CONFIG_JSON = '{\n  "server": {"host": "0.0.0.0", "port": 8080},\n  "debug": false\n}\n'
+
+
+def edit_result(tmp_path: Path, search: str, replace: str) -> str:
+    """What the real edit tool says about one edit of config.json."""
+    from jarvis_graph.tools.base import ToolEnv
+    from jarvis_graph.tools.code_tools import edit_file_impl
+
+    diffs = [{"search": search, "replace": replace}]
+    return edit_file_impl(ToolEnv(tmp_path), [{"path": "config.json", "diffs": diffs}])
+
+
+def test_a_value_change_that_renamed_a_key_fails(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(CONFIG_JSON)
+    task = "Change the server port in config.json to 9091."
+    result = edit_result(tmp_path, '"server"', '"9091"')
+    messages = conversation(task, ("write_file", {"path": "config.json"}, result))
+    found = check("Done, the port is 9091.", messages, tmp_path)
+    assert any("removed server.host, server.port" in p for p in found), found
+    assert any("no edit made any value 9091" in p for p in found), found
+
+
+def test_a_renamed_key_put_back_and_the_value_set_passes(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(CONFIG_JSON)
+    task = "Change the server port in config.json to 9091."
+    wrong = edit_result(tmp_path, '"server"', '"9091"')
+    back = edit_result(tmp_path, '"9091"', '"server"')
+    right = edit_result(tmp_path, '"port": 8080', '"port": 9091')
+    calls = [("write_file", {"path": "config.json"}, r) for r in (wrong, back, right)]
+    assert check("The port is now 9091.", conversation(task, *calls), tmp_path) == []
+
+
+def test_a_value_set_right_passes_and_a_rename_task_may_remove_keys(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(CONFIG_JSON)
+    right = edit_result(tmp_path, '"port": 8080', '"port": 9091')
+    task = "Set the server port in config.json to 9091"
+    assert check("Set to 9091.", conversation(task, ("write_file", {}, right)), tmp_path) == []
+    renamed = edit_result(tmp_path, '"server"', '"backend"')
+    task = "Rename the server section of config.json to backend"
+    assert check("Renamed.", conversation(task, ("write_file", {}, renamed)), tmp_path) == []

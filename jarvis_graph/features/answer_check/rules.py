@@ -106,6 +106,7 @@ def problems(
     found += _files_missing(answer, task, asked, workspace)
     found += _shape_missing(answer, task, asked)
     found += _named_file_lacks_term(answer, task, workspace)
+    found += _data_edit_problems(task, evidence.calls)
     return found
 
 
@@ -395,3 +396,78 @@ def _shape_missing(answer: str, task: str, asked: list[str]) -> list[str]:
         for what, asks, shape in _SHAPES
         if asks.search(task) and not shape.search(answer)
     ][:1]
+
+
+_VALUE_VERBS = {
+    "change", "set", "switch", "turn", "toggle", "flip", "enable", "disable", "bump", "raise",
+    "lower", "increase", "decrease", "update", "modify", "correct", "fix", "put",
+}  # fmt: skip
+_KEY_VERBS = _REMOVES | {"add", "insert", "replace", "rewrite", "restructure", "drop"}
+_EDITED = re.compile(r"^(?:Edited|Rewrote) (\S+?)[:.]? ", re.MULTILINE)
+_DATA_LINE = re.compile(
+    r"^  (?:added (?P<added>\S+) = (?P<value>.*)|removed (?P<removed>\S+) \(was .*\)"
+    r"|\S+: .* -> (?P<new>.*))$",
+    re.MULTILINE,
+)
+_TARGET = re.compile(r"\bto\s+(-?\d+(?:\.\d+)?|true|false)\b", re.IGNORECASE)
+
+
+def _data_edit_problems(task: str, calls: list[Call]) -> list[str]:
+    """A value change of a data file that lost keys, or that never set the value asked for.
+
+    Edits of JSON, TOML and YAML files report the data they changed (see
+    :mod:`jarvis_graph.editing.data_changes`). When the task only asks to change values
+    ("set the port to 9091", "switch the flag off"), keys removed by the edits and not put
+    back mean the edit hit a key instead of its value; a target value the task names
+    ("to 9091") must be the new value of something.
+    """
+    verbs = {_verb(clause) for clause in _CLAUSES.split(task)}
+    if not verbs & _VALUE_VERBS or verbs & _KEY_VERBS:
+        return []
+    lost: dict[str, set[str]] = {}  # keys the file had that the edits removed
+    added: dict[str, set[str]] = {}  # keys the edits added
+    new_values: list[str] = []
+    reported = False
+    for call in calls:
+        if call.failed or not call.meta.get("edits_files"):
+            continue
+        for block in re.split(r"\n(?=\S)", call.result):
+            head = _EDITED.match(block)
+            if head is None:
+                continue
+            keys = lost.setdefault(head.group(1), set())
+            made = added.setdefault(head.group(1), set())
+            for line in _DATA_LINE.finditer(block):
+                reported = True
+                if removed := line["removed"]:
+                    if removed in made:  # a key the task's own edits added may go again
+                        made.discard(removed)
+                    else:
+                        keys.add(removed)
+                    continue
+                if line["added"] in keys:
+                    keys.discard(line["added"])
+                elif line["added"]:
+                    made.add(line["added"])
+                new_values.append(line["value"] or line["new"] or "")
+    found = [
+        f"the edit of {name} removed {', '.join(sorted(keys)[:4])}, but the task asks to "
+        "change a value, not to remove or rename keys: put them back and change the value "
+        "itself (see the changes listed under the edit's result)"
+        for name, keys in lost.items()
+        if keys
+    ]
+    target = _TARGET.search(task)
+    if (
+        reported
+        and target
+        and not any(
+            re.search(rf"(?<![\w.]){re.escape(target.group(1))}(?![\w.])", v, re.IGNORECASE)
+            for v in new_values
+        )
+    ):
+        found.append(
+            f"the task asks to set a value to {target.group(1)}, but no edit made any value "
+            f"{target.group(1)}: edit the value the task names"
+        )
+    return found
