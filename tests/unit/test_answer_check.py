@@ -338,6 +338,29 @@ def test_a_which_file_question_about_a_function(tmp_path: Path) -> None:
     assert check("src/util.py", [HumanMessage(plain)], tmp_path) == []
 
 
+@pytest.mark.parametrize(
+    "definition",
+    [
+        "class InvoiceStore:\n    pass\n",
+        "export class InvoiceStore {}\n",
+        "InvoiceStore = make_store()\n",
+        "InvoiceStore: type[Store] = Store\n",
+        "pub struct InvoiceStore;\n",
+    ],
+)
+def test_where_something_is_defined_the_file_must_define_it(
+    tmp_path: Path, definition: str
+) -> None:
+    (tmp_path / "store.py").write_text(definition)
+    (tmp_path / "app.py").write_text("from store import InvoiceStore\nif x == InvoiceStore: pass\n")
+    task = "Which file defines the InvoiceStore class?"
+    [found] = check("app.py", [HumanMessage(task)], tmp_path)
+    assert "no such file contains a definition of InvoiceStore" in found
+    assert check("store.py", [HumanMessage(task)], tmp_path) == []
+    used = "Which file uses InvoiceStore?"  # a use is enough when the question asks for one
+    assert check("app.py", [HumanMessage(used)], tmp_path) == []
+
+
 def test_a_run_task_reports_what_the_run_printed(tmp_path: Path) -> None:
     (tmp_path / "build.sh").write_text('echo "build tag: lima-$((6 * 7))"\n')
     task = "Run build.sh with bash and report the build tag it prints."

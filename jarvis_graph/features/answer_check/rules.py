@@ -334,7 +334,9 @@ def _named_file_lacks_term(answer: str, task: str, workspace: Path) -> list[str]
 
     ``Which file contains E4471?`` answered ``logs/api.log``: the file named must contain
     one of the identifiers the question quotes (words with a digit, an underscore or an
-    inner capital, like ``E4471``, ``compute_checksum``, ``parseConfig``).
+    inner capital, like ``E4471``, ``compute_checksum``, ``parseConfig``). When the question
+    asks where something is defined (declared, implemented), the file must define it, not
+    only use it.
     """
     if not _WHICH_FILE.search(task):
         return []
@@ -346,19 +348,34 @@ def _named_file_lacks_term(answer: str, task: str, workspace: Path) -> list[str]
     files = [f for p in named if (f := find_file(root, p)) is not None]
     if not files:
         return []
+    defines = _DEFINES.search(task) is not None
     for path in files:
         try:
             with path.open(encoding="utf-8", errors="replace") as handle:
                 text = handle.read(MAX_READ)  # a huge file is not read whole
         except OSError:
             return []
-        if any(term in text for term in terms):
+        if any(
+            (_definition(term) if defines else re.compile(re.escape(term))).search(text)
+            for term in terms
+        ):
             return []
     names, quoted = ", ".join(named), ", ".join(terms)
+    what = f"a definition of {quoted}" if defines else quoted
     return [
-        f"the answer names {names}, but no such file contains {quoted}: search the files "
+        f"the answer names {names}, but no such file contains {what}: search the files "
         "for it (search_files) and answer with the one that does"
     ]
+
+
+_DEFINES = re.compile(r"\b(?:defin|declar|implement)\w*", re.I)
+
+
+def _definition(term: str) -> re.Pattern[str]:
+    """Where ``term`` is defined in source code: a class, function, type or assignment."""
+    name = re.escape(term)
+    keywords = r"class|def|function|fn|func|struct|interface|type|enum|trait|const|let|var"
+    return re.compile(rf"\b(?:{keywords})\s+{name}\b|^\s*{name}\s*(?::[^=\n]*)?=(?!=)", re.M)
 
 
 _NUMBER_WORDS = r"zero|none|no|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
