@@ -20,6 +20,7 @@ from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.messages import text_of
+from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import services_of
 from jarvis_graph.state import CORRECTION_NAME, AgentState, is_task_message
 
@@ -29,6 +30,8 @@ MAX_CORRECTIONS = 2
 _TAGS = re.compile(r"<\s*/?\s*(?:tool_call|function_call|tool_use|function=)", re.IGNORECASE)
 _FENCED = re.compile(r"```[\w-]*[ \t]*\n(.*?)```", re.DOTALL)
 _ARG_KEYS = ("arguments", "args", "parameters", "input")
+_FIELD_NAME = re.compile(r"^\s*[\"']?(?:tool|name|function)[\"']?\s*:\s*[\"']?([\w.-]+)", re.M)
+_FIELD_ARGS = re.compile(rf"^\s*[\"']?(?:{'|'.join(_ARG_KEYS)})[\"']?\s*:", re.MULTILINE)
 
 
 def call_in_text(text: str, tool_names: Collection[str]) -> str | None:
@@ -37,7 +40,8 @@ def call_in_text(text: str, tool_names: Collection[str]) -> str | None:
     A call is a tool-call tag (``<tool_call>``, ``<function_call>``, ...), or a JSON object
     (the whole reply, or a fenced block) naming one of ``tool_names`` with its arguments:
     ``{"name": ..., "arguments": ...}``, ``{"tool": ...}``, ``{"function": {"name": ...}}``
-    or ``{"tool_calls": [...]}``. Prose that merely mentions a tool is not a call.
+    or ``{"tool_calls": [...]}``, or the same as lines (``tool: read_code`` then
+    ``arguments: ...``). Prose that merely mentions a tool is not a call.
     """
     tag = _TAGS.search(text)
     if tag:
@@ -47,6 +51,9 @@ def call_in_text(text: str, tool_names: Collection[str]) -> str | None:
         called = _named_call(_json_value(candidate), tool_names)
         if called:
             return f"a JSON object calling {called!r}"
+    named = _FIELD_NAME.search(text)
+    if named and named.group(1) in tool_names and _FIELD_ARGS.search(text, named.end()):
+        return f"a call of {named.group(1)!r} written as lines"
     return None
 
 
@@ -93,12 +100,15 @@ def correct_call_text(state: AgentState, runtime: Runtime[JarvisContext]) -> dic
     messages = state["messages"]
     found = call_in_text(text_of(messages[-1]), services.tools) or "a tool call"
     spec = services.settings.model_for("normal")
-    how = (
-        "write it as a <TOOL_CALL> block with YAML `name:` and `arguments:`, as the Tools "
-        "section of the system prompt shows"
-        if spec.tool_protocol == "text"
-        else "make it through the tool-calling interface (a function call), not as text"
-    )
+    if spec.tool_protocol == "text":
+        how = (
+            "write it as a <TOOL_CALL> block with YAML `name:` and `arguments:`, as the Tools "
+            "section of the system prompt shows"
+        )
+    elif resolve_platform(spec) == "local":
+        how = 'reply with the call alone, as one JSON object starting with {"thought"'
+    else:
+        how = "make it through the tool-calling interface (a function call), not as text"
     left = MAX_CORRECTIONS - corrections_since_task(messages) - 1
     note = (
         f"Your last reply holds {found} written as plain text: nothing was run. To call a "

@@ -2,12 +2,12 @@
 
 A chat model and nothing more: it writes the prompt (see
 :mod:`jarvis_graph.platforms.local_protocol`) and decodes the reply. Without tools bound
-the reply is plain text. With tools, every reply is a
-JSON object ``{"thought", "tool", "arguments"}`` decoded under a grammar built from the
-tool schemas, so every call parses exactly; after one object the model may write another
-(parallel calls). The answer is the pseudo-tool ``final_answer``, whose text is decoded
-without the grammar and streamed. Retries, nudges and answer checks are nodes of the agent
-graph, the same for every platform.
+the reply is plain text. With tools, the reply's first token decides: a JSON object
+starts a tool call ``{"thought", "tool", "arguments"}``, decoded under a grammar built from
+the tool schemas so that every call parses exactly, and after one object the model may
+write another (parallel calls); anything else starts the answer, decoded as plain text and
+streamed. Retries, nudges and answer checks are nodes of the agent graph, the same for
+every platform.
 """
 
 from __future__ import annotations
@@ -110,11 +110,12 @@ class LocalChatModel(BaseChatModel):
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
             reply = _Reply(self, llm, self.build_prompt(messages))
-            if not self.tools:  # nothing to call: the reply is plain text
-                yield from reply.text_only(run_manager)
-            while self.tools and len(reply.calls) < MAX_CALLS:
-                yield from reply.next_object(run_manager)
-                if reply.answered or reply.duplicate or reply.calls[-1][1] is not None:
+            # The answer, unless the first token opens a call (never without tools or with
+            # tool_choice="none"); then calls under the grammar, one or more.
+            yield from reply.text_only(run_manager, bool(self.tools) and not self.answer_only)
+            while not reply.answered and len(reply.calls) < MAX_CALLS:
+                reply.next_object()
+                if reply.duplicate or reply.calls[-1][1] is not None:
                     break
                 if not reply.another():
                     break
@@ -139,8 +140,8 @@ def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> No
         # An unparsable reply is shown back cut short: a runaway one is the whole token
         # budget, and every retry would add it to the prompt again.
         lines += [shorten(str(c.get("args") or "")) for c in message.invalid_tool_calls]
-        if message.text or not lines:
-            lines.append(proto.answer_json(str(message.text), thought))
+        if message.text or not lines:  # an answer is plain words, before any call
+            lines.insert(0, str(message.text))
         turns.append(proto.Turn("assistant", "\n".join(lines)))
     elif isinstance(message, ToolMessage):
         failed = message.status == "error"
@@ -176,10 +177,10 @@ class _Reply:
         _use_threads(llm, decode_threads(model.n_threads))
         self.written = ""  # the reply so far, as the model wrote it
         self.calls: list[tuple[str, str | None]] = []  # (raw JSON, parse error)
-        self.answered = False  # the reply is an answer (final_answer)
+        self.answered = False  # the reply is an answer, not tool calls
         self.thought = ""
         self.cut = False  # the answer reached the token limit
-        self.calling = False  # set by the decision processor: another object follows
+        self.calling = False  # set by the decision processors: a (further) call follows
         self.duplicate = False  # the last object repeated a call of this reply
         self.n_out = 0
         self.prompt_seconds = self.decode_seconds = 0.0
@@ -235,31 +236,67 @@ class _Reply:
 
         return processor
 
-    def next_object(
-        self, run_manager: CallbackManagerForLLMRun | None
+    def _opening(self, calls_allowed: bool) -> Callable[[Any, Any], Any]:
+        """A logits processor for the reply's first token: a tool call, or the answer.
+
+        With calls allowed, the reply is a call (:attr:`calling`) when the tokens that open
+        one (see :func:`local_protocol.opens_call`) are together likelier than the rest;
+        the generation then ends at once, and the call is decoded under the grammar.
+        Otherwise the answer starts with the likeliest other token and goes on freely.
+        """
+        opens, end = _call_opens(self.llm, self.model.model_path), self.llm.token_eos()
+        first = True
+
+        def processor(input_ids: Any, scores: Any) -> Any:
+            nonlocal first
+            if not first:
+                return scores
+            first = False
+            if calls_allowed:
+                probs = np.exp(scores - scores.max())
+                opening = float(probs[opens].sum())
+                self.calling = opening >= float(probs.sum()) - opening
+                if self.calling:
+                    scores = np.full_like(scores, -np.inf)
+                    scores[end] = 0.0
+                    return scores
+            scores = scores.copy()
+            scores[opens] = -np.inf
+            return scores
+
+        return processor
+
+    def text_only(
+        self, run_manager: CallbackManagerForLLMRun | None, calls_allowed: bool = False
     ) -> Iterator[ChatGenerationChunk]:
-        """Decode one reply object; an answer's text is streamed, decoded without the grammar."""
-        offer: proto.Offer = "tools" if self.calls else "all"
-        schema = proto.reply_schema(self.model.tools, "answer" if self.model.answer_only else offer)
-        grammar = _grammar(json.dumps(schema))
-        stream = proto.AnswerStream()
+        """Decode the answer as plain text, without a grammar, and stream it.
+
+        ``calls_allowed``: the first token may open a tool call instead; then nothing is
+        streamed and :attr:`answered` stays false.
+        """
+        self.calling = False
         budget = self._budget()
-        pieces = self._pieces(budget, grammar)
+        opening = self._opening(calls_allowed) if self.model.tools else None
+        pieces = self._pieces(budget, processor=opening)
+        started = False
         try:
             for piece in pieces:
-                text = stream.feed(piece)
+                text = piece if started else piece.lstrip()
+                started = started or bool(text)
                 if text:
                     yield _text_chunk(text, run_manager)
-                if stream.is_answer:
-                    break  # the answer's text goes on without the grammar
         finally:
             pieces.close()
-        if stream.is_answer:
-            self.answered = True
-            yield from self._free_answer(stream, run_manager)
-            self.thought = proto.thought_of(stream.raw)
+        if self.calling:
             return
-        raw = stream.raw.strip()
+        self.answered = True
+        self.cut = self._budget() == 0
+
+    def next_object(self) -> None:
+        """Decode one tool call under the reply grammar."""
+        grammar = _grammar(json.dumps(proto.reply_schema(self.model.tools)))
+        budget = self._budget()
+        raw = self._text(budget, grammar).strip()
         reply = proto.parse_reply(raw)
         error = reply.error if reply.error or reply.tool else "the reply names no tool"
         if reply.error and self.n_out >= budget:
@@ -270,48 +307,6 @@ class _Reply:
             return
         self.calls.append((raw, error))
         self.written += raw
-
-    def _free_answer(
-        self, stream: proto.AnswerStream, run_manager: CallbackManagerForLLMRun | None
-    ) -> Iterator[ChatGenerationChunk]:
-        """The answer's text up to its closing quote, decoded without the grammar.
-
-        The grammar fixed the reply's shape up to ``"answer": "``; sampling the text under
-        it costs about as much as the decoding itself. llama.cpp reuses its cache for the
-        prompt and the reply so far.
-        """
-        self.written += stream.raw
-        budget = self._budget()
-        pieces = self._pieces(budget) if budget and not stream.done else iter(())
-        try:
-            for piece in pieces:
-                text = stream.feed(piece)
-                if text:
-                    yield _text_chunk(text, run_manager)
-                if stream.done:
-                    break
-        finally:
-            if hasattr(pieces, "close"):
-                pieces.close()
-        self.cut = not stream.done and budget > 0 and self._budget() == 0
-
-    def text_only(
-        self, run_manager: CallbackManagerForLLMRun | None
-    ) -> Iterator[ChatGenerationChunk]:
-        """Decode the reply as plain text, without a grammar, and stream it."""
-        budget = self._budget()
-        pieces = self._pieces(budget)
-        started = False
-        try:
-            for piece in pieces:
-                text = piece if started else piece.lstrip()
-                started = started or bool(text)
-                if text:
-                    yield _text_chunk(text, run_manager)
-        finally:
-            pieces.close()
-        self.answered = True
-        self.cut = self._budget() == 0
 
     def another(self) -> bool:
         """Whether the model goes on with another call (a JSON object on the next line)."""
@@ -397,6 +392,18 @@ def _call_starts(llm: Any, path: str) -> Any:
         found = [i for i, p in enumerate(pieces) if proto.begins_call(p.decode("utf-8", "replace"))]
         _starts[path] = np.array(found, dtype=np.intp)
     return _starts[path]
+
+
+_opens: dict[str, Any] = {}
+
+
+def _call_opens(llm: Any, path: str) -> Any:
+    """Ids of the tokens that open a tool call at a reply's start (see ``opens_call``)."""
+    if path not in _opens:
+        pieces = (llm.detokenize([i], special=True) for i in range(llm.n_vocab()))
+        found = [i for i, p in enumerate(pieces) if proto.opens_call(p.decode("utf-8", "replace"))]
+        _opens[path] = np.array(found, dtype=np.intp)
+    return _opens[path]
 
 
 _models: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}

@@ -1,9 +1,11 @@
-"""The JSON reply protocol of the embedded local model: prompt, grammar, parsing.
+"""The reply protocol of the embedded local model: prompt, grammar, parsing.
 
-Small local models call tools reliably when every reply is a JSON object
-``{"thought": ..., "tool": NAME, "arguments": {...}}`` constrained by a grammar built from
-the tool schemas (several objects, one per line, for parallel calls). The final answer is
-a call of the pseudo-tool ``final_answer``, whose text is decoded without the grammar.
+A reply is either a prose answer or tool calls. Tool calls are JSON objects
+``{"thought": ..., "tool": NAME, "arguments": {...}}``, one per line (several for parallel
+calls), constrained by a grammar built from the tool schemas, so every call parses
+exactly. Whether the reply calls a tool is decided at its first token: a call starts with
+``{`` (or a code fence); anything else is the answer, decoded without a grammar. So a
+model may answer when no tool fits, and an answer costs plain decoding.
 A tool result goes back as a user turn that repeats the task under it with what to do
 next (a failed result is an answer too when it answers the task).
 
@@ -15,42 +17,25 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
-
-FINAL_ANSWER = "final_answer"
-FINAL_ANSWER_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": FINAL_ANSWER,
-        "description": (
-            "Give the final answer to the user: once tool results hold the answer, "
-            "or to reply to small talk."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {"answer": {"type": "string", "description": "The answer, plain text."}},
-            "required": ["answer"],
-        },
-    },
-}
 
 THOUGHT_CHARS = 240
 
 
 FORMAT_RULES = """# How to reply
-Reply with JSON objects only, one per line, each calling one tool: a short "thought",
-the "tool" name and its "arguments".
-Several independent calls may go on several lines. Look at the files with a tool before
-you answer about them. When the tool results hold the answer, or no tool fits the request,
-call final_answer with the answer."""
+To use tools, reply with JSON objects only, one per line, each calling one tool: a short
+"thought", the "tool" name and its "arguments". Several independent calls may go on
+several lines. Look at the files with a tool before you answer about them.
+When the tool results hold the answer, or no tool fits the request, reply with the answer
+in plain words, without JSON."""
 
 
 RESULT_SUFFIX = (
     "The task was: {task}\n"
-    "If the task needs another step, call the next tool. Otherwise call final_answer with "
-    "a short answer to the task, not the whole result."
+    "If the task needs another step, call the next tool. Otherwise answer the task in "
+    "plain words, briefly, not with the whole result."
 )
 FAILED_SUFFIX = (
     "The task was: {task}\n"
@@ -60,14 +45,14 @@ FAILED_SUFFIX = (
 LISTING_SUFFIX = (
     "The task was: {task}\n"
     "A listing shows file names only. If the answer is inside a file, read it with read_code "
-    "next; otherwise call final_answer with a short answer."
+    "next; otherwise answer the task in plain words, briefly."
 )
 
 
 def render_tool_list(tools: list[dict[str, Any]]) -> str:
     """One line per tool: ``name(arg: type, ...): description``."""
     lines = ["# Tools"]
-    for tool in [*tools, FINAL_ANSWER_TOOL]:
+    for tool in tools:
         fn = tool["function"]
         params = fn.get("parameters", {})
         required = set(params.get("required", []))
@@ -89,21 +74,10 @@ def _type_name(prop: dict[str, Any]) -> str:
     return "/".join(str(k) for k in kinds) or "any"
 
 
-Offer = Literal["all", "answer", "tools"]
-
-
-def reply_schema(tools: list[dict[str, Any]], offer: Offer = "all") -> dict[str, Any]:
-    """JSON schema of one reply: a call of one of ``tools`` or of ``final_answer``.
-
-    ``offer`` narrows the choice to the answer only or to the tools only.
-    """
-    offered = {
-        "all": [*tools, FINAL_ANSWER_TOOL],
-        "answer": [FINAL_ANSWER_TOOL],
-        "tools": tools or [FINAL_ANSWER_TOOL],
-    }[offer]
+def reply_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """JSON schema of one reply object: a call of one of ``tools``, its thought first."""
     calls = []
-    for tool in offered:
+    for tool in tools:
         fn = tool["function"]
         params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
         params.setdefault("type", "object")
@@ -141,11 +115,6 @@ def tool_call_json(name: str, args: dict[str, Any], thought: str = "") -> str:
     """How an earlier tool call of the model is shown back to it."""
     reply = {"thought": thought, "tool": name, "arguments": args}
     return json.dumps(reply, ensure_ascii=False)
-
-
-def answer_json(text: str, thought: str = "") -> str:
-    """How an earlier answer of the model is shown back to it."""
-    return tool_call_json(FINAL_ANSWER, {"answer": text}, thought)
 
 
 def result_turn(name: str, content: str, task: str = "", failed: bool = False) -> str:
@@ -188,20 +157,6 @@ def looks_failed(content: str) -> bool:
     return _FAILED.match(content) is not None
 
 
-_THOUGHT = re.compile(r'^\s*\{\s*"thought"\s*:\s*("(?:[^"\\]|\\.)*")')
-
-
-def thought_of(raw: str) -> str:
-    """The thought at the start of a (possibly unfinished) reply."""
-    match = _THOUGHT.match(raw)
-    if not match:
-        return ""
-    try:
-        return str(json.loads(match.group(1), strict=False))
-    except json.JSONDecodeError:
-        return ""
-
-
 @dataclass
 class Reply:
     """A parsed model reply."""
@@ -230,16 +185,12 @@ def parse_reply(raw: str) -> Reply:
     if not isinstance(data, dict):
         return Reply(error="the reply must be a JSON object with 'tool' and 'arguments'")
     thought = str(data.get("thought") or "")
-    if "answer" in data:
-        return Reply(answer=str(data["answer"]), thought=thought)
     name = data.get("tool")
     if not isinstance(name, str) or not name:
         return Reply(thought=thought, error="the reply has no 'tool' name")
     args = data.get("arguments", {})
     if not isinstance(args, dict):
         return Reply(tool=name, thought=thought, error="'arguments' must be a JSON object")
-    if name == FINAL_ANSWER:
-        return Reply(answer=str(args.get("answer", "")), thought=thought)
     return Reply(tool=name, arguments=args, thought=thought)
 
 
@@ -253,69 +204,15 @@ def tool_name_of(raw: str) -> str | None:
     return named.group(1) if named else None
 
 
-_ANSWER_START = re.compile(_HEAD + r'"final_answer"\s*,\s*"arguments"\s*:\s*\{\s*"answer"\s*:\s*"')
-_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-
-
-class AnswerStream:
-    """Extract the answer of a ``final_answer`` call incrementally, as tokens arrive."""
-
-    def __init__(self) -> None:
-        self.raw = ""
-        self._pos: int | None = None  # index in raw of the next undecoded character
-        self.done = False
-        self.is_answer: bool | None = None
-
-    @property
-    def end(self) -> int:
-        """Where the answer's text ended in :attr:`raw` (after its closing quote), once done."""
-        return self._pos if self.done and self._pos is not None else len(self.raw)
-
-    def feed(self, piece: str) -> str:
-        """Add generated text; return newly decoded answer text (may be empty)."""
-        self.raw += piece
-        if self.is_answer is None:
-            match = _ANSWER_START.match(self.raw)
-            named = _TOOL_NAME.match(self.raw)
-            if match:
-                self.is_answer, self._pos = True, match.end()
-            elif (named and named.group(1) != FINAL_ANSWER) or self.raw.lstrip()[:1] not in "{":
-                self.is_answer = False
-        if not self.is_answer or self.done or self._pos is None:
-            return ""
-        return self._decode()
-
-    def _decode(self) -> str:
-        assert self._pos is not None
-        out, i, raw = [], self._pos, self.raw
-        while i < len(raw):
-            ch = raw[i]
-            if ch == '"':
-                self.done = True
-                i += 1
-                break
-            if ch != "\\":
-                out.append(ch)
-                i += 1
-                continue
-            if i + 1 >= len(raw):
-                break  # wait for the escaped character
-            esc = raw[i + 1]
-            if esc == "u":
-                if i + 6 > len(raw):
-                    break
-                try:
-                    out.append(chr(int(raw[i + 2 : i + 6], 16)))
-                except ValueError:
-                    out.append(raw[i : i + 6])
-                i += 6
-            else:
-                out.append(_ESCAPES.get(esc, esc))
-                i += 2
-        self._pos = i
-        return "".join(out)
-
-
 def begins_call(piece: str) -> bool:
     """Whether a token, right after a reply object, goes on to another one (a further call)."""
     return piece.lstrip(" ").startswith(("\n", "{"))
+
+
+def opens_call(piece: str) -> bool:
+    """Whether a reply's first token starts a tool call: a JSON object or a code fence.
+
+    A fence stands for the call a small model writes inside one; the call itself is then
+    decoded under the grammar, without the fence.
+    """
+    return piece.lstrip().startswith(("{", "```"))

@@ -1,5 +1,6 @@
-"""The local platform: its JSON reply protocol (prompt, grammar schema, parsers) and how a
-reply is decoded: objects under the grammar, an answer's text freely, parallel calls.
+"""The local platform: its reply protocol (prompt, grammar schema, parsers) and how a reply
+is decoded: the first token decides between a call and the answer; calls under the
+grammar, the answer as plain text; parallel calls.
 
 llama.cpp is replaced by :class:`FakeLlama`, which follows a script and honours the logits
 processor the platform passes; the real model runs in ``tests/integration/test_local_model.py``.
@@ -38,16 +39,8 @@ def test_parse_tool_call(raw: str, expected: tuple[str, dict]) -> None:
     assert (reply.tool, reply.arguments, reply.error, reply.answer) == (*expected, None, None)
 
 
-@pytest.mark.parametrize(
-    ("raw", "answer"),
-    [
-        ('{"tool": "final_answer", "arguments": {"answer": "42"}}', "42"),
-        ('{"answer": "plain"}', "plain"),  # the older form is still understood
-        ("The total is 42.", "The total is 42."),  # prose is taken as the answer
-    ],
-)
-def test_parse_answer(raw: str, answer: str) -> None:
-    assert proto.parse_reply(raw).answer == answer
+def test_prose_is_the_answer() -> None:
+    assert proto.parse_reply("The total is 42.").answer == "The total is 42."
 
 
 @pytest.mark.parametrize(
@@ -74,74 +67,26 @@ def test_a_raw_newline_inside_a_string_is_taken_as_written() -> None:
     reply = proto.parse_reply(raw)
     assert reply.error is None
     assert (reply.tool, reply.arguments) == ("execute_script", {"script": "bash build.sh"})
-    assert proto.thought_of(raw) == "run it:\n\n``` bash build.sh ```"
+    assert reply.thought == "run it:\n\n``` bash build.sh ```"
     assert proto.parse_reply(raw.replace("}}", "}")).error  # the structure must still parse
 
 
-def test_answer_stream_decodes_escapes_across_chunk_boundaries() -> None:
-    stream = proto.AnswerStream()
-    pieces = ['{"tool": "fin', 'al_answer", "arguments": {"answer": "a\\', "nb \\u00", "e9", '"}}']
-    text = "".join(stream.feed(p) for p in pieces)
-    assert text == "a\nb é"
-    assert stream.done and stream.is_answer
-
-
-def test_answer_stream_skips_the_thought_even_when_it_quotes_json() -> None:
-    stream = proto.AnswerStream()
-    thought = 'I saw \\"tool\\": \\"final_answer\\" in a file, so'
-    pieces = [
-        '{"thought": "',
-        thought,
-        '", "tool": "final',
-        '_answer", "arguments": ',
-        '{"answer": "4',
-        '2"}}',
-    ]
-    decided = []
-    text = ""
-    for piece in pieces:
-        text += stream.feed(piece)
-        decided.append(stream.is_answer)
-    assert text == "42"
-    assert decided[:3] == [None, None, None]  # undecided until the tool name is complete
-
-
-def test_answer_stream_rejects_a_tool_call_after_a_thought() -> None:
-    stream = proto.AnswerStream()
-    assert stream.feed('{"thought": "look", "tool": "read_code", "arguments": {') == ""
-    assert stream.is_answer is False
-
-
-def test_answer_stream_ignores_tool_calls() -> None:
-    stream = proto.AnswerStream()
-    assert stream.feed('{"tool": "read_code", "arguments": {"path": "x"}}') == ""
-    assert stream.is_answer is False
-
-
-def test_answer_stream_waits_while_undecided() -> None:
-    stream = proto.AnswerStream()
-    assert stream.feed("{") == "" and stream.is_answer is None
-    assert stream.feed(' "tool": "final_answer"') == "" and stream.is_answer is None
-
-
-def test_reply_schema_offers_every_tool_and_final_answer() -> None:
+def test_reply_schema_offers_every_tool_and_nothing_else() -> None:
     schema = proto.reply_schema(TOOLS)
     names = [option["properties"]["tool"]["const"] for option in schema["oneOf"]]
-    assert names == [*(t["function"]["name"] for t in TOOLS), "final_answer"]
+    assert names == [t["function"]["name"] for t in TOOLS]
     for option in schema["oneOf"]:
         assert option["additionalProperties"] is False
         assert option["properties"]["arguments"]["additionalProperties"] is False
 
 
-def test_answer_only_schema_allows_just_final_answer() -> None:
-    schema = proto.reply_schema(TOOLS, "answer")
-    assert schema["properties"]["tool"] == {"const": "final_answer"}
-
-
-def test_tools_only_schema_leaves_out_final_answer() -> None:
-    schema = proto.reply_schema(TOOLS, "tools")
-    names = [option["properties"]["tool"]["const"] for option in schema["oneOf"]]
-    assert names == [t["function"]["name"] for t in TOOLS]
+@pytest.mark.parametrize(
+    ("piece", "opens"),
+    [("{", True), (' {"', True), ("```", True), ("```json", True), ("\n{", True)]
+    + [("The", False), ("`", False), ("`src", False), ("[", False), ("Hello", False)],
+)
+def test_what_opens_a_call_at_the_first_token(piece: str, opens: bool) -> None:
+    assert proto.opens_call(piece) is opens
 
 
 def test_every_reply_starts_with_a_bounded_thought() -> None:
@@ -156,7 +101,7 @@ def test_tool_list_names_arguments_and_optional_flags() -> None:
     assert "- read_code: Read a text file with line numbers." in text
     assert "path (string) - File path, relative to the workspace root." in text
     assert "start_line (integer, optional)" in text
-    assert "- final_answer:" in text
+    assert "final_answer" not in text  # the answer is plain words, no pseudo-tool
 
 
 def _model(**fields: Any) -> LocalChatModel:
@@ -184,7 +129,7 @@ def test_prompt_renders_history_as_chatml() -> None:
     )
     assert "Result of execute_script:\nexit code: 0\n5" in prompt
     assert "The task was: run a.py" in prompt
-    assert '"tool": "final_answer", "arguments": {"answer": "It prints 5."}}' in prompt
+    assert "<|im_start|>assistant\nIt prints 5.<|im_end|>" in prompt
 
 
 def test_prompt_shows_earlier_thoughts_back() -> None:
@@ -198,7 +143,7 @@ def test_prompt_shows_earlier_thoughts_back() -> None:
     ]
     prompt = _model().build_prompt(messages)
     assert '{"thought": "I look first.", "tool": "list_files"' in prompt
-    assert '{"thought": "One file.", "tool": "final_answer"' in prompt
+    assert "<|im_start|>assistant\na.py<|im_end|>" in prompt  # an answer is plain words
 
 
 def test_results_of_one_turn_share_one_user_turn_and_one_reminder() -> None:
@@ -241,7 +186,6 @@ def test_tool_call_json_round_trips() -> None:
     }
     reply = proto.parse_reply(text)
     assert (reply.tool, reply.arguments, reply.thought) == ("read_code", {"path": "ä.py"}, "why")
-    assert proto.parse_reply(proto.answer_json("done", "sure")).answer == "done"
 
 
 def test_a_failed_result_that_answers_the_task_may_be_said() -> None:
@@ -264,19 +208,22 @@ EOS = 0
 
 
 class FakeLlama:
-    """Stands in for llama.cpp: ``script`` maps a prompt to the JSON objects of the reply.
+    """Stands in for llama.cpp: ``script`` maps a prompt to the reply: its JSON objects, or
+    one text (the answer).
 
-    Under a grammar it writes the next object; without one it writes an answer's text
-    (the rest of the last object); asked with a logits processor whether another object
-    follows, it prefers a newline while objects are left and the end of the turn after.
+    Under a grammar it writes the next object. Without one it writes the answer, after
+    asking the opening processor (when given) about the first token: a ``{`` when the
+    script's reply is a call, a word otherwise; the processor may end the generation there.
+    Asked whether another object follows, it prefers a newline while objects are left and
+    the end of the turn after.
     """
 
     def __init__(self) -> None:
-        self.script: Callable[[str], list[str]] = lambda p: [
-            '{"thought": "", "tool": "final_answer", "arguments": {"answer": "Hello there."}}'
-        ]
+        self.script: Callable[[str], list[str]] = lambda p: ["Hello there."]
         self.calls: list[dict[str, Any]] = []
         self.yielded = 0  # tokens generated, in all
+        self.opening: Any = None  # the first token's scores, as the processors left them
+        self.first: dict[str, float] = {}  # scores of the first token, set by a test
 
     def tokenize(self, data: bytes, add_bos: bool = False, special: bool = True) -> list[int]:
         return list(range(len(data) // 4))
@@ -295,17 +242,26 @@ class FakeLlama:
         start = prompt.rindex("<|im_start|>assistant\n") + len("<|im_start|>assistant\n")
         written, objects = prompt[start:], self.script(prompt[:start])
         done = [o for o in objects if written.startswith(o) or ("\n" + o) in written]
-        if kw.get("logits_processor"):
-            scores = np.full(len(VOCAB), -5.0)
-            scores[VOCAB.index("\n") if len(done) < len(objects) else EOS] = 5.0
-            for processor in kw["logits_processor"]:
-                scores = processor([], scores)
-            return
+        processors = kw.get("logits_processor") or []
         if kw.get("grammar") is not None:
             text = objects[len(done)]
-        else:  # an answer's text goes on from where the grammar left it
-            last = objects[-1]
-            text = last[len(written.rsplit("\n", 1)[-1]) :]
+        elif written:  # after an object: another one, or the end of the turn
+            scores = np.full(len(VOCAB), -5.0)
+            scores[VOCAB.index("\n") if len(done) < len(objects) else EOS] = 5.0
+            for processor in processors:
+                scores = processor([], scores)
+            return
+        else:  # the reply's first token, then the answer's text
+            scores = np.full(len(VOCAB), -5.0)
+            scores[VOCAB.index("{" if objects[0].startswith("{") else "Hello")] = 5.0
+            for token, score in self.first.items():
+                scores[VOCAB.index(token)] = score
+            for processor in processors:
+                scores = processor([], scores)
+            self.opening = scores
+            if int(np.argmax(scores)) == EOS:
+                return
+            text = objects[0]
         for i in range(0, min(len(text), kw["max_tokens"] * 4), 4):
             self.yielded += 1
             yield {"choices": [{"text": text[i : i + 4]}]}
@@ -319,6 +275,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeLlama:
     monkeypatch.setattr(local, "_load", lambda path, n_ctx: (llama, threading.Lock()))
     monkeypatch.setattr(local, "_grammar", lambda schema: schema)
     local._starts.clear()
+    local._opens.clear()
     return llama
 
 
@@ -330,9 +287,20 @@ def test_an_answer_streams_its_text_decoded_without_the_grammar(fake: FakeLlama)
     chunks = list(_model().stream([HumanMessage("hi")]))
     assert "".join(str(c.content) for c in chunks) == "Hello there."
     assert sum(1 for c in chunks if c.content) > 1
-    grammar, free = fake.calls
-    assert grammar["grammar"] is not None and free["grammar"] is None
-    assert '"tool": "final_answer", "arguments": {"answer": "' in free["prompt"]
+    [free] = fake.calls  # one generation: its first token decided it is the answer
+    assert free["grammar"] is None and free["logits_processor"]
+    assert free["prompt"].endswith("<|im_start|>assistant\n")
+
+
+def test_a_call_is_decided_at_the_first_token_then_decoded_under_the_grammar(
+    fake: FakeLlama,
+) -> None:
+    fake.script = lambda p: [_call("list_files", path=".")]
+    reply = _model().invoke([HumanMessage("list")])
+    assert [c["name"] for c in reply.tool_calls] == ["list_files"] and reply.content == ""
+    opening, call = fake.calls[:2]
+    assert opening["grammar"] is None and call["grammar"] is not None
+    assert call["prompt"] == opening["prompt"]  # nothing of the decision is kept
 
 
 def test_a_call_is_returned_with_its_thought(fake: FakeLlama) -> None:
@@ -343,13 +311,25 @@ def test_a_call_is_returned_with_its_thought(fake: FakeLlama) -> None:
     assert reply.content == ""
 
 
+def test_the_tokens_that_open_a_call_are_weighed_together_against_the_rest(
+    fake: FakeLlama,
+) -> None:
+    fake.script = lambda p: [_call("list_files", path=".")]
+    fake.first = {"{": 1.0, " {": 1.0, "Hello": 1.5}  # each opener less likely than a word
+    assert [c["name"] for c in _model().invoke([HumanMessage("list")]).tool_calls] == ["list_files"]
+    fake.script = lambda p: ["Hello there."]
+    fake.first = {"{": 1.5, "Hello": 1.2, "x": 1.2}  # "{" alone likeliest, words together more
+    reply = _model().invoke([HumanMessage("hi")])
+    assert reply.content == "Hello there." and reply.tool_calls == []
+    assert fake.opening[VOCAB.index("{")] == -np.inf  # so the answer cannot start as JSON
+
+
 def test_several_objects_are_parallel_calls(fake: FakeLlama) -> None:
     fake.script = lambda p: [_call("read_code", path="a.txt"), _call("read_code", path="b.txt")]
     reply = _model().invoke([HumanMessage("Compare a.txt and b.txt")])
     assert [c["args"]["path"] for c in reply.tool_calls] == ["a.txt", "b.txt"]
     second = [c for c in fake.calls if c.get("grammar")][1]
     assert second["prompt"].endswith(_call("read_code", path="a.txt") + "\n")
-    assert '"final_answer"' not in second["grammar"]  # after a call, only calls follow
 
 
 def test_the_same_call_twice_in_a_reply_is_made_once(fake: FakeLlama) -> None:
@@ -386,10 +366,11 @@ def test_tool_choice_none_keeps_the_tools_in_the_prompt_but_asks_for_an_answer(
 ) -> None:
     model = LocalChatModel(model_path="unused.gguf").bind_tools(BUILTIN_TOOLS, tool_choice="none")
     reply = model.invoke([HumanMessage("hi")])
-    assert reply.content == "Hello there."
-    first = fake.calls[0]
-    assert "- read_code:" in first["prompt"]
-    assert '"read_code"' not in first["grammar"] and '"final_answer"' in first["grammar"]
+    assert reply.tool_calls == [] and reply.content == "Hello there."
+    [only] = fake.calls
+    assert "- read_code:" in only["prompt"] and only["grammar"] is None
+    for opener in ("{", " {"):  # no token that opens a call may start the reply
+        assert fake.opening[VOCAB.index(opener)] == -np.inf
 
 
 def test_without_tools_the_reply_is_plain_text(fake: FakeLlama) -> None:
