@@ -1,0 +1,78 @@
+"""The agent graph over the local platform, llama.cpp replaced by a scripted stand-in.
+
+What the graph does with the local model's replies: a prose answer ends the run, a call
+decided at the first token runs, and a call written as lines of text is sent back with the
+local model's own way of calling (a JSON object), then made properly.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from jarvis_graph.graphs.agent import build_agent_graph
+from jarvis_graph.state import CORRECTION_NAME
+from tests.support.fake_llama import FakeLlama, use_fake_llama
+
+
+@pytest.fixture
+def llama(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeLlama:
+    model = tmp_path / "stand-in.gguf"
+    model.write_bytes(b"GGUF" + b"\0" * 60)  # passes the file check; never loaded
+    monkeypatch.setenv("JARVIS_LOCAL_MODEL_PATH", str(model))
+    return use_fake_llama(monkeypatch)
+
+
+def run(workspace: Path, tmp_path: Path, task: str) -> dict[str, Any]:
+    conn = sqlite3.connect(str(tmp_path / "sessions.sqlite"), check_same_thread=False)
+    try:
+        graph = build_agent_graph().compile(checkpointer=SqliteSaver(conn))
+        return graph.invoke(
+            {"task": task},
+            {"configurable": {"thread_id": "t"}, "recursion_limit": 100},
+            context={"platform": "local", "workspace": str(workspace), "non_interactive": True},
+        )
+    finally:
+        conn.close()
+
+
+def call(tool: str, **args: Any) -> str:
+    return json.dumps({"thought": "", "tool": tool, "arguments": args})
+
+
+def test_a_call_written_as_lines_is_sent_back_then_made(
+    llama: FakeLlama, workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "a.py").write_text("print('hi from a')\n")
+
+    def script(prompt: str) -> list[str]:
+        if "Result of read_code" in prompt:
+            return ["a.py prints hi from a."]
+        if "written as plain text" in prompt:
+            return [call("read_code", path="a.py")]
+        return ["tool: read_code\narguments:\n  path: a.py"]
+
+    llama.script = script
+    out = run(workspace, tmp_path, "What does a.py print?")
+
+    notes = [m for m in out["messages"] if getattr(m, "name", None) == CORRECTION_NAME]
+    assert len(notes) == 1
+    assert "a call of 'read_code' written as lines" in str(notes[0].content)
+    assert 'one JSON object starting with {"thought"' in str(notes[0].content)
+    results = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert [m.name for m in results] == ["read_code"] and "hi from a" in str(results[0].content)
+    assert out["status"] == "completed"
+    assert out["final_answer"] == "a.py prints hi from a."
+
+
+def test_a_prose_answer_needs_no_tool(llama: FakeLlama, workspace: Path, tmp_path: Path) -> None:
+    llama.script = lambda prompt: ["Hello! How can I help?"]
+    out = run(workspace, tmp_path, "hello")
+    assert out["status"] == "completed" and out["final_answer"] == "Hello! How can I help?"
+    assert not [m for m in out["messages"] if isinstance(m, ToolMessage)]
