@@ -455,3 +455,22 @@ def test_a_value_set_right_passes_and_a_rename_task_may_remove_keys(tmp_path: Pa
     renamed = edit_result(tmp_path, '"server"', '"backend"')
     task = "Rename the server section of config.json to backend"
     assert check("Renamed.", conversation(task, ("write_file", {}, renamed)), tmp_path) == []
+
+
+def test_a_question_about_a_file_answered_without_looking_fails(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("deploy window: friday 18:00\nowner: dana\n")
+    task = "Who is the owner in notes.txt?"
+    [found] = check("The owner is sam.", [HumanMessage(task)], tmp_path)
+    assert "nothing was looked at since the task" in found and "notes.txt" in found
+    read = conversation(task, ("read_code", {"path": "notes.txt"}, "owner: dana"))
+    assert check("dana", read, tmp_path) == []
+
+
+def test_a_file_seen_earlier_on_the_thread_or_attached_needs_no_new_look(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("deploy window: friday 18:00\nowner: dana\n")
+    earlier = conversation("Read notes.txt", ("read_code", {}, "deploy window: friday 18:00"))
+    messages = [*earlier, AIMessage("Read it."), HumanMessage("When is the window in notes.txt?")]
+    assert check("friday 18:00", messages, tmp_path) == []
+    attached = HumanMessage("--- notes.txt ---\nowner: dana\n", name=CONTEXT_NAME)
+    assert check("dana", [HumanMessage("Owner in notes.txt?"), attached], tmp_path) == []
+    assert check("No idea.", [HumanMessage("What is in missing.txt?")], tmp_path)  # other rule

@@ -104,6 +104,7 @@ def problems(
     found += _failure_not_said(answer, task, asked, evidence.calls)
     found = found or _numbers_not_printed(answer, task, asked, evidence.calls)
     found += _files_missing(answer, task, asked, workspace)
+    found += _file_not_looked_at(task, asked, evidence, workspace)
     found += _shape_missing(answer, task, asked)
     found += _named_file_lacks_term(answer, task, workspace)
     found += _data_edit_problems(task, evidence.calls)
@@ -488,3 +489,41 @@ def _data_edit_problems(task: str, calls: list[Call]) -> list[str]:
             f"{target.group(1)}: edit the value the task names"
         )
     return found
+
+
+_SEEN_LINE_CHARS = 8  # a line this long found in the evidence shows the file was seen
+_SEEN_LINES = 200
+
+
+def _file_not_looked_at(
+    task: str, asked: list[str], evidence: Evidence, workspace: Path
+) -> list[str]:
+    """A question about a workspace file answered without anything showing the file.
+
+    Nothing ran since the task, and no line of the file is in the thread (a tool result
+    of an earlier task or the attached context would hold some): the answer cannot rest
+    on the file. Tasks that ask for an action have their own rule.
+    """
+    if asked or evidence.calls:
+        return []
+    root = workspace.resolve()
+    unseen = []
+    for name in dict.fromkeys(FILE_NAME.findall(task)):
+        path = find_file(root, name)
+        if path is None:
+            continue
+        try:
+            with path.open(encoding="utf-8", errors="replace") as handle:
+                lines = handle.read(MAX_READ).splitlines()[:_SEEN_LINES]
+        except OSError:
+            continue
+        shown = [line.strip() for line in lines if len(line.strip()) >= _SEEN_LINE_CHARS]
+        if shown and not any(line in evidence.text for line in shown):
+            unseen.append(name)
+    if not unseen:
+        return []
+    names = ", ".join(unseen)
+    return [
+        f"the task is about {names}, but nothing was looked at since the task: read it "
+        "(or run it) with a tool, then answer from what the tool returns"
+    ]
