@@ -474,3 +474,29 @@ def test_a_file_seen_earlier_on_the_thread_or_attached_needs_no_new_look(tmp_pat
     attached = HumanMessage("--- notes.txt ---\nowner: dana\n", name=CONTEXT_NAME)
     assert check("dana", [HumanMessage("Owner in notes.txt?"), attached], tmp_path) == []
     assert check("No idea.", [HumanMessage("What is in missing.txt?")], tmp_path)  # other rule
+
+
+def test_an_answer_that_copies_the_runs_notice_fails(tmp_path: Path) -> None:
+    note = (
+        "Your answer is not supported by what the tools returned:\n- the last run failed "
+        "(exit code: 127), but the answer does not say so"
+    )
+    messages = conversation("Run compute.py", ("execute_script", {}, "exit code: 127"))
+    messages += [AIMessage("127"), HumanMessage(note, name=CHECK_NAME)]
+    copied = "The answer is not supported by what the tools returned: - the last run failed"
+    [found] = check(copied, messages, tmp_path)
+    assert "copies a notice of the run" in found
+    # a short overlap is no copy, and a notice of an earlier task does not count
+    assert not any("copies" in p for p in check("It failed: exit code 127.", messages, tmp_path))
+    later = [*messages, AIMessage("ok"), HumanMessage("Run compute.py again")]
+    assert not any("copies" in p for p in check(copied, later, tmp_path))
+
+
+def test_an_answer_that_copies_a_refused_repeat_fails(tmp_path: Path) -> None:
+    refused = (
+        "Not run again: you already called read_code with these arguments in this task, "
+        "and nothing changed since."
+    )
+    messages = conversation("Read a.txt", ("read_code", {"path": "a.txt"}, refused))
+    answer = "you already called read_code with these arguments in this task"
+    assert any("copies a notice" in p for p in check(answer, messages, tmp_path))

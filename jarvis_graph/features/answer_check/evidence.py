@@ -42,6 +42,9 @@ class Evidence:
     computed: str = ""
     """What was counted or computed rather than read: :attr:`counts`, the output of tools
     that compute or run code, and what the user said."""
+    notices: str = ""
+    """What the run itself told the model since the task (check and correction notices,
+    refused calls): an answer that copies them answers nothing."""
 
 
 def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]]) -> Evidence:
@@ -53,16 +56,20 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
     texts: list[str] = []
     counts: list[str] = []
     computed: list[str] = []
+    notices: list[str] = []
     calls: list[Call] = []
     asked: dict[str, Any] = {}
     for message in messages:
-        if getattr(message, "name", None) in (CHECK_NAME, CORRECTION_NAME):
-            continue  # the run's own notices: a number they quote is not evidence
         if is_task_message(message):
-            calls = []
+            calls, notices = [], []
+        if getattr(message, "name", None) in (CHECK_NAME, CORRECTION_NAME):
+            notices.append(str(message.text))
+            continue  # the run's own notices: a number they quote is not evidence
         if isinstance(message, AIMessage):
             asked.update({c["id"] or "": c for c in message.tool_calls})
-        elif isinstance(message, ToolMessage) and not refused_call(str(message.text)):
+        elif isinstance(message, ToolMessage) and refused_call(str(message.text)):
+            notices.append(str(message.text))
+        elif isinstance(message, ToolMessage):
             name, text = message.name or "", _LINE_COLUMN.sub("", str(message.text))
             meta = metadata.get(name, {})
             failed = message.status == "error" or looks_failed(text)
@@ -84,7 +91,13 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
             if getattr(message, "name", None) != CONTEXT_NAME:
                 computed.append(content)  # what the user says counts as given
     count_text = "\n".join(c for c in counts if c)
-    return Evidence("\n".join(texts), calls, count_text, "\n".join([count_text, *computed]))
+    return Evidence(
+        "\n".join(texts),
+        calls,
+        count_text,
+        "\n".join([count_text, *computed]),
+        "\n".join(notices),
+    )
 
 
 _COUNT_LINE = re.compile(

@@ -95,6 +95,11 @@ def problems(
         return ["the answer is empty"]
     if _repeats_task(answer, task):
         return ["the answer repeats the task instead of answering it"]
+    if _copies(answer, evidence.notices):
+        return [
+            "the answer copies a notice of the run instead of answering the task: do what "
+            "the notice asks, then answer the task itself"
+        ]
     asked = asked_actions(task)
     tools = offered or {}
     counts = evidence.counts if _AGGREGATE.search(task) else ""
@@ -119,6 +124,21 @@ def _repeats_task(answer: str, task: str) -> bool:
     """The answer holds the task's words in order (a small model copying the prompt)."""
     words = _words(task)
     return len(words) >= 4 and " ".join(words) in " ".join(_words(answer))
+
+
+_COPY_WORDS = 8  # this many words in a row, as a notice has them, make a copy
+
+
+def _copies(answer: str, notices: str) -> bool:
+    """The answer holds a run of words of the run's own notices (a small model echoing)."""
+    words = _words(answer)
+    if len(words) < _COPY_WORDS or not notices:
+        return False
+    said = f" {' '.join(_words(notices))} "
+    return any(
+        f" {' '.join(words[i : i + _COPY_WORDS])} " in said
+        for i in range(len(words) - _COPY_WORDS + 1)
+    )
 
 
 def _numbers(text: str) -> set[float]:
