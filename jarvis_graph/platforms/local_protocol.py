@@ -25,9 +25,10 @@ THOUGHT_CHARS = 240
 
 
 FORMAT_RULES = """# How to reply
-To use tools, reply with JSON objects only, one per line, each calling one tool: a short
-"thought", the "tool" name and its "arguments". Several independent calls may go on
-several lines. Look at the files with a tool before you answer about them.
+When a tool fits the request, call it, even if you think you know the answer: reply with
+JSON objects only, one per line, each calling one tool: a short "thought", the "tool" name
+and its "arguments". Several independent calls may go on several lines. Look at the files
+with a tool before you answer about them.
 When the tool results hold the answer, or no tool fits the request, reply with the answer
 in plain words, without JSON."""
 
