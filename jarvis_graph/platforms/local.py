@@ -225,7 +225,8 @@ class _Reply:
         brace): it goes on (:attr:`calling`) when that is likelier than the end of the
         turn. Either way the generation ends at once.
         """
-        starts, end = _call_starts(self.llm, self.model.model_path), self.llm.token_eos()
+        starts = _token_ids(self.llm, self.model.model_path, proto.begins_call)
+        end = self.llm.token_eos()
 
         def processor(input_ids: Any, scores: Any) -> Any:
             probs = np.exp(scores - scores.max())
@@ -244,7 +245,8 @@ class _Reply:
         the generation then ends at once, and the call is decoded under the grammar.
         Otherwise the answer starts with the likeliest other token and goes on freely.
         """
-        opens, end = _call_opens(self.llm, self.model.model_path), self.llm.token_eos()
+        opens = _token_ids(self.llm, self.model.model_path, proto.opens_call)
+        end = self.llm.token_eos()
         first = True
 
         def processor(input_ids: Any, scores: Any) -> Any:
@@ -382,28 +384,23 @@ def _complete(
     )
 
 
-_starts: dict[str, Any] = {}
+_vocab: dict[str, list[str]] = {}
+_ids: dict[tuple[str, str], Any] = {}
 
 
-def _call_starts(llm: Any, path: str) -> Any:
-    """Ids of the tokens that begin a tool call (see :func:`local_protocol.begins_call`)."""
-    if path not in _starts:
-        pieces = (llm.detokenize([i], special=True) for i in range(llm.n_vocab()))
-        found = [i for i, p in enumerate(pieces) if proto.begins_call(p.decode("utf-8", "replace"))]
-        _starts[path] = np.array(found, dtype=np.intp)
-    return _starts[path]
+def _token_ids(llm: Any, path: str, test: Callable[[str], bool]) -> Any:
+    """Ids of the model's tokens whose text passes ``test``, found once per model.
 
-
-_opens: dict[str, Any] = {}
-
-
-def _call_opens(llm: Any, path: str) -> Any:
-    """Ids of the tokens that open a tool call at a reply's start (see ``opens_call``)."""
-    if path not in _opens:
-        pieces = (llm.detokenize([i], special=True) for i in range(llm.n_vocab()))
-        found = [i for i, p in enumerate(pieces) if proto.opens_call(p.decode("utf-8", "replace"))]
-        _opens[path] = np.array(found, dtype=np.intp)
-    return _opens[path]
+    ``test`` is :func:`local_protocol.begins_call` (a further call after an object) or
+    :func:`local_protocol.opens_call` (a call at the reply's start).
+    """
+    key = (path, test.__name__)
+    if key not in _ids:
+        if path not in _vocab:
+            pieces = (llm.detokenize([i], special=True) for i in range(llm.n_vocab()))
+            _vocab[path] = [p.decode("utf-8", "replace") for p in pieces]
+        _ids[key] = np.array([i for i, p in enumerate(_vocab[path]) if test(p)], dtype=np.intp)
+    return _ids[key]
 
 
 _models: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}

@@ -85,6 +85,6 @@ def use_fake_llama(monkeypatch: pytest.MonkeyPatch) -> FakeLlama:
     llama = FakeLlama()
     monkeypatch.setattr(local, "_load", lambda path, n_ctx: (llama, threading.Lock()))
     monkeypatch.setattr(local, "_grammar", lambda schema: schema)
-    local._starts.clear()
-    local._opens.clear()
+    monkeypatch.setattr(local, "_vocab", {})
+    monkeypatch.setattr(local, "_ids", {})
     return llama
