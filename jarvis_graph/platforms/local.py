@@ -112,7 +112,7 @@ class LocalChatModel(BaseChatModel):
             reply = _Reply(self, llm, self.build_prompt(messages))
             # The answer, unless the first token opens a call (never without tools or with
             # tool_choice="none"); then calls under the grammar, one or more.
-            yield from reply.text_only(run_manager, bool(self.tools) and not self.answer_only)
+            yield from reply.answer(run_manager, bool(self.tools) and not self.answer_only)
             while not reply.answered and len(reply.calls) < MAX_CALLS:
                 reply.next_object()
                 if reply.duplicate or reply.calls[-1][1] is not None:
@@ -268,13 +268,14 @@ class _Reply:
 
         return processor
 
-    def text_only(
+    def answer(
         self, run_manager: CallbackManagerForLLMRun | None, calls_allowed: bool = False
     ) -> Iterator[ChatGenerationChunk]:
         """Decode the answer as plain text, without a grammar, and stream it.
 
-        ``calls_allowed``: the first token may open a tool call instead; then nothing is
-        streamed and :attr:`answered` stays false.
+        ``calls_allowed``: the first token may open a tool call instead (see
+        :meth:`_opening`); then nothing is streamed, :attr:`answered` stays false and the
+        calls follow with :meth:`next_object`.
         """
         self.calling = False
         budget = self._budget()
