@@ -272,7 +272,7 @@ def test_counts_tools_print_are_computed(tmp_path: Path) -> None:
     assert check("2", messages, tmp_path) == []
     context = "Workspace context:\n\n--- users.csv (3 lines: a header line and 2 data rows) ---"
     attached = [HumanMessage(task), HumanMessage(context, name=CONTEXT_NAME)]
-    assert check("2", attached, tmp_path) == []
+    assert check("2", attached, tmp_path)  # the context's sizes count nothing (see below)
     assert check(
         "3", [HumanMessage("How many rows?"), HumanMessage("a\n3\n", name=CONTEXT_NAME)], tmp_path
     )
@@ -313,7 +313,9 @@ def test_counts_the_tools_add_support_counts_not_values(tmp_path: Path) -> None:
     assert check("1", messages, tmp_path)
     assert check("a.txt has 17 and b.txt has 25.", messages, tmp_path) == []
     how_many = [HumanMessage("How many files are there?"), HumanMessage(context, name=CONTEXT_NAME)]
-    assert check("2", how_many, tmp_path) == []
+    assert check("2", how_many, tmp_path)  # counted by a tool in the task, not read off
+    listed = conversation("How many files are there?", ("read_code", {}, "2 files under .:"))
+    assert check("2", listed, tmp_path) == []
 
 
 def test_a_which_file_answer_must_name_a_file_holding_the_term(tmp_path: Path) -> None:
@@ -500,3 +502,23 @@ def test_an_answer_that_copies_a_refused_repeat_fails(tmp_path: Path) -> None:
     messages = conversation("Read a.txt", ("read_code", {"path": "a.txt"}, refused))
     answer = "you already called read_code with these arguments in this task"
     assert any("copies a notice" in p for p in check(answer, messages, tmp_path))
+
+
+def test_a_count_is_counted_in_the_task_not_read_off_the_attached_context(
+    tmp_path: Path,
+) -> None:
+    """config.toml is attached because it is small; its size answers no count question."""
+    (tmp_path / "config.toml").write_text('[job]\ninput = "data/rows.txt"\nretries = 2\n')
+    context = (
+        "The workspace holds 2 files:\nconfig.toml\ndata/rows.txt\n"
+        '--- config.toml (3 lines) ---\n[job]\ninput = "data/rows.txt"\nretries = 2\n'
+        "--- end of config.toml ---"
+    )
+    attached = HumanMessage(context, name=CONTEXT_NAME)
+    task = "config.toml names the input file of the job. How many lines does that file have?"
+    [found] = check("3", [HumanMessage(task), attached], tmp_path)
+    assert "3 appears in no tool result" in found
+    counted = conversation(
+        task, ("read_code", {"path": "data/rows.txt"}, "rows.txt (lines 1-3 of 3)\na\nb\nc")
+    )
+    assert check("3", [*counted[:1], attached, *counted[1:]], tmp_path) == []

@@ -36,9 +36,10 @@ class Evidence:
     calls: list[Call]
     """Tool calls of this task that ran, in order."""
     counts: str = ""
-    """The lines the tools and the workspace context add about what they show (``a.py
-    (lines 1-9 of 9)``, ``7 files under docs``, ``The workspace holds 2 files``): they
-    support a count, not a value."""
+    """The lines the tools add about what they show (``a.py (lines 1-9 of 9)``, ``7 files
+    under docs``): they support a count, not a value. The sizes the attached context
+    shows (``The workspace holds 2 files``, ``config.toml (4 lines)``) support neither:
+    those files are attached for being small, not for being asked about."""
     computed: str = ""
     """What was counted or computed rather than read: :attr:`counts`, the output of tools
     that compute or run code, and what the user said."""
@@ -87,8 +88,10 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
         elif isinstance(message, HumanMessage):
             content, count = _split_counts(str(message.text))
             texts.append(content)
-            counts.append(count)
+            # The attached context's counts ("config.toml (4 lines)") count nothing the task
+            # asked: the files are attached because they are small (a count is counted).
             if getattr(message, "name", None) != CONTEXT_NAME:
+                counts.append(count)
                 computed.append(content)  # what the user says counts as given
     count_text = "\n".join(c for c in counts if c)
     return Evidence(
