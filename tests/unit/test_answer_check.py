@@ -522,3 +522,15 @@ def test_a_count_is_counted_in_the_task_not_read_off_the_attached_context(
         task, ("read_code", {"path": "data/rows.txt"}, "rows.txt (lines 1-3 of 3)\na\nb\nc")
     )
     assert check("3", [*counted[:1], attached, *counted[1:]], tmp_path) == []
+
+
+def test_the_note_of_a_cut_listing_counts_nothing(tmp_path: Path) -> None:
+    (tmp_path / "orders.csv").write_text("order,status\no-7,shipped\no-8,pending\no-9,x\n")
+    task = "How many orders in orders.csv have the status shipped?"
+    page = (
+        "orders.csv (lines 1-3 of 4: a header line and 3 data rows)\norder,status\n"
+        "o-7,shipped\no-8,pending\n[1 more lines; call read_code with start_line=4]"
+    )
+    messages = conversation(task, ("read_code", {"path": "orders.csv"}, page))
+    assert check("1", messages, tmp_path)  # how much is not shown is no count of orders
+    assert check("3", messages, tmp_path) == []  # the data rows are a count the tool made

@@ -113,8 +113,10 @@ _COUNT_LINE = re.compile(
 )
 
 
-_POSITIONS = re.compile(r"lines \d+-\d+ (?=of )|start_line=\d+")
-"""Line positions inside count lines: where a listing starts is no count."""
+_POSITIONS = re.compile(r"lines \d+-\d+ (?=of )|start_line=\d+|^\[\d+ more .*\]$", re.MULTILINE)
+"""Line positions inside count lines, and a cut listing's note: where a listing starts and
+how much of it is not shown count nothing a task asks ("[1 more lines]" answered "how many
+orders are shipped?")."""
 
 
 def _split_counts(text: str) -> tuple[str, str]:
