@@ -25,10 +25,10 @@ THOUGHT_CHARS = 240
 
 
 FORMAT_RULES = """# How to reply
-When a tool fits the request, call it, even if you think you know the answer: reply with
-JSON objects only, one per line, each calling one tool: a short "thought", the "tool" name
-and its "arguments". Several independent calls may go on several lines. Look at the files
-with a tool before you answer about them.
+When a tool fits the request, call it, even if you think you know the answer. A call is
+one line holding a JSON object: a short "thought", the "tool" name and its "arguments",
+as in {"thought": "...", "tool": "...", "arguments": {...}}. Several independent calls go
+on several lines. Look at the files with a tool before you answer about them.
 When the tool results hold the answer, or no tool fits the request, reply with the answer
 in plain words, without JSON."""
 
