@@ -22,7 +22,7 @@ from jarvis_graph.platforms.errors import PlatformError, ProviderError
 from jarvis_graph.platforms.openai import counting_requests
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import RunServices, services_of
-from jarvis_graph.state import AgentState
+from jarvis_graph.state import CHECK_NAME, AgentState
 from jarvis_graph.tools.registry import asks_user, is_risky
 
 
@@ -38,11 +38,7 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     messages = state["messages"]
     iteration = state.get("iteration", 0) + 1
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
-    # A repeat was refused: asked again, a small model repeats it once more or calls
-    # something else at random. The results it needs are above: this turn must answer
-    # (the answer check then holds the answer to them).
-    answer_only = bool(refused_repeats(messages))
-    model = services.model("normal", state.get("selected_tools"), answer_only)
+    model = services.model("normal", state.get("selected_tools"), _tool_choice(messages))
     with counting_requests() as sent:
         try:
             response = model.invoke(messages)
@@ -60,6 +56,23 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
         },
     )
     return {"messages": [response], "iteration": iteration}
+
+
+def _tool_choice(messages: list[Any]) -> Literal["auto", "none", "required"]:
+    """What this turn may do.
+
+    - ``none``: a repeat was refused. Asked again, a small model repeats it once more or
+      calls something else at random; the results it needs are above, so this turn must
+      answer (the answer check then holds the answer to them).
+    - ``required``: the answer check just sent its notice. What it found missing is
+      evidence, which only a tool gets; answered freely, a small model gives the same
+      answer again.
+    """
+    if refused_repeats(messages):
+        return "none"
+    if messages and getattr(messages[-1], "name", None) == CHECK_NAME:
+        return "required"
+    return "auto"
 
 
 def _describe_provider_error(exc: Exception, services: RunServices, sent: int) -> str:

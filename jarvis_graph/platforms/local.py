@@ -71,6 +71,8 @@ class LocalChatModel(BaseChatModel):
     tools: list[dict[str, Any]] = Field(default_factory=list)
     answer_only: bool = False
     """The reply must be an answer (``tool_choice="none"``), with the tools still shown."""
+    call_only: bool = False
+    """The reply must call a tool (``tool_choice="required"`` or ``"any"``)."""
 
     @property
     def _llm_type(self) -> str:
@@ -81,10 +83,16 @@ class LocalChatModel(BaseChatModel):
     ) -> LocalChatModel:
         """A copy of the model that describes ``tools`` in its prompt and grammar.
 
-        ``tool_choice="none"``: the tools stay in the prompt, the reply must be an answer.
+        ``tool_choice="none"``: the tools stay in the prompt, the reply must be an answer;
+        ``"required"`` (or ``"any"``): the reply must call one of them.
         """
         tools_ = [convert_to_openai_tool(t) for t in tools]
-        return self.model_copy(update={"tools": tools_, "answer_only": tool_choice == "none"})
+        update = {
+            "tools": tools_,
+            "answer_only": tool_choice == "none",
+            "call_only": bool(tools_) and tool_choice in ("required", "any"),
+        }
+        return self.model_copy(update=update)
 
     def build_prompt(self, messages: list[BaseMessage]) -> str:
         """The ChatML prompt for ``messages``: the tools and the reply format in the system turn."""
@@ -111,8 +119,9 @@ class LocalChatModel(BaseChatModel):
         with lock:
             reply = _Reply(self, llm, self.build_prompt(messages))
             # The answer, unless the first token opens a call (never without tools or with
-            # tool_choice="none"); then calls under the grammar, one or more.
-            yield from reply.answer(run_manager, bool(self.tools) and not self.answer_only)
+            # tool_choice="none", always with "required"); then calls under the grammar.
+            if not self.call_only:
+                yield from reply.answer(run_manager, bool(self.tools) and not self.answer_only)
             while not reply.answered and len(reply.calls) < MAX_CALLS:
                 reply.next_object()
                 if reply.duplicate or reply.calls[-1][1] is not None:

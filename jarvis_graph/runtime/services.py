@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from jarvis_graph.context import JarvisContext, resolve_settings, running_context
 from jarvis_graph.events import EventBus, get_event_bus
@@ -89,7 +89,7 @@ class RunServices:
         self.workspace = ctx.workspace_path()
         self.env = ToolEnv(self.workspace, self.settings, ctx.non_interactive)
         object.__setattr__(ctx, TOOL_ENV_ATTRIBUTE, self.env)  # tool calls of the run use it
-        self._models: dict[tuple[str, tuple[str, ...] | None, bool], Any] = {}
+        self._models: dict[tuple[str, tuple[str, ...] | None, str], Any] = {}
         self._chat: dict[str, tuple[int, BaseChatModel]] = {}
         self.store = store
         self.setup = RunSetup(
@@ -128,7 +128,7 @@ class RunServices:
         self,
         role: str = "normal",
         tool_names: Sequence[str] | None = None,
-        answer_only: bool = False,
+        tool_choice: Literal["auto", "none", "required"] = "auto",
     ) -> Runnable:
         """The chat model for ``role`` bound to the run's tools (built once per run).
 
@@ -136,17 +136,17 @@ class RunServices:
             role: Model role in the active group (``normal``, ``cheap``).
             tool_names: Bind only these tools (unknown names are skipped; ``()``: none);
                 ``None`` binds every tool of the run.
-            answer_only: The reply must be an answer: the tools are bound with
-                ``tool_choice="none"`` (shown, not callable).
+            tool_choice: ``none``: the reply must be an answer (the tools are shown, not
+                callable); ``required``: the reply must call a tool; ``auto``: either.
         """
         base = self.chat_model(role)
         names = None if tool_names is None else tuple(n for n in tool_names if n in self.tools)
-        key = (role, names, answer_only)
+        key = (role, names, tool_choice)
         bound = self._models.get(key)
         if bound is None:
             chosen = list(self.tools) if names is None else list(names)
             tools = [self.tools[name] for name in chosen]
-            extra = {"tool_choice": "none"} if answer_only else {}
+            extra = {} if tool_choice == "auto" else {"tool_choice": tool_choice}
             bound = self._models[key] = base.bind_tools(tools, **extra) if tools else base
         return bound
 

@@ -234,3 +234,18 @@ def test_a_local_models_history_is_summarized_within_its_window(
     assert route_after_tools(state) == "summarize_history"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     assert route_after_tools(state) == "call_model"
+
+
+def test_what_the_next_turn_may_do() -> None:
+    """After a refused repeat the turn must answer; after the answer check's notice, call."""
+    from jarvis_graph.nodes.call_model import _tool_choice
+    from jarvis_graph.state import CHECK_NAME
+
+    first = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "1")])
+    done = [HumanMessage("task"), first, ToolMessage("a.py", tool_call_id="1", name="list_files")]
+    assert _tool_choice(done) == "auto"
+    notice = HumanMessage("Your answer is not supported ...", name=CHECK_NAME)
+    assert _tool_choice([*done, AIMessage("42"), notice]) == "required"
+    refused = ToolMessage("Not run again: you already called list_files", tool_call_id="2")
+    again = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "2")])
+    assert _tool_choice([*done, again, refused]) == "none"

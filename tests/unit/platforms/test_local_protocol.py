@@ -301,6 +301,18 @@ def test_tool_choice_none_keeps_the_tools_in_the_prompt_but_asks_for_an_answer(
         assert fake.opening[VOCAB.index(opener)] == -np.inf
 
 
+def test_tool_choice_required_skips_the_answer_and_writes_a_call(fake: FakeLlama) -> None:
+    objects = [_call("list_files", path=".")]
+    fake.script = lambda p: objects
+    fake.first = {"Hello": 9.0}  # the model would rather answer
+    model = LocalChatModel(model_path="unused.gguf").bind_tools(
+        BUILTIN_TOOLS, tool_choice="required"
+    )
+    reply = model.invoke([HumanMessage("list")])
+    assert [c["name"] for c in reply.tool_calls] == ["list_files"] and reply.content == ""
+    assert fake.calls[0]["grammar"] is not None  # no answer phase at all
+
+
 def test_without_tools_the_reply_is_plain_text(fake: FakeLlama) -> None:
     fake.script = lambda p: ["Plain words, no JSON."]
     reply = LocalChatModel(model_path="unused.gguf").invoke([HumanMessage("say it")])
