@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from jarvis_graph.features.answer_check.evidence import Call, Evidence
-from jarvis_graph.features.answer_check.workspace import MAX_READ, exists, find_file
+from jarvis_graph.features.answer_check.workspace import exists, find_file, read_head
 from jarvis_graph.tools.attachments import FILE_NAME
 
 _NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w/]|\.\d)")
@@ -371,10 +371,8 @@ def _named_file_lacks_term(answer: str, task: str, workspace: Path) -> list[str]
         return []
     defines = _DEFINES.search(task) is not None
     for path in files:
-        try:
-            with path.open(encoding="utf-8", errors="replace") as handle:
-                text = handle.read(MAX_READ)  # a huge file is not read whole
-        except OSError:
+        text = read_head(path)
+        if text is None:
             return []
         if any(
             (_definition(term) if defines else re.compile(re.escape(term))).search(text)
@@ -532,11 +530,10 @@ def _file_not_looked_at(
         path = find_file(root, name)
         if path is None:
             continue
-        try:
-            with path.open(encoding="utf-8", errors="replace") as handle:
-                lines = handle.read(MAX_READ).splitlines()[:_SEEN_LINES]
-        except OSError:
+        text = read_head(path)
+        if text is None:
             continue
+        lines = text.splitlines()[:_SEEN_LINES]
         shown = [line.strip() for line in lines if len(line.strip()) >= _SEEN_LINE_CHARS]
         if shown and not any(line in evidence.text for line in shown):
             unseen.append(name)

@@ -78,3 +78,14 @@ def find_file(root: Path, rel: str) -> Path | None:
     if any(part.startswith(".") for part in inside.split("/")) or is_secret_path(inside):
         return None
     return target
+
+
+def read_head(path: Path) -> str | None:
+    """The first :data:`MAX_READ` characters of ``path`` (a huge file is not read whole);
+    ``None`` when it cannot be read.
+    """
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return handle.read(MAX_READ)
+    except OSError:
+        return None
