@@ -81,8 +81,9 @@ def find_file(root: Path, rel: str) -> Path | None:
 
 
 def read_head(path: Path) -> str | None:
-    """The first :data:`MAX_READ` characters of ``path`` (a huge file is not read whole);
-    ``None`` when it cannot be read.
+    """The first :data:`MAX_READ` characters of ``path``; ``None`` when it cannot be read.
+
+    A huge file is not read whole.
     """
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
