@@ -2402,9 +2402,25 @@ def print_summary(summary: dict[str, Any]) -> None:
 
 
 def bench_model(
-    model: str, tasks: list[Task], args: argparse.Namespace, tmp: Path
+    model: str,
+    tasks: list[Task],
+    args: argparse.Namespace,
+    tmp: Path,
+    done: list[dict[str, Any]],
+    save: Callable[[dict[str, Any]], None],
 ) -> dict[str, Any]:
+    """Run ``tasks`` on ``model``; ``done`` holds results kept from an earlier run
+    (``--resume``): those tasks are not run again. ``save`` gets the run after every task."""
     print(f"\n== model {model} (platform {args.platform}) ==", flush=True)
+    names = {t.name for t in tasks}
+    results: list[dict[str, Any]] = [r for r in done if r["name"] in names]
+    kept = {r["name"] for r in results}
+    if kept:
+        print(f"resumed: {len(kept)} tasks kept from {args.output}")
+    tasks = [t for t in tasks if t.name not in kept]
+    if not tasks:
+        run = {"model": model, "platform": args.platform, "tasks": results}
+        return {**run, "summary": summarise(results)}
     info = prepare_model(model, args.platform, tmp)
     if "path" in info:
         print(f"model file: {info['path']} ({info['file_bytes'] / 1e6:.0f} MB)")
@@ -2412,7 +2428,7 @@ def bench_model(
         print(f"model not usable: {info['error']}")
         return {**info, "tasks": [], "summary": summarise([])}
     print(f"warm-up (load + first reply): {info['warmup_s']:.1f} s", flush=True)
-    results: list[dict[str, Any]] = []
+    source = source_version()
     print(
         f"\n  {'task':<26}{'kind':<16}{'ok':<6}{'status':<15}{'s':>7}{'calls':>7}{'tok/s':>8}"
         "  answer"
@@ -2429,7 +2445,9 @@ def bench_model(
             print("\ninterrupted: writing the tasks done so far")
             info["interrupted"] = True
             break
+        result["source"] = source
         results.append(result)
+        save({**info, "tasks": results, "summary": summarise(results)})
         flag = "skip" if result.get("skipped") else "ok" if result["ok"] else "FAIL"
         print(
             f"  {task.name:<26}{task.kind:<16}{flag:<6}{str(result['status']):<15}"
@@ -2443,6 +2461,36 @@ def bench_model(
     summary = summarise(results)
     print_summary(summary)
     return {**info, "tasks": results, "summary": summary}
+
+
+def source_version() -> str:
+    """The checkout the tasks ran on: its commit, ``+changes`` when files differ from it."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return (commit or "unknown") + ("+changes" if dirty else "")
+
+
+def resumed_runs(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Each model's task results in ``path`` (a run written by this script), by model."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SystemExit(f"--resume: cannot read {path}: {exc}") from exc
+    if data.get("benchmark") != "local_agent":
+        raise SystemExit(f"--resume: {path} is not a local_agent result")
+    return {run["model"]: run.get("tasks", []) for run in data.get("models", [])}
 
 
 def package_version(name: str) -> str:
@@ -2508,7 +2556,17 @@ def main() -> int:
     parser.add_argument("--max-iterations", type=int, default=MAX_ITERATIONS)
     parser.add_argument("--verbose", action="store_true", help="print each task's transcript")
     parser.add_argument("--self-check", action="store_true", help="check the tasks, no model")
-    parser.add_argument("--output", type=Path, default=RESULTS, help="where to write the JSON")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=RESULTS,
+        help="where to write the JSON (rewritten after every task)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the tasks --output already holds for a model and run only the others",
+    )
     args = parser.parse_args()
     tasks = select_tasks(args)
     if not tasks:
@@ -2526,18 +2584,30 @@ def main() -> int:
                 f"note: JARVIS_LOCAL_MODEL_PATH={kept['JARVIS_LOCAL_MODEL_PATH']} wins over --model"
             )
         models = args.model or default_models()
+        earlier = resumed_runs(args.output) if args.resume else {}
         print(f"{len(tasks)} tasks, models: {', '.join(models)}, nproc {nproc()}")
-        runs = []
+        runs: list[dict[str, Any]] = []
+
+        def save(run: dict[str, Any]) -> None:
+            write_results(args, tasks, [*runs, run])
+
         for model in models:
-            runs.append(bench_model(model, tasks, args, tmp))
+            runs.append(bench_model(model, tasks, args, tmp, earlier.get(model, []), save))
             if runs[-1].get("interrupted"):
                 break
     print_final(runs)
-    data = results_json(args, tasks, runs)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    write_results(args, tasks, runs)
     print(f"\nWrote {args.output}")
     return 0
+
+
+def write_results(args: argparse.Namespace, tasks: list[Task], runs: list[dict[str, Any]]) -> None:
+    """Write ``--output`` whole (a temporary file renamed over it: never half written)."""
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(results_json(args, tasks, runs), indent=2, default=str) + "\n"
+    partial = args.output.with_name(args.output.name + ".part")
+    partial.write_text(data, encoding="utf-8")
+    partial.replace(args.output)
 
 
 def print_final(runs: list[dict[str, Any]]) -> None:
@@ -2580,6 +2650,7 @@ def results_json(
             "llama-cpp-python": package_version("llama_cpp_python"),
             "langgraph": package_version("langgraph"),
             "langchain-core": package_version("langchain-core"),
+            "source": source_version(),
         },
         "setup": {
             "platform": args.platform,

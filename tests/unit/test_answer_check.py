@@ -31,6 +31,12 @@ def conversation(task: str, *calls: tuple[str, dict, str]) -> list:
     return messages
 
 
+def looked(task: str) -> list:
+    """A thread where a tool listed the files since ``task``: the answer rests on more than
+    the attached file list (the other rules' business)."""
+    return conversation(task, ("list_files", {"path": "."}, "the workspace's files"))
+
+
 def check(answer: str, messages: list, workspace: Path) -> list[str]:
     task = next(str(m.text) for m in reversed(messages) if m.type == "human" and not m.name)
     return problems(answer, task, evidence_of(messages, META), workspace)
@@ -323,10 +329,10 @@ def test_a_which_file_answer_must_name_a_file_holding_the_term(tmp_path: Path) -
     (tmp_path / "logs" / "api.log").write_text("10:01 start\n")
     (tmp_path / "logs" / "worker-2.log").write_text("10:03 error E4471 disk\n")
     task = "One file under logs/ contains the error code E4471. Which file is it?"
-    [found] = check("logs/api.log", [HumanMessage(task)], tmp_path)
+    [found] = check("logs/api.log", looked(task), tmp_path)
     assert "no such file contains E4471" in found and "search_files" in found
-    assert check("logs/worker-2.log", [HumanMessage(task)], tmp_path) == []
-    assert check("worker-2.log", [HumanMessage(task)], tmp_path) == []  # by its name
+    assert check("logs/worker-2.log", looked(task), tmp_path) == []
+    assert check("worker-2.log", looked(task), tmp_path) == []  # by its name
 
 
 def test_a_which_file_question_about_a_function(tmp_path: Path) -> None:
@@ -334,10 +340,10 @@ def test_a_which_file_question_about_a_function(tmp_path: Path) -> None:
     (tmp_path / "src" / "util.py").write_text("def helper():\n    pass\n")
     (tmp_path / "src" / "wire.py").write_text("def compute_checksum(data):\n    return 0\n")
     task = "Which file defines the function compute_checksum?"
-    assert check("src/util.py", [HumanMessage(task)], tmp_path)
-    assert check("It is defined in src/wire.py.", [HumanMessage(task)], tmp_path) == []
+    assert check("src/util.py", looked(task), tmp_path)
+    assert check("It is defined in src/wire.py.", looked(task), tmp_path) == []
     plain = "Which file is the largest?"  # no term to look for: not this rule's business
-    assert check("src/util.py", [HumanMessage(plain)], tmp_path) == []
+    assert check("src/util.py", looked(plain), tmp_path) == []
 
 
 @pytest.mark.parametrize(
@@ -356,11 +362,11 @@ def test_where_something_is_defined_the_file_must_define_it(
     (tmp_path / "store.py").write_text(definition)
     (tmp_path / "app.py").write_text("from store import InvoiceStore\nif x == InvoiceStore: pass\n")
     task = "Which file defines the InvoiceStore class?"
-    [found] = check("app.py", [HumanMessage(task)], tmp_path)
+    [found] = check("app.py", looked(task), tmp_path)
     assert "no such file contains a definition of InvoiceStore" in found
-    assert check("store.py", [HumanMessage(task)], tmp_path) == []
+    assert check("store.py", looked(task), tmp_path) == []
     used = "Which file uses InvoiceStore?"  # a use is enough when the question asks for one
-    assert check("app.py", [HumanMessage(used)], tmp_path) == []
+    assert check("app.py", looked(used), tmp_path) == []
 
 
 def test_a_run_task_reports_what_the_run_printed(tmp_path: Path) -> None:
@@ -404,7 +410,7 @@ def test_an_answer_of_the_wrong_shape_fails(
 def test_secret_files_are_never_read_for_a_which_file_answer(tmp_path: Path) -> None:
     (tmp_path / "credentials.json").write_text('{"token": "abc"}')  # no E4471: read, it fails
     task = "Which file contains E4471?"
-    assert check("credentials.json", [HumanMessage(task)], tmp_path) == []  # not looked into
+    assert check("credentials.json", looked(task), tmp_path) == []  # not looked into
 
 
 def test_where_a_listing_starts_is_no_count(tmp_path: Path) -> None:
@@ -534,3 +540,23 @@ def test_the_note_of_a_cut_listing_counts_nothing(tmp_path: Path) -> None:
     messages = conversation(task, ("read_code", {"path": "orders.csv"}, page))
     assert check("1", messages, tmp_path)  # how much is not shown is no count of orders
     assert check("3", messages, tmp_path) == []  # the data rows are a count the tool made
+
+
+def test_a_question_about_the_workspace_answered_from_the_file_list_alone_fails(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "parse.py").write_text("def parse(text):\n    # TODO(priya): empty\n")
+    task = "Somewhere in the source files there is one TODO(name). Who is it assigned to?"
+    listing = HumanMessage("The workspace holds 1 file:\napp/parse.py", name=CONTEXT_NAME)
+    [found] = check("parse", [HumanMessage(task), listing], tmp_path)
+    assert "asks about the workspace's source" in found and "search or read" in found
+    searched = conversation(
+        task, ("search_files", {"pattern": "TODO"}, "app/parse.py:2: # TODO(priya)")
+    )
+    assert check("priya", searched, tmp_path) == []
+    # a tool result of an earlier task on the thread may hold the answer
+    messages = [*searched, AIMessage("priya"), HumanMessage("Which file was that TODO in?")]
+    assert check("app/parse.py", messages, tmp_path) == []
+    # a question about nothing in the workspace needs no look
+    assert check("Paris.", [HumanMessage("What is the capital of France?")], tmp_path) == []

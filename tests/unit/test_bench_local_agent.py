@@ -178,3 +178,55 @@ def test_a_remember_task_passes_only_with_a_long_term_memory(
     result = bench.run_task(task, tmp_path / "long", "scripted", "scripted", 8, False)
     assert result["ok"], result["check"]
     assert result["memories"][0]["type"] == "project_long_term"
+
+
+def test_a_run_is_written_after_every_task_and_resumes_where_it_stopped(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tasks = bench.TASKS[:3]
+    ran: list[str] = []
+    stop_at = [tasks[1].name]
+
+    def run_task(task: Any, *_args: Any) -> dict[str, Any]:
+        ran.append(task.name)
+        if task.name in stop_at:
+            raise KeyboardInterrupt  # the user stops the run during this task
+        done = {"ok": True, "status": "completed", "seconds": 1.0, "model_calls": 1}
+        return {
+            "name": task.name,
+            "kind": task.kind,
+            **done,
+            "tokens_per_second": None,
+            "answer": "a",
+        }
+
+    monkeypatch.setattr(bench, "prepare_model", lambda model, *_: {"model": model, "warmup_s": 0})
+    monkeypatch.setattr(bench, "run_task", run_task)
+    output = tmp_path / "out.json"
+    args = bench.argparse.Namespace(
+        platform="scripted", max_iterations=8, verbose=False, output=output, resume=True
+    )
+
+    def save(run: dict[str, Any]) -> None:
+        bench.write_results(args, tasks, [run])
+
+    run = bench.bench_model("m", tasks, args, tmp_path, [], save)
+    assert run["interrupted"] and [r["name"] for r in run["tasks"]] == [tasks[0].name]
+    assert [r["name"] for r in bench.resumed_runs(output)["m"]] == [tasks[0].name]
+    assert not output.with_name("out.json.part").exists()
+
+    ran.clear()
+    stop_at.clear()
+    run = bench.bench_model("m", tasks, args, tmp_path, bench.resumed_runs(output)["m"], save)
+    assert ran == [tasks[1].name, tasks[2].name]  # the kept task is not run again
+    assert [r["name"] for r in run["tasks"]] == [t.name for t in tasks]
+    assert run["summary"]["total"] == 3
+    assert len(bench.resumed_runs(output)["m"]) == 3
+
+
+def test_resume_refuses_a_file_of_another_benchmark(bench: ModuleType, tmp_path: Path) -> None:
+    other = tmp_path / "bfcl.json"
+    other.write_text('{"benchmark": "bfcl"}', encoding="utf-8")
+    with pytest.raises(SystemExit, match="not a local_agent result"):
+        bench.resumed_runs(other)
+    assert bench.resumed_runs(tmp_path / "missing.json") == {}

@@ -46,6 +46,8 @@ class Evidence:
     notices: str = ""
     """What the run itself told the model since the task (check and correction notices,
     refused calls): an answer that copies them answers nothing."""
+    looked: bool = False
+    """Whether any tool result is on the thread (of this task or an earlier one)."""
 
 
 def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]]) -> Evidence:
@@ -59,6 +61,7 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
     computed: list[str] = []
     notices: list[str] = []
     calls: list[Call] = []
+    looked = False
     asked: dict[str, Any] = {}
     for message in messages:
         if is_task_message(message):
@@ -75,6 +78,7 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
             meta = metadata.get(name, {})
             failed = message.status == "error" or looks_failed(text)
             calls.append(Call(name, meta, text, failed))
+            looked = True
             content, count = _split_counts(text)
             texts.append(content)
             counts.append(count)
@@ -100,6 +104,7 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
         count_text,
         "\n".join([count_text, *computed]),
         "\n".join(notices),
+        looked,
     )
 
 

@@ -109,7 +109,7 @@ def problems(
     found += _failure_not_said(answer, task, asked, evidence.calls)
     found = found or _numbers_not_printed(answer, task, asked, evidence.calls)
     found += _files_missing(answer, task, asked, workspace)
-    found += _file_not_looked_at(task, asked, evidence, workspace)
+    found += _file_not_looked_at(answer, task, asked, evidence, workspace)
     found += _shape_missing(answer, task, asked)
     found += _named_file_lacks_term(answer, task, workspace)
     found += _data_edit_problems(task, evidence.calls)
@@ -509,27 +509,39 @@ def _data_edit_problems(task: str, calls: list[Call]) -> list[str]:
     return found
 
 
+_ABOUT_WORKSPACE = re.compile(
+    r"\b(?:files?|folders?|director(?:y|ies)|workspace|project|repo(?:sitory)?|source|"
+    r"codebase|logs?)\b",
+    re.IGNORECASE,
+)
+"""Words by which a question points at the workspace's content without naming a file."""
 _SEEN_LINE_CHARS = 8  # a line this long found in the evidence shows the file was seen
 _SEEN_LINES = 200
 
 
 def _file_not_looked_at(
-    task: str, asked: list[str], evidence: Evidence, workspace: Path
+    answer: str, task: str, asked: list[str], evidence: Evidence, workspace: Path
 ) -> list[str]:
     """A question about a workspace file answered without anything showing the file.
 
     Nothing ran since the task, and no line of the file is in the thread (a tool result
     of an earlier task or the attached context would hold some): the answer cannot rest
-    on the file. Tasks that ask for an action have their own rule.
+    on the file. A question that points at the workspace without naming a file ("in the
+    source files", "in the logs") needs a tool result on the thread, or file content
+    attached to it that holds the answer's words: the attached context may only list the
+    files, and a name from that list answered "who is the TODO assigned to?". Tasks that
+    ask for an action have their own rule.
     """
     if asked or evidence.calls:
         return []
     root = workspace.resolve()
     unseen = []
+    named = False
     for name in dict.fromkeys(FILE_NAME.findall(task)):
         path = find_file(root, name)
         if path is None:
             continue
+        named = True
         text = read_head(path)
         if text is None:
             continue
@@ -537,6 +549,13 @@ def _file_not_looked_at(
         shown = [line.strip() for line in lines if len(line.strip()) >= _SEEN_LINE_CHARS]
         if shown and not any(line in evidence.text for line in shown):
             unseen.append(name)
+    about = _ABOUT_WORKSPACE.search(task)
+    if about and not named and not evidence.looked and not _in_content(answer, task, evidence):
+        return [
+            f"the task asks about the workspace's {about.group(0).lower()}, but no tool "
+            "looked at them: search or read them with a tool, then answer from what the "
+            "tool returns"
+        ]
     if not unseen:
         return []
     names = ", ".join(unseen)
@@ -544,3 +563,21 @@ def _file_not_looked_at(
         f"the task is about {names}, but nothing was looked at since the task: read it "
         "(or run it) with a tool, then answer from what the tool returns"
     ]
+
+
+_PATH_LINE = re.compile(r"[\w./\\-]+(?: \(\d+ lines?\))?")
+
+
+def _in_content(answer: str, task: str, evidence: Evidence) -> bool:
+    """Whether a word of ``answer`` that is not in the task is in content the thread shows.
+
+    A line that is only a file's path (a listing line) is no content.
+    """
+    new = {w for w in _words(answer) if len(w) > 2} - set(_words(task))
+    if not new:
+        return False
+    for line in evidence.text.splitlines():
+        stripped = line.strip()
+        if stripped and not _PATH_LINE.fullmatch(stripped) and new & set(_words(stripped)):
+            return True
+    return False
