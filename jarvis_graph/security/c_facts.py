@@ -146,6 +146,8 @@ def expand(text: str, macros: dict[str, str], names: frozenset[str] | None = Non
 
     def sub(m: re.Match[str]) -> str:
         word = m.group(1)
+        if word not in found:
+            return m.group(0)
         if m.group(2) and word + "()" in macros:
             return f"({macros[word + '()']})"
         if word in macros and not m.group(2) and macros[word] != word:
@@ -156,22 +158,11 @@ def expand(text: str, macros: dict[str, str], names: frozenset[str] | None = Non
         found = names.intersection(_IDENT.findall(text))
         if not found:
             break
-        new = _macro_refs(frozenset(found)).sub(sub, text)
+        new = _MACRO_REF.sub(sub, text)
         if new == text:
             break
         text = new
     return text
-
-
-@lru_cache(maxsize=1024)
-def _macro_refs(words: frozenset[str]) -> re.Pattern[str]:
-    """``_MACRO_REF`` narrowed to the identifiers ``words``: no call back for the others.
-
-    A text names few of its file's macros, and the same few again and again, so these
-    small patterns are compiled once each.
-    """
-    alternatives = "|".join(sorted(words))  # identifiers: nothing to escape
-    return re.compile(rf"\b({alternatives})\b(\s*\(\s*\))?")
 
 
 def unwrap(expr: str) -> str:
