@@ -117,6 +117,19 @@ class CalculationError(ValueError):
     """The expression is not allowed, does not parse, fails or takes too long."""
 
 
+def _unknown_name(name: str, files: bool) -> str:
+    """Why ``name`` is refused, and how to write what it stood for."""
+    if not files:
+        return f"unknown name {name!r}: use literal values"
+    column = name if name.isidentifier() and name.islower() else "qty"
+    return (
+        f"unknown name {name!r}: an expression has no variables; read the values from the "
+        f"file inside it, as in sum(float(r['{column}']) for r in csv.DictReader(open("
+        "'data.csv'))) for a CSV column, or len(open('app.log').read().splitlines()) for "
+        "the lines of a file (use the task's file names)"
+    )
+
+
 def check(expression: str, files: bool = False) -> ast.Expression:
     """Parse ``expression`` and check every node against the whitelist.
 
@@ -142,7 +155,7 @@ def check(expression: str, files: bool = False) -> ast.Expression:
         if not isinstance(node, _NODES):
             raise CalculationError(f"{type(node).__name__} is not allowed in a calculation")
         if isinstance(node, ast.Name) and node.id not in names:
-            raise CalculationError(f"unknown name {node.id!r}: use literal values")
+            raise CalculationError(_unknown_name(node.id, files))
         if isinstance(node, ast.Attribute) and node.attr not in methods:
             raise CalculationError(f"the method {node.attr!r} is not allowed")
         if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name | ast.Attribute):

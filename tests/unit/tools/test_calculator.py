@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,18 @@ def test_a_generator_outside_its_call_is_put_back(expression: str, repaired: str
     from jarvis_graph.tools.calculator import repair
 
     assert repair(expression) == repaired
+
+
+def test_a_column_name_written_as_a_variable_is_answered_with_how_to_read_the_file(
+    files: Path,
+) -> None:
+    with pytest.raises(CalculationError) as caught:
+        evaluate("sum(qty)", workspace=files)
+    message = str(caught.value)
+    assert "unknown name 'qty': an expression has no variables" in message
+    hint = re.search(r"as in (.+?) for a CSV column", message)
+    assert hint, message
+    (files / "data.csv").write_text("qty,name\n3,a\n4,b\n")
+    assert evaluate(hint.group(1), workspace=files) == "7"  # the example runs as shown
+    with pytest.raises(CalculationError, match="use literal values"):
+        check("qty + 1")  # no workspace: nothing to read
