@@ -560,3 +560,40 @@ def test_a_question_about_the_workspace_answered_from_the_file_list_alone_fails(
     assert check("app/parse.py", messages, tmp_path) == []
     # a question about nothing in the workspace needs no look
     assert check("Paris.", [HumanMessage("What is the capital of France?")], tmp_path) == []
+
+
+def docs_tree(root: Path) -> None:
+    for name in ("README.md", "docs/a.md", "docs/b.md", "docs/notes.txt", "docs/api/c.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x\n")
+
+
+def test_a_count_of_every_file_does_not_answer_how_many_of_one_kind_in_a_folder(
+    tmp_path: Path,
+) -> None:
+    docs_tree(tmp_path)
+    task = "How many Markdown (.md) files are in the docs folder, including its subfolders?"
+    everything = "5 files under . (4 .md, 1 .txt):\nREADME.md\ndocs/a.md\ndocs/b.md\n..."
+    messages = conversation(task, ("list_files", {"path": "."}, everything))
+    [found] = check("5", messages, tmp_path)
+    assert "5 counts every file under . (4 .md, 1 .txt)" in found
+    assert "asks about .md files under docs only" in found and "*.md" in found
+    root_md = "4 files under .:\nREADME.md\ndocs/a.md\ndocs/b.md\ndocs/api/c.md"
+    messages = conversation(task, ("list_files", {"pattern": "*.md"}, root_md))
+    [found] = check("4", messages, tmp_path)  # README.md is outside docs
+    assert "4 counts every file under ." in found
+    docs_md = "3 files under docs:\na.md\nb.md\napi/c.md"
+    messages = conversation(task, ("list_files", {"path": "docs", "pattern": "*.md"}, docs_md))
+    assert check("There are 3.", messages, tmp_path) == []
+
+
+def test_a_count_per_kind_or_a_question_about_everything_passes(tmp_path: Path) -> None:
+    docs_tree(tmp_path)
+    everything = "5 files under . (4 .md, 1 .txt):\nREADME.md\ndocs/a.md"
+    kind = "How many .md files does the workspace hold?"
+    assert check("4", conversation(kind, ("list_files", {}, everything)), tmp_path) == []
+    all_files = "How many files does the workspace hold?"
+    assert check("5", conversation(all_files, ("list_files", {}, everything)), tmp_path) == []
+    in_docs = "How many files are under docs?"
+    listing = "4 files under docs (3 .md, 1 .txt):\na.md"
+    assert check("4", conversation(in_docs, ("list_files", {}, listing)), tmp_path) == []

@@ -113,6 +113,7 @@ def problems(
     found += _shape_missing(answer, task, asked)
     found += _named_file_lacks_term(answer, task, workspace)
     found += _data_edit_problems(task, evidence.calls)
+    found += _count_wider_than_task(answer, task, evidence, workspace)
     return found
 
 
@@ -581,3 +582,96 @@ def _in_content(answer: str, task: str, evidence: Evidence) -> bool:
         if stripped and not _PATH_LINE.fullmatch(stripped) and new & set(_words(stripped)):
             return True
     return False
+
+
+_LISTING = re.compile(r"^(\d+) files? under (.+?)(?: \(([^()]*)\))?:?$", re.MULTILINE)
+"""A listing's count line: ``11 files under docs (8 .md, 2 .txt, 1 .json):``."""
+_LISTING_TOTAL = re.compile(r"^\d+(?= files? under )", re.MULTILINE)
+_TASK_EXT = re.compile(r"(?<![\w/.])\.([A-Za-z][A-Za-z0-9]{0,4})\b")
+_KIND_WORDS = {
+    "markdown": ".md",
+    "python": ".py",
+    "json": ".json",
+    "yaml": ".yaml",
+    "csv": ".csv",
+    "text": ".txt",
+    "log": ".log",
+    "html": ".html",
+    "javascript": ".js",
+    "typescript": ".ts",
+    "rust": ".rs",
+}
+_KIND_WORD = re.compile(rf"\b({'|'.join(_KIND_WORDS)})\s+files\b", re.IGNORECASE)
+
+
+def _task_kinds(task: str) -> set[str]:
+    """The file extensions a task's question is limited to (``.md`` for "Markdown files")."""
+    kinds = {f".{ext.lower()}" for ext in _TASK_EXT.findall(task)}
+    kinds |= {_KIND_WORDS[w.lower()] for w in _KIND_WORD.findall(task)}
+    if ".yaml" in kinds:
+        kinds.add(".yml")
+    return kinds
+
+
+def _task_folders(task: str, root: Path) -> list[Path]:
+    """The workspace folders a task names ("the docs folder", "under src/api")."""
+    folders = []
+    for token in dict.fromkeys(re.findall(r"[\w][\w./-]*", task)):
+        name = token.strip("./")
+        if not name or name.startswith(".."):
+            continue
+        try:
+            folder = (root / name).resolve()
+        except (OSError, RuntimeError):
+            continue
+        if folder != root and folder.is_relative_to(root) and folder.is_dir():
+            folders.append(folder)
+    return folders
+
+
+def _count_wider_than_task(
+    answer: str, task: str, evidence: Evidence, workspace: Path
+) -> list[str]:
+    """A "how many" answer given as the total of a listing wider than the question.
+
+    ``11 files under . (8 .md, 2 .txt, 1 .json)`` counts every kind of file in every
+    folder: it answers "how many Markdown files are in docs?" only when the question asks
+    for all of them. A number that the evidence holds in another way (a narrower listing,
+    a count per kind, a computation) is left to the other rules.
+    """
+    if not _AGGREGATE.search(task):
+        return []
+    root = workspace.resolve()
+    kinds, folders = _task_kinds(task), _task_folders(task, root)
+    if not kinds and not folders:
+        return []
+    pattern = f"*{min(kinds)}" if kinds else "*"
+    text = f"{evidence.text}\n{evidence.counts}"
+    elsewhere = _numbers(_LISTING_TOTAL.sub("", text))
+    found: list[str] = []
+    for number in sorted(_answer_numbers(answer) - elsewhere):
+        for match in _LISTING.finditer(text):
+            if float(match.group(1)) != number:
+                continue
+            where, breakdown = match.group(2), match.group(3) or ""
+            listed = {part.split()[-1] for part in breakdown.split(", ") if part}
+            wider_kind = bool(kinds and listed - kinds)
+            try:
+                base = (root / where).resolve()
+            except (OSError, RuntimeError):
+                continue
+            wider_folder = any(f != base and f.is_relative_to(base) for f in folders)
+            if not (wider_kind or wider_folder):
+                continue
+            asked = " ".join(sorted(kinds)) + " files" if kinds else "files"
+            if folders:
+                asked += " under " + ", ".join(str(f.relative_to(root)) for f in folders)
+            found.append(
+                f"{number:g} counts every file under {where}"
+                + (f" ({breakdown})" if breakdown else "")
+                + f", but the task asks about {asked} only: list or count just those "
+                f"(a tool call with the folder as path and a pattern such as {pattern}), "
+                "then answer with that count"
+            )
+            break
+    return found
