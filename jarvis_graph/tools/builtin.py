@@ -171,7 +171,25 @@ def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "
     hits = _search_rg(rg, pattern, root, glob) if rg else None
     if hits is None:  # no rg, or rg rejected a pattern Python accepts (look-around, ...)
         hits = _search_py(regex, root, glob, _bounds(env))
+    if not hits and glob not in ("", "*") and not _any_named(root, glob, _bounds(env)):
+        return (
+            f"no file under {path} has a name matching the glob {glob!r}, so nothing was "
+            f"searched: glob filters file names (as in '*.log'), pattern is the text to find "
+            "inside the files"
+        )
     return _format_hits(hits, pattern, path)
+
+
+def _any_named(root: Path, glob: str, within: Path | None) -> bool:
+    """Whether a file under ``root`` has a name (or relative path) matching ``glob``."""
+    return any(_named(file, root, glob) for file in walk_files(root, within=within))
+
+
+def _named(file: Path, root: Path, glob: str) -> bool:
+    """Whether ``file``'s name, or its path relative to ``root``, matches ``glob`` (as rg)."""
+    return fnmatch.fnmatch(file.name, glob) or fnmatch.fnmatch(
+        file.relative_to(root).as_posix(), glob
+    )
 
 
 def _format_hits(hits: list[str], pattern: str, path: str) -> str:
@@ -218,7 +236,7 @@ def _search_file(regex: re.Pattern[str], file: Path, label: str) -> list[str]:
 def _search_py(regex: re.Pattern[str], root: Path, glob: str, within: Path | None) -> list[str]:
     hits: list[str] = []
     for file in walk_files(root, within=within):
-        if fnmatch.fnmatch(file.name, glob):
+        if _named(file, root, glob):
             hits.extend(_search_file(regex, file, str(file.relative_to(root))))
             if len(hits) > MAX_SEARCH_RESULTS * 5:
                 break

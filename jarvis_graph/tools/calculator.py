@@ -157,6 +157,13 @@ def check(expression: str, files: bool = False) -> ast.Expression:
         if isinstance(node, ast.Name) and node.id not in names:
             raise CalculationError(_unknown_name(node.id, files))
         if isinstance(node, ast.Attribute) and node.attr not in methods:
+            if files and isinstance(node.value, ast.Name) and node.value.id not in names:
+                name = f"{node.value.id}.{node.attr}"  # a file name written bare: numbers.txt
+                raise CalculationError(
+                    f"{name} is not a value: a file is read with open('{name}'), as in "
+                    f"max(float(x) for x in open('{name}').read().split()) for numbers, one "
+                    "or more per line"
+                )
             raise CalculationError(f"the method {node.attr!r} is not allowed")
         if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name | ast.Attribute):
             raise CalculationError("only builtins and methods may be called")

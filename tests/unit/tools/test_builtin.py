@@ -249,6 +249,17 @@ def test_search_without_matches(search_env: ToolEnv, search_mode: str) -> None:
     assert search_files_impl(search_env, "zebra") == "no matches for 'zebra' under ."
 
 
+def test_a_glob_no_file_name_matches_is_named_as_the_reason(
+    search_env: ToolEnv, search_mode: str
+) -> None:
+    out = search_files_impl(search_env, "a.py", glob=".*def.*")  # the arguments swapped
+    assert out.startswith("no file under . has a name matching the glob '.*def.*'")
+    assert "pattern is the text to find inside the files" in out
+    assert search_files_impl(search_env, "zebra", glob="*.py") == "no matches for 'zebra' under ."
+    out = search_files_impl(search_env, "def", glob="src/*.py")  # a relative path matches
+    assert set(hit_lines(out)) == {"src/b.py:1:def helper():"}
+
+
 def test_search_invalid_regex(search_env: ToolEnv, search_mode: str) -> None:
     with pytest.raises(ToolInputError) as info:
         search_files_impl(search_env, "def (")

@@ -158,3 +158,18 @@ def test_a_column_name_written_as_a_variable_is_answered_with_how_to_read_the_fi
     assert evaluate(hint.group(1), workspace=files) == "7"  # the example runs as shown
     with pytest.raises(CalculationError, match="use literal values"):
         check("qty + 1")  # no workspace: nothing to read
+
+
+def test_a_file_name_written_bare_is_answered_with_how_to_open_it(files: Path) -> None:
+    (files / "values.txt").write_text("4\n19\n7\n")
+    with pytest.raises(CalculationError) as caught:
+        evaluate("max(values.txt)", workspace=files)
+    message = str(caught.value)
+    assert "values.txt is not a value: a file is read with open('values.txt')" in message
+    example = re.search(r"as in (.+?) for numbers", message)
+    assert example, message
+    assert evaluate(example.group(1), workspace=files) == "19"
+    with pytest.raises(CalculationError, match="the method 'title' is not allowed"):
+        check("'a'.title()", files=True)  # a method on a value stays refused as one
+    with pytest.raises(CalculationError, match="the method 'txt' is not allowed"):
+        check("[x for x in 'ab'][0].txt", files=True)
