@@ -53,6 +53,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "local_agent.json"
 MAX_ITERATIONS = 8
+TIME_FACTOR = 2.0
+"""How much slower per task than the smallest model the default may be (``DEFAULT_RULE``)."""
 RECURSION_LIMIT = 100
 ANSWER_CHARS = 300
 TRANSCRIPT_CHARS = 240
@@ -2629,6 +2631,35 @@ def print_final(runs: list[dict[str, Any]]) -> None:
             f"{s['wrong_completed']} of {s['wrong_answers']}"
         )
         print(f"  {'':<12}by kind: {' '.join(f'{k}={v}' for k, v in s['by_kind'].items())}")
+    chosen = default_by_rule(runs)
+    if chosen:
+        print(f"  default by rule ({DEFAULT_RULE}): {chosen['chosen']}")
+        print(f"    within {chosen['time_limit_s']} s per task: {', '.join(chosen['eligible'])}")
+
+
+DEFAULT_RULE = (
+    "the best success rate among the models whose mean seconds per task are at most "
+    f"{TIME_FACTOR:g}x the first model's (the smallest); a tie goes to the faster"
+)
+
+
+def default_by_rule(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The model :data:`DEFAULT_RULE` picks among runs on the same tasks (``None``: < 2)."""
+    done = [r for r in runs if r["summary"]["total"]]
+    if len(done) < 2 or len({r["summary"]["total"] for r in done}) > 1:
+        return None  # one model, or runs on different task sets: nothing to compare
+    limit = TIME_FACTOR * done[0]["summary"]["mean_seconds"]
+    eligible = [r for r in done if r["summary"]["mean_seconds"] <= limit]
+    best = max(
+        eligible,
+        key=lambda r: (r["summary"]["success_rate"], -r["summary"]["mean_seconds"]),
+    )
+    return {
+        "rule": DEFAULT_RULE,
+        "time_limit_s": round(limit, 1),
+        "eligible": [r["model"] for r in eligible],
+        "chosen": best["model"],
+    }
 
 
 def results_json(
@@ -2673,6 +2704,7 @@ def results_json(
             ],
         },
         "models": runs,
+        "default_by_rule": default_by_rule(runs),
     }
 
 

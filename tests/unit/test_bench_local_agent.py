@@ -230,3 +230,21 @@ def test_resume_refuses_a_file_of_another_benchmark(bench: ModuleType, tmp_path:
     with pytest.raises(SystemExit, match="not a local_agent result"):
         bench.resumed_runs(other)
     assert bench.resumed_runs(tmp_path / "missing.json") == {}
+
+
+def test_the_default_model_is_the_best_success_rate_within_twice_the_smallest_time(
+    bench: ModuleType,
+) -> None:
+    def run(model: str, rate: float, seconds: float, total: int = 40) -> dict[str, Any]:
+        summary = {"total": total, "success_rate": rate, "mean_seconds": seconds}
+        return {"model": model, "summary": summary}
+
+    small, big = run("0.5b", 0.3, 100.0), run("1.5b", 0.6, 190.0)
+    assert bench.default_by_rule([small, big])["chosen"] == "1.5b"
+    slow = run("1.5b", 0.6, 210.0)  # better, but more than twice the time
+    chosen = bench.default_by_rule([small, slow])
+    assert chosen["chosen"] == "0.5b" and chosen["eligible"] == ["0.5b"]
+    same = run("1.5b", 0.3, 150.0)  # a tie goes to the faster
+    assert bench.default_by_rule([small, same])["chosen"] == "0.5b"
+    assert bench.default_by_rule([small]) is None
+    assert bench.default_by_rule([small, run("1.5b", 0.9, 120.0, total=12)]) is None
