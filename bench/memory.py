@@ -6,13 +6,14 @@ only fill the embedding cache). Every figure is printed and written to
 
 Data sets (384 dimensions, vectors L2-normalised; queries are never in the corpus):
 
-- ``real``: distinct sentences the project did not write — docstrings of the Python standard
-  library and of the installed packages (read with ``ast``, nothing imported) and the
-  ``pydoc`` topics, split into sentences and deduplicated, shuffled with a fixed seed —
-  embedded with the project's MiniLM embedder (int8 ONNX). Embeddings are cached under
-  ``bench/.cache/memory/`` (git-ignored) and a run embeds at most ``--embed-budget``
-  seconds of new ones, so the set grows over runs up to ``--real``; its size is printed.
-  Queries: 300 further sentences of the same pool.
+- ``real``: distinct sentences the project did not write: docstrings of the Python standard
+  library and of the installed packages (read with ``ast``, nothing imported), the
+  ``pydoc`` topics and the system's package documentation (``/usr/share/doc``: copyright
+  notices, change logs, read-me files), split into sentences and deduplicated, shuffled
+  with a fixed seed, embedded with the project's MiniLM embedder (int8 ONNX). Embeddings
+  are cached under ``bench/.cache/memory/`` (git-ignored) and a run embeds at most
+  ``--embed-budget`` seconds of new ones, so the set grows over runs up to ``--real``; its
+  size is printed. Queries: 300 further sentences of the same pool.
 - ``unstructured``: random Gaussian vectors (seeded), queries too: no cluster structure at
   all, the hardest case for an approximate index.
 - ``clustered``: the first 10,000 real vectors, and beyond them noisy copies of them (cosine
@@ -34,6 +35,7 @@ import argparse
 import ast
 import datetime as dt
 import gc
+import gzip
 import json
 import os
 import platform
@@ -44,6 +46,7 @@ import sysconfig
 import tempfile
 import time
 import warnings
+import zlib
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -70,7 +73,10 @@ TARGET_RECALL = 0.95
 TARGET_FIRST_SEARCH_S = 1.0
 TARGET_REOPEN_S = 3.0
 TARGET_SPEEDUP = 10.0
-POOL_VERSION = 1
+POOL_VERSION = 2
+"""Version of :func:`sentence_pool`; the cached vectors of another version are not used."""
+DOCS = Path("/usr/share/doc")
+"""The system's package documentation (copyright notices, change logs, read-me files)."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 if str(ROOT) not in sys.path:  # run from a checkout without installing the package
@@ -102,13 +108,32 @@ def _docstrings(root: Path) -> list[str]:
     return out
 
 
+def _doc_texts(root: Path) -> list[str]:
+    """The text files under ``root``, gzip-compressed ones too (binary files skipped)."""
+    out: list[str] = []
+    for path in sorted(root.rglob("*")):
+        try:
+            if not path.is_file():
+                continue
+            data = path.read_bytes()
+            if path.suffix == ".gz":
+                data = gzip.decompress(data)
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error):
+            continue
+        if b"\0" not in data[:4096]:
+            out.append(data.decode("utf-8", "replace"))
+    return out
+
+
 def sentence_pool() -> list[str]:
-    """Distinct prose sentences from Python's docs and installed packages, shuffled (seed 0)."""
+    """Distinct prose sentences from Python's docs, the installed packages and the system's
+    package documentation, shuffled (seed 0)."""
     import pydoc_data.topics
 
     paths = sysconfig.get_paths()
     texts = _docstrings(Path(paths["stdlib"])) + list(pydoc_data.topics.topics.values())
     texts += _docstrings(Path(paths["purelib"]))
+    texts += _doc_texts(DOCS)
     seen: set[str] = set()
     pool: list[str] = []
     for text in texts:
@@ -147,7 +172,7 @@ def real_vectors(
 
     chunks: list[np.ndarray] = []
     for n in range(0, want, CHUNK):
-        path = CACHE / f"vectors-{n // CHUNK:05d}.npy"
+        path = CACHE / f"vectors-v{POOL_VERSION}-{n // CHUNK:05d}.npy"
         if not path.exists():
             break
         chunks.append(np.load(path))
@@ -159,9 +184,9 @@ def real_vectors(
         first = cached + made
         texts = pool[first : first + CHUNK]
         vecs = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
-        tmp = CACHE / f".vectors-{first // CHUNK:05d}.tmp.npy"
+        tmp = CACHE / f".vectors-v{POOL_VERSION}-{first // CHUNK:05d}.tmp.npy"
         np.save(tmp, vecs)
-        tmp.replace(CACHE / f"vectors-{first // CHUNK:05d}.npy")
+        tmp.replace(CACHE / f"vectors-v{POOL_VERSION}-{first // CHUNK:05d}.npy")
         chunks.append(vecs)
         made += len(texts)
         print(f"  embedded {cached + made:,} sentences", end="\r")
