@@ -47,7 +47,7 @@ from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
 from jarvis_graph.platforms.errors import PlatformError
 from jarvis_graph.platforms.local_threads import decode_threads
-from jarvis_graph.state import CONTEXT_NAME, is_task_message
+from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME, is_task_message
 
 MIN_REPLY_TOKENS = 256
 DEFAULT_MAX_TOKENS = 512  # a runaway reply costs a small model a minute per 1000 tokens
@@ -102,10 +102,16 @@ class LocalChatModel(BaseChatModel):
             system = "\n\n".join(p for p in parts if p)
         turns = [proto.Turn("system", system)] if system else []
         task = ""
+        previous: BaseMessage | None = None
         for message in messages:
             if is_task_message(message):
                 task = str(message.text)
+            if getattr(message, "name", None) == CHECK_NAME and _is_answer(previous):
+                # A small model repeats its last answer, however many results came since:
+                # a rejected one is not shown again (the notice says what was wrong).
+                turns[-1].content = proto.REJECTED_ANSWER
             _append_turn(turns, message, task)
+            previous = message
         return proto.render_prompt(turns)
 
     def _stream(
@@ -138,6 +144,16 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
+
+
+def _is_answer(message: BaseMessage | None) -> bool:
+    """Whether ``message`` is an answer of the model (words, no tool call)."""
+    return (
+        isinstance(message, AIMessage)
+        and not message.tool_calls
+        and not message.invalid_tool_calls
+        and bool(message.text.strip())
+    )
 
 
 def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> None:

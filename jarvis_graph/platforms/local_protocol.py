@@ -98,6 +98,10 @@ def reply_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
     return calls[0] if len(calls) == 1 else {"oneOf": calls}
 
 
+REJECTED_ANSWER = "(an answer the check did not accept)"
+"""What the prompt shows in place of an answer the answer check sent back."""
+
+
 @dataclass
 class Turn:
     """One ChatML turn."""

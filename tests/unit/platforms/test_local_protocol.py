@@ -18,7 +18,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.local import ContextTooLongError, LocalChatModel
-from jarvis_graph.state import CONTEXT_NAME
+from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME
 from jarvis_graph.tools.builtin import BUILTIN_TOOLS
 from tests.support.fake_llama import VOCAB, FakeLlama, use_fake_llama
 
@@ -143,6 +143,23 @@ def test_prompt_shows_earlier_thoughts_back() -> None:
     prompt = _model().build_prompt(messages)
     assert '{"thought": "I look first.", "tool": "list_files"' in prompt
     assert "<|im_start|>assistant\na.py<|im_end|>" in prompt  # an answer is plain words
+
+
+def test_an_answer_the_check_sent_back_is_not_shown_again() -> None:
+    call = {"name": "read_code", "args": {"path": "b.txt"}, "id": "1"}
+    messages = [
+        HumanMessage("How many lines does b.txt have?"),
+        AIMessage("4"),
+        HumanMessage("Your answer is not supported: read b.txt.", name=CHECK_NAME),
+        AIMessage("", tool_calls=[call]),
+        ToolMessage("b.txt (lines 1-9 of 9)\n1 | a", tool_call_id="1", name="read_code"),
+    ]
+    prompt = _model().build_prompt(messages)
+    assert "<|im_start|>assistant\n4<|im_end|>" not in prompt
+    assert f"<|im_start|>assistant\n{proto.REJECTED_ANSWER}<|im_end|>" in prompt
+    assert "Your answer is not supported: read b.txt." in prompt
+    accepted = [HumanMessage("How many?"), AIMessage("9"), HumanMessage("And now?")]
+    assert "<|im_start|>assistant\n9<|im_end|>" in _model().build_prompt(accepted)
 
 
 def test_results_of_one_turn_share_one_user_turn_and_one_reminder() -> None:
