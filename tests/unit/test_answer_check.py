@@ -597,3 +597,40 @@ def test_a_count_per_kind_or_a_question_about_everything_passes(tmp_path: Path) 
     in_docs = "How many files are under docs?"
     listing = "4 files under docs (3 .md, 1 .txt):\na.md"
     assert check("4", conversation(in_docs, ("list_files", {}, listing)), tmp_path) == []
+
+
+def test_a_short_answer_must_come_from_a_line_with_what_the_question_quotes(
+    tmp_path: Path,
+) -> None:
+    task = "One comment of the form TODO(name) is in the source. Who is that TODO assigned to?"
+    source = (
+        "app/parse.py (lines 1-3 of 3)\n1 | def parse_items(text):\n"
+        "2 |     # TODO(priya): handle empty input\n3 |     return []"
+    )
+    messages = conversation(task, ("read_code", {"path": "app/parse.py"}, source))
+    [found] = check("parse", messages, tmp_path)
+    assert "stand on no line of the tool results that holds TODO" in found
+    assert check("priya", messages, tmp_path) == []
+    assert check("The TODO is assigned to Priya.", messages, tmp_path) == []
+
+
+def test_a_value_next_to_the_quoted_identifier_passes_and_another_fails(tmp_path: Path) -> None:
+    (tmp_path / "settings.py").write_text("TIMEOUT = 30\nMAX_RETRIES = 9\n")
+    task = "What is MAX_RETRIES set to in settings.py?"
+    source = "settings.py (lines 1-2 of 2)\n1 | TIMEOUT = 30\n2 | MAX_RETRIES = 9"
+    messages = conversation(task, ("read_code", {"path": "settings.py"}, source))
+    assert check("9", messages, tmp_path) == []
+    assert check("MAX_RETRIES is 9.", messages, tmp_path) == []
+    [found] = check("30", messages, tmp_path)
+    assert "holds MAX_RETRIES" in found
+    # a long answer, a file name, or a question without a quoted identifier: other rules
+    plain = conversation("What is the timeout?", ("read_code", {}, source))
+    assert check("30", plain, tmp_path) == []
+
+
+def test_a_count_of_lines_with_a_tag_is_not_held_to_those_lines(tmp_path: Path) -> None:
+    (tmp_path / "app.log").write_text("10:01 ERROR disk\n10:02 ok\n10:03 ok\n10:09 ERROR net\n")
+    task = "How many lines of app.log contain ERROR?"
+    hits = "2 matching lines in 1 file:\napp.log:1:10:01 ERROR disk\napp.log:4:10:09 ERROR net"
+    messages = conversation(task, ("search_files", {"pattern": "ERROR"}, hits))
+    assert check("2", messages, tmp_path) == []

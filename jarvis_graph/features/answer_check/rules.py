@@ -114,6 +114,7 @@ def problems(
     found += _named_file_lacks_term(answer, task, workspace)
     found += _data_edit_problems(task, evidence.calls)
     found += _count_wider_than_task(answer, task, evidence, workspace)
+    found = found or _answer_off_the_term(answer, task, asked, evidence)
     return found
 
 
@@ -675,3 +676,50 @@ def _count_wider_than_task(
             )
             break
     return found
+
+
+_TAG = re.compile(r"(?<![\w.])[A-Z]{4,}(?![\w.])")
+"""An all-capitals word the task quotes (``TODO``, ``FIXME``, ``WARN``)."""
+_FORMATS = frozenset({"JSON", "YAML", "TOML", "HTML", "HTTP", "HTTPS", "ASCII", "UTF8", "UUID"})
+_SHORT_ANSWER_WORDS = 8
+_FILLER = frozenset(
+    {"the", "a", "an", "is", "it", "to", "of", "and", "in", "on", "by", "for", "that", "this",
+     "was", "are", "be", "name", "answer", "assigned", "value", "person", "its", "as"}
+)  # fmt: skip
+
+
+def _answer_off_the_term(answer: str, task: str, asked: list[str], evidence: Evidence) -> list[str]:
+    """A short answer taken from elsewhere than the lines about what the question quotes.
+
+    A question that quotes an identifier or a tag (``MAX_RETRIES``, ``E4471``, ``TODO``) is
+    answered by the lines that hold it: a word of a short answer must stand on such a line
+    of the evidence. "Who is the TODO assigned to?" answered with ``parse`` (a word of the
+    file's other lines, next to ``# TODO(priya)``) fails. Answers that name a file, say the
+    thing is missing or something failed, counts and totals, and tasks that ask for an
+    action are left to the other rules.
+    """
+    if (
+        asked
+        or _AGGREGATE.search(task)  # a count or a total stands on no single line
+        or FILE_NAME.search(answer)
+        or _SAID_MISSING.search(answer)
+        or _OWNED_UP.search(answer)
+    ):
+        return []
+    said = [w for w in _words(answer) if w not in _FILLER]
+    if not said or len(_words(answer)) > _SHORT_ANSWER_WORDS:
+        return []
+    terms = {t for t in _TERM.findall(task) if not FILE_NAME.fullmatch(t)}
+    terms |= {t for t in _TAG.findall(task) if t not in _FORMATS}
+    lines = [line for line in evidence.text.splitlines() if any(t in line for t in terms)]
+    lines = [line for line in lines if line.strip() not in task]  # the task's own line
+    if not lines:
+        return []  # nothing holds the terms: the other rules judge the answer
+    new = set(said) - set(_words(task))
+    if not new or any(new & set(_words(line)) for line in lines):
+        return []
+    quoted = ", ".join(sorted(terms))
+    return [
+        f"the answer's words stand on no line of the tool results that holds {quoted}: "
+        f"answer from the line with {quoted} itself"
+    ]
