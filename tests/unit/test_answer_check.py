@@ -634,3 +634,21 @@ def test_a_count_of_lines_with_a_tag_is_not_held_to_those_lines(tmp_path: Path) 
     hits = "2 matching lines in 1 file:\napp.log:1:10:01 ERROR disk\napp.log:4:10:09 ERROR net"
     messages = conversation(task, ("search_files", {"pattern": "ERROR"}, hits))
     assert check("2", messages, tmp_path) == []
+
+
+def test_the_length_of_the_file_that_names_the_one_to_count_is_no_answer(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "config.toml").write_text('[job]\nname = "n"\ninput = "data/b.txt"\nx = 2\n')
+    (tmp_path / "data" / "b.txt").write_text("a\nb\nc\nd\ne\nf\ng\nh\ni\n")
+    task = "config.toml names the input file of the job. How many lines does that file have?"
+    config = (
+        "config.toml (lines 1-1 of 4)\n1 | [job]\n[3 more lines; call read_code with start_line=2]"
+    )
+    messages = conversation(task, ("read_code", {"path": "config.toml"}, config))
+    [found] = check("4", messages, tmp_path)
+    assert "4 is the length of config.toml, the file that names the one" in found
+    data = "data/b.txt (lines 1-9 of 9)\n1 | a"
+    messages = conversation(task, ("read_code", {}, config), ("read_code", {}, data))
+    assert check("9", messages, tmp_path) == []
+    asked = "How many lines does config.toml have?"  # the file itself is asked about
+    assert check("4", conversation(asked, ("read_code", {}, config)), tmp_path) == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from jarvis_graph.features.answer_check.evidence import Call, Evidence
@@ -114,6 +114,7 @@ def problems(
     found += _named_file_lacks_term(answer, task, workspace)
     found += _data_edit_problems(task, evidence.calls)
     found += _count_wider_than_task(answer, task, evidence, workspace)
+    found += _count_of_the_pointer(answer, task, evidence)
     found = found or _answer_off_the_term(answer, task, asked, evidence)
     return found
 
@@ -723,3 +724,45 @@ def _answer_off_the_term(answer: str, task: str, asked: list[str], evidence: Evi
         f"the answer's words stand on no line of the tool results that holds {quoted}: "
         f"answer from the line with {quoted} itself"
     ]
+
+
+_POINTS_TO = (
+    r"\s+(?:names|lists|points to|refers to|specifies|mentions|says|tells|gives|"
+    r"(?:holds|contains|has) the (?:name|path))\b"
+)
+_SIZE_LINE = re.compile(r"^(?P<file>\S.*?) \((?:lines \d+-\d+ )?of (?P<n>\d+)\b.*$", re.M)
+"""A file's size line from ``read_code``: ``config.toml (lines 1-1 of 4)``."""
+
+
+def _count_of_the_pointer(answer: str, task: str, evidence: Evidence) -> list[str]:
+    """A count answered with the size of the file that only names the file to count.
+
+    "config.toml names the input file of the job. How many lines does that input file
+    have?" answered ``4``, the length of config.toml that ``read_code`` showed.
+    """
+    if not _AGGREGATE.search(task):
+        return []
+    pointers = [
+        name
+        for name in dict.fromkeys(FILE_NAME.findall(task))
+        if re.search(re.escape(name) + _POINTS_TO, task, re.IGNORECASE)
+    ]
+    if not pointers:
+        return []
+    text = f"{evidence.text}\n{evidence.counts}"
+    sizes = [
+        m
+        for m in _SIZE_LINE.finditer(text)
+        if any(PurePosixPath(m.group("file")).name == PurePosixPath(p).name for p in pointers)
+    ]
+    rest = _numbers(_SIZE_LINE.sub("", text))
+    found = []
+    for number in sorted(_answer_numbers(answer) - rest):
+        match = next((m for m in sizes if float(m.group("n")) == number), None)
+        if match:
+            name = match.group("file")
+            found.append(
+                f"{number:g} is the length of {name}, the file that names the one the task "
+                f"asks about: find the file {name} names, count that file, then answer"
+            )
+    return found
