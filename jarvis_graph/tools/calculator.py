@@ -22,7 +22,9 @@ Pure module: no llama.cpp or langchain imports.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -159,10 +161,14 @@ def check(expression: str, files: bool = False) -> ast.Expression:
         if isinstance(node, ast.Attribute) and node.attr not in methods:
             if files and isinstance(node.value, ast.Name) and node.value.id not in names:
                 name = f"{node.value.id}.{node.attr}"  # a file name written bare: numbers.txt
+                example = (
+                    f"len(list(csv.DictReader(open('{name}')))) for its data rows"
+                    if node.attr.lower() == "csv"
+                    else f"max(float(x) for x in open('{name}').read().split()) for numbers, "
+                    "one or more per line"
+                )
                 raise CalculationError(
-                    f"{name} is not a value: a file is read with open('{name}'), as in "
-                    f"max(float(x) for x in open('{name}').read().split()) for numbers, one "
-                    "or more per line"
+                    f"{name} is not a value: a file is read with open('{name}'), as in {example}"
                 )
             raise CalculationError(f"the method {node.attr!r} is not allowed")
         if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name | ast.Attribute):
@@ -211,7 +217,13 @@ def evaluate(
         private: Lower-case glob patterns of file and folder names that may not be read
             (any part of the path), hidden files aside.
     """
-    check(expression, files=workspace is not None)
+    try:
+        check(expression, files=workspace is not None)
+    except CalculationError as exc:
+        example = suggestion(expression, workspace, private) if workspace is not None else None
+        if example:
+            raise CalculationError(f"{exc}. In this workspace that is: {example}") from None
+        raise
     code = _CHILD.format(mem=MEMORY_BYTES, cpu=max(1, int(timeout)))
     root = str(workspace.resolve()) if workspace is not None else ""
     argv = [json.dumps(sorted(ALLOWED_CALLS)), root, json.dumps(list(private))]
@@ -234,3 +246,129 @@ def evaluate(
     if len(value) > MAX_RESULT_CHARS:
         value = value[:MAX_RESULT_CHARS] + " ..."
     return value
+
+
+_AGGREGATES = ("sum", "max", "min", "len", "sorted")
+_SCAN_FILES = 2_000
+"""Files looked at when a suggestion looks for the file a name stands for."""
+
+
+def suggestion(expression: str, workspace: Path, private: Sequence[str]) -> str | None:
+    """A runnable expression for what a refused one meant, with the workspace's file.
+
+    Small models write ``max(temp_c)`` for a CSV column and ``len(users.csv)`` for a file:
+    the expression they meant reads the one file that has that column (or that name).
+    Only a suggestion for the model's next call: nothing is run here.
+    """
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError:
+        return None
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    known = ALLOWED_CALLS | FILE_NAMES
+    for node in ast.walk(tree):
+        func = _enclosing_aggregate(node, parents)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id not in known:  # a file name written bare: numbers.txt
+                path = _named_file(workspace, f"{node.value.id}.{node.attr}", private)
+                if path is not None:
+                    return _checked(_over_file(func, path, workspace))
+        elif isinstance(node, ast.Name) and node.id not in known and node.id.isidentifier():
+            found = _column_file(workspace, node.id, private)
+            if found is not None:
+                return _checked(_over_column(func, node.id, found))
+    return None
+
+
+def _enclosing_aggregate(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str:
+    """The aggregate (``sum``, ``max``, ...) whose call holds ``node`` (``sum`` if none)."""
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in _AGGREGATES:
+                return node.func.id
+    return "sum"
+
+
+def _over_file(func: str, path: str, workspace: Path) -> str:
+    if path.lower().endswith(".csv"):
+        if func == "len":
+            return f"len(list(csv.DictReader(open({path!r}))))"
+        column = _numeric_column(workspace / path)
+        if column is None:
+            return f"len(list(csv.DictReader(open({path!r}))))"
+        return f"{func}(float(r[{column!r}]) for r in csv.DictReader(open({path!r})))"
+    if func == "len":
+        return f"len(open({path!r}).read().splitlines())"
+    return f"{func}(float(x) for x in open({path!r}).read().split())"
+
+
+def _over_column(func: str, column: str, path: str) -> str:
+    if func == "len":
+        return f"len(list(csv.DictReader(open({path!r}))))"
+    return f"{func}(float(r[{column!r}]) for r in csv.DictReader(open({path!r})))"
+
+
+def _checked(example: str) -> str | None:
+    try:
+        check(example, files=True)
+    except CalculationError:
+        return None
+    return example
+
+
+def _workspace_files(workspace: Path, private: Sequence[str]) -> list[str]:
+    """Relative paths of plain files (hidden, private and linked ones left out), bounded."""
+    out: list[str] = []
+    root = workspace.resolve()
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = Path(dirpath).relative_to(root)
+        dirnames[:] = sorted(d for d in dirnames if not _hidden_or_private(d, private))
+        for name in sorted(filenames):
+            if _hidden_or_private(name, private) or Path(dirpath, name).is_symlink():
+                continue  # a link may lead out of the workspace: never read for a hint
+            out.append((rel_dir / name).as_posix())
+            if len(out) >= _SCAN_FILES:
+                return out
+    return out
+
+
+def _hidden_or_private(name: str, private: Sequence[str]) -> bool:
+    return name.startswith(".") or any(fnmatch.fnmatch(name.lower(), p) for p in private)
+
+
+def _named_file(workspace: Path, name: str, private: Sequence[str]) -> str | None:
+    """The one file of the workspace called ``name`` (its relative path), if exactly one."""
+    found = [f for f in _workspace_files(workspace, private) if f.rsplit("/", 1)[-1] == name]
+    return found[0] if len(found) == 1 else None
+
+
+def _header(path: Path) -> list[str]:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return [cell.strip() for cell in handle.readline().split(",")]
+    except OSError:
+        return []
+
+
+def _column_file(workspace: Path, column: str, private: Sequence[str]) -> str | None:
+    """The one CSV file of the workspace with a column ``column``, if exactly one."""
+    files = [f for f in _workspace_files(workspace, private) if f.lower().endswith(".csv")]
+    found = [f for f in files if column in _header(workspace / f)]
+    return found[0] if len(found) == 1 else None
+
+
+def _numeric_column(path: Path) -> str | None:
+    """The first column of a CSV file whose first data row holds a number."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            header, row = handle.readline(), handle.readline()
+    except OSError:
+        return None
+    for name, cell in zip(header.split(","), row.split(","), strict=False):
+        try:
+            float(cell)
+        except ValueError:
+            continue
+        return name.strip()
+    return None

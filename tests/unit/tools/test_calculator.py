@@ -173,3 +173,37 @@ def test_a_file_name_written_bare_is_answered_with_how_to_open_it(files: Path) -
         check("'a'.title()", files=True)  # a method on a value stays refused as one
     with pytest.raises(CalculationError, match="the method 'txt' is not allowed"):
         check("[x for x in 'ab'][0].txt", files=True)
+
+
+def test_a_refused_expression_is_answered_with_the_one_it_meant_over_the_workspace(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "weather.csv").write_text("day,temp_c\nmon,21.5\ntue,25.5\nwed,19\n")
+    (tmp_path / "users.csv").write_text("name,email\nana,a@x\nbo,b@x\n")
+    (tmp_path / "numbers.txt").write_text("4\n230\n17\n")
+    cases = {
+        "max(temp_c)": "max(float(r['temp_c']) for r in csv.DictReader(open('data/weather.csv')))",
+        "len(users.csv) - 1": "len(list(csv.DictReader(open('users.csv'))))",
+        "max(numbers.txt)": "max(float(x) for x in open('numbers.txt').read().split())",
+    }
+    values = {"max(temp_c)": "25.5", "len(users.csv) - 1": "2", "max(numbers.txt)": "230"}
+    for written, meant in cases.items():
+        with pytest.raises(CalculationError) as caught:
+            evaluate(written, workspace=tmp_path)
+        assert str(caught.value).endswith(f"In this workspace that is: {meant}"), caught.value
+        assert evaluate(meant, workspace=tmp_path) == values[written]
+
+
+def test_no_hint_reads_a_private_or_linked_file(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret_cols.csv").write_text("salary,name\n1,a\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "linked.csv").symlink_to(outside / "secret_cols.csv")
+    (ws / "api_token.csv").write_text("salary,x\n2,b\n")
+    with pytest.raises(CalculationError) as caught:
+        evaluate("sum(salary)", workspace=ws, private=["*token*"])
+    assert "In this workspace" not in str(caught.value)
+    assert "linked.csv" not in str(caught.value) and "api_token" not in str(caught.value)
