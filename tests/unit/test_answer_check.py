@@ -652,3 +652,13 @@ def test_the_length_of_the_file_that_names_the_one_to_count_is_no_answer(tmp_pat
     assert check("9", messages, tmp_path) == []
     asked = "How many lines does config.toml have?"  # the file itself is asked about
     assert check("4", conversation(asked, ("read_code", {}, config)), tmp_path) == []
+
+
+def test_a_value_in_the_block_a_quoted_key_opens_passes(tmp_path: Path) -> None:
+    task = "What port does the SERVICE_A block use?"
+    source = "services.yaml (lines 1-6 of 6)\nSERVICE_A:\n  host: a\n  port: 8080\n"
+    source += "SERVICE_B:\n  host: b\n  port: 9090"
+    messages = conversation(task, ("read_code", {"path": "services.yaml"}, source))
+    assert check("8080", messages, tmp_path) == []
+    [found] = check("9090", messages, tmp_path)  # the other block's port
+    assert "holds SERVICE_A" in found

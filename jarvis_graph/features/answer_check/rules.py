@@ -683,6 +683,8 @@ _TAG = re.compile(r"(?<![\w.])[A-Z]{4,}(?![\w.])")
 """An all-capitals word the task quotes (``TODO``, ``FIXME``, ``WARN``)."""
 _FORMATS = frozenset({"JSON", "YAML", "TOML", "HTML", "HTTP", "HTTPS", "ASCII", "UTF8", "UUID"})
 _SHORT_ANSWER_WORDS = 8
+_BLOCK_LINES = 3
+"""Lines after a quoted term's line that still belong to it (a nested block's values)."""
 _FILLER = frozenset(
     {"the", "a", "an", "is", "it", "to", "of", "and", "in", "on", "by", "for", "that", "this",
      "was", "are", "be", "name", "answer", "assigned", "value", "person", "its", "as"}
@@ -712,12 +714,17 @@ def _answer_off_the_term(answer: str, task: str, asked: list[str], evidence: Evi
         return []
     terms = {t for t in _TERM.findall(task) if not FILE_NAME.fullmatch(t)}
     terms |= {t for t in _TAG.findall(task) if t not in _FORMATS}
-    lines = [line for line in evidence.text.splitlines() if any(t in line for t in terms)]
-    lines = [line for line in lines if line.strip() not in task]  # the task's own line
-    if not lines:
+    text = evidence.text.splitlines()
+    held = [
+        i for i, line in enumerate(text)
+        if any(t in line for t in terms) and line.strip() not in task  # not the task's line
+    ]  # fmt: skip
+    if not held:
         return []  # nothing holds the terms: the other rules judge the answer
     new = set(said) - set(_words(task))
-    if not new or any(new & set(_words(line)) for line in lines):
+    # the line itself, or the lines of the block it opens (`SERVICE_A:` then `port: 8080`)
+    near = {j for i in held for j in range(i, min(i + 1 + _BLOCK_LINES, len(text)))}
+    if not new or any(new & set(_words(text[j])) for j in near):
         return []
     quoted = ", ".join(sorted(terms))
     return [
