@@ -119,6 +119,17 @@ class CalculationError(ValueError):
     """The expression is not allowed, does not parse, fails or takes too long."""
 
 
+def _bound_names(tree: ast.AST) -> frozenset[str]:
+    """The names the comprehensions of ``tree`` bind (``r`` in ``... for r in rows``)."""
+    return frozenset(
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.comprehension)
+        for target in ast.walk(node.target)
+        if isinstance(target, ast.Name)
+    )
+
+
 def _unknown_name(name: str, files: bool) -> str:
     """Why ``name`` is refused, and how to write what it stood for."""
     if not files:
@@ -144,14 +155,7 @@ def check(expression: str, files: bool = False) -> ast.Expression:
         tree = ast.parse(expression.strip(), mode="eval")
     except SyntaxError as exc:
         raise CalculationError(f"not a Python expression: {exc.msg}") from exc
-    bound = {
-        target.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.comprehension)
-        for target in ast.walk(node.target)
-        if isinstance(target, ast.Name)
-    }
-    names = ALLOWED_CALLS | (FILE_NAMES if files else frozenset()) | bound
+    names = ALLOWED_CALLS | (FILE_NAMES if files else frozenset()) | _bound_names(tree)
     methods = ALLOWED_METHODS | (FILE_METHODS if files else frozenset())
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
@@ -265,7 +269,7 @@ def suggestion(expression: str, workspace: Path, private: Sequence[str]) -> str 
     except SyntaxError:
         return None
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    known = ALLOWED_CALLS | FILE_NAMES
+    known = ALLOWED_CALLS | FILE_NAMES | _bound_names(tree)
     for node in ast.walk(tree):
         func = _enclosing_aggregate(node, parents)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):

@@ -207,3 +207,11 @@ def test_no_hint_reads_a_private_or_linked_file(tmp_path: Path) -> None:
         evaluate("sum(salary)", workspace=ws, private=["*token*"])
     assert "In this workspace" not in str(caught.value)
     assert "linked.csv" not in str(caught.value) and "api_token" not in str(caught.value)
+
+
+def test_a_comprehension_variable_is_never_taken_for_a_column(tmp_path: Path) -> None:
+    (tmp_path / "odd.csv").write_text("r,qty\n1,2\n")
+    with pytest.raises(CalculationError) as caught:
+        evaluate("sum(float(r['qty']) for r in rows)", workspace=tmp_path)
+    assert "unknown name 'rows'" in str(caught.value)
+    assert "In this workspace" not in str(caught.value)  # 'r' is bound, 'rows' no column
