@@ -145,12 +145,17 @@ def test_a_generator_outside_its_call_is_put_back(expression: str, repaired: str
     assert repair(expression) == repaired
 
 
+def refusal(expression: str, workspace: Path) -> str:
+    """The message ``expression`` is refused with."""
+    with pytest.raises(CalculationError) as caught:
+        evaluate(expression, workspace=workspace)
+    return str(caught.value)
+
+
 def test_a_column_name_written_as_a_variable_is_answered_with_how_to_read_the_file(
     files: Path,
 ) -> None:
-    with pytest.raises(CalculationError) as caught:
-        evaluate("sum(qty)", workspace=files)
-    message = str(caught.value)
+    message = refusal("sum(qty)", files)
     assert "unknown name 'qty': an expression has no variables" in message
     hint = re.search(r"as in (.+?) for a CSV column", message)
     assert hint, message
@@ -162,9 +167,7 @@ def test_a_column_name_written_as_a_variable_is_answered_with_how_to_read_the_fi
 
 def test_a_file_name_written_bare_is_answered_with_how_to_open_it(files: Path) -> None:
     (files / "values.txt").write_text("4\n19\n7\n")
-    with pytest.raises(CalculationError) as caught:
-        evaluate("max(values.txt)", workspace=files)
-    message = str(caught.value)
+    message = refusal("max(values.txt)", files)
     assert "values.txt is not a value: a file is read with open('values.txt')" in message
     example = re.search(r"as in (.+?) for numbers", message)
     assert example, message
