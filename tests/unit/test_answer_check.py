@@ -105,6 +105,9 @@ def test_list_markers_and_paths_are_not_claims(tmp_path: Path) -> None:
         ("What does run.py print?", []),
         ("How many lines does notes.txt have?", []),
         ("Which test fails when the tests are run?", []),
+        ("Write units.py. Then use python3 to import it and print f(2).", ["write", "run"]),
+        ("Use bash to count the files.", ["run"]),
+        ("Use the config in app.toml to find the port.", []),
     ],
 )
 def test_asked_actions_are_imperative_clauses(task: str, kinds: list[str]) -> None:

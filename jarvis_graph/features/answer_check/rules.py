@@ -207,11 +207,21 @@ def _aggregate_not_computed(
     ]
 
 
+_USE_TO_RUN = re.compile(
+    r"use\s+`?(?:python[\d.]*|bash|sh|zsh|node|deno|ruby|perl|php|go run|cargo run|make|"
+    r"pytest|npm|npx|java)\b",
+    re.IGNORECASE,
+)
+"""A clause that asks to run code with an interpreter or a runner, by the verb "use"."""
+
+
 def asked_actions(task: str) -> list[str]:
     """The kinds of action (``run``, ``write``, ``remember``) the task asks for, in order."""
     kinds: list[str] = []
     for clause in _CLAUSES.split(task):
         verb = _verb(clause)
+        if verb == "use" and _USE_TO_RUN.match(_LEAD.sub("", clause.strip())):
+            verb = "run"  # "use python3 to import it and print ..." runs code
         for kind, verbs in _VERBS.items():
             if verb in verbs and kind not in kinds:
                 kinds.append(kind)
