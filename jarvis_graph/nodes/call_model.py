@@ -22,7 +22,7 @@ from jarvis_graph.platforms.errors import PlatformError, ProviderError
 from jarvis_graph.platforms.openai import counting_requests
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import RunServices, services_of
-from jarvis_graph.state import CHECK_NAME, AgentState
+from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, AgentState
 from jarvis_graph.tools.registry import asks_user, is_risky
 
 
@@ -66,11 +66,15 @@ def _tool_choice(messages: list[Any]) -> Literal["auto", "none", "required"]:
       answer (the answer check then holds the answer to them).
     - ``required``: the answer check just sent its notice. What it found missing is
       evidence, which only a tool gets; answered freely, a small model gives the same
-      answer again.
+      answer again. Also after a second notice that a reply wrote a tool call as text:
+      the model means to call, and wrote the same prose again after the first notice.
     """
     if refused_repeats(messages):
         return "none"
-    if messages and getattr(messages[-1], "name", None) == CHECK_NAME:
+    last = getattr(messages[-1], "name", None) if messages else None
+    if last == CHECK_NAME:
+        return "required"
+    if last == CORRECTION_NAME and corrections_since_task(messages) >= 2:
         return "required"
     return "auto"
 

@@ -239,7 +239,7 @@ def test_a_local_models_history_is_summarized_within_its_window(
 def test_what_the_next_turn_may_do() -> None:
     """After a refused repeat the turn must answer; after the answer check's notice, call."""
     from jarvis_graph.nodes.call_model import _tool_choice
-    from jarvis_graph.state import CHECK_NAME
+    from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME
 
     first = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "1")])
     done = [HumanMessage("task"), first, ToolMessage("a.py", tool_call_id="1", name="list_files")]
@@ -249,3 +249,8 @@ def test_what_the_next_turn_may_do() -> None:
     refused = ToolMessage("Not run again: you already called list_files", tool_call_id="2")
     again = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "2")])
     assert _tool_choice([*done, again, refused]) == "none"
+    prose = AIMessage('I will call {"tool": "list_files", "arguments": {}} now.')
+    told = HumanMessage("Your last reply holds a call written as text", name=CORRECTION_NAME)
+    assert _tool_choice([*done, prose, told]) == "auto"  # it may have meant an answer
+    twice = [*done, prose, told, prose, told]
+    assert _tool_choice(twice) == "required"  # the same prose again: it means to call
