@@ -270,15 +270,18 @@ def suggestion(expression: str, workspace: Path, private: Sequence[str]) -> str 
         return None
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     known = ALLOWED_CALLS | FILE_NAMES | _bound_names(tree)
+    files: list[str] | None = None  # the workspace is walked once, when a name needs it
     for node in ast.walk(tree):
         func = _enclosing_aggregate(node, parents)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if node.value.id not in known:  # a file name written bare: numbers.txt
-                path = _named_file(workspace, f"{node.value.id}.{node.attr}", private)
+                files = _workspace_files(workspace, private) if files is None else files
+                path = _named_file(files, f"{node.value.id}.{node.attr}")
                 if path is not None:
                     return _checked(_over_file(func, path, workspace))
         elif isinstance(node, ast.Name) and node.id not in known and node.id.isidentifier():
-            found = _column_file(workspace, node.id, private)
+            files = _workspace_files(workspace, private) if files is None else files
+            found = _column_file(workspace, files, node.id)
             if found is not None:
                 return _checked(_over_column(func, node.id, found))
     return None
@@ -296,19 +299,16 @@ def _enclosing_aggregate(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str:
 
 def _over_file(func: str, path: str, workspace: Path) -> str:
     if path.lower().endswith(".csv"):
-        if func == "len":
-            return f"len(list(csv.DictReader(open({path!r}))))"
-        column = _numeric_column(workspace / path)
-        if column is None:
-            return f"len(list(csv.DictReader(open({path!r}))))"
-        return f"{func}(float(r[{column!r}]) for r in csv.DictReader(open({path!r})))"
+        column = None if func == "len" else _numeric_column(workspace / path)
+        return _over_column(func, column, path)
     if func == "len":
         return f"len(open({path!r}).read().splitlines())"
     return f"{func}(float(x) for x in open({path!r}).read().split())"
 
 
-def _over_column(func: str, column: str, path: str) -> str:
-    if func == "len":
+def _over_column(func: str, column: str | None, path: str) -> str:
+    """``func`` over a CSV column of ``path``; its data rows counted for ``len`` or no column."""
+    if func == "len" or column is None:
         return f"len(list(csv.DictReader(open({path!r}))))"
     return f"{func}(float(r[{column!r}]) for r in csv.DictReader(open({path!r})))"
 
@@ -341,9 +341,9 @@ def _hidden_or_private(name: str, private: Sequence[str]) -> bool:
     return name.startswith(".") or any(fnmatch.fnmatch(name.lower(), p) for p in private)
 
 
-def _named_file(workspace: Path, name: str, private: Sequence[str]) -> str | None:
-    """The one file of the workspace called ``name`` (its relative path), if exactly one."""
-    found = [f for f in _workspace_files(workspace, private) if f.rsplit("/", 1)[-1] == name]
+def _named_file(files: list[str], name: str) -> str | None:
+    """The one of ``files`` called ``name`` (its relative path), if exactly one."""
+    found = [f for f in files if f.rsplit("/", 1)[-1] == name]
     return found[0] if len(found) == 1 else None
 
 
@@ -355,10 +355,10 @@ def _header(path: Path) -> list[str]:
         return []
 
 
-def _column_file(workspace: Path, column: str, private: Sequence[str]) -> str | None:
-    """The one CSV file of the workspace with a column ``column``, if exactly one."""
-    files = [f for f in _workspace_files(workspace, private) if f.lower().endswith(".csv")]
-    found = [f for f in files if column in _header(workspace / f)]
+def _column_file(workspace: Path, files: list[str], column: str) -> str | None:
+    """The one CSV file among ``files`` with a column ``column``, if exactly one."""
+    tables = [f for f in files if f.lower().endswith(".csv")]
+    found = [f for f in tables if column in _header(workspace / f)]
     return found[0] if len(found) == 1 else None
 
 
