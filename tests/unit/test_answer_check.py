@@ -665,3 +665,31 @@ def test_a_value_in_the_block_a_quoted_key_opens_passes(tmp_path: Path) -> None:
     assert check("8080", messages, tmp_path) == []
     [found] = check("9090", messages, tmp_path)  # the other block's port
     assert "holds SERVICE_A" in found
+
+
+def test_a_question_answered_from_a_file_the_run_wrote_fails(tmp_path: Path) -> None:
+    # sales_2024.csv did not exist; the model wrote one of its own and summed it
+    (tmp_path / "sales_2024.csv").write_text("amount\n12345\n")
+    messages = conversation(
+        "What is the sum of the amount column in sales_2024.csv?",
+        ("write_file", {"path": "sales_2024.csv", "content": "amount\n12345\n"}, "Wrote it."),
+        ("read_code", {"path": "sales_2024.csv"}, "amount\n12345\n"),
+    )
+    found = check("The sum is 12345.", messages, tmp_path)
+    assert any("wrote sales_2024.csv itself" in f for f in found), found
+
+
+def test_a_helper_the_task_does_not_name_and_an_asked_write_pass(tmp_path: Path) -> None:
+    (tmp_path / "data.csv").write_text("amount\n5\n7\n")
+    (tmp_path / "count.py").write_text("print(12)\n")
+    helper = conversation(
+        "What is the sum of the amount column in data.csv?",
+        ("write_file", {"path": "count.py", "content": "print(12)"}, "Wrote count.py."),
+        ("execute_script", {"command": "python3 count.py"}, "12"),
+    )
+    assert not any("itself" in f for f in check("The sum is 12.", helper, tmp_path))
+    asked = conversation(
+        "Create data.csv with an amount column holding 5 and 7.",
+        ("write_file", {"path": "data.csv", "content": "amount\n5\n7\n"}, "Wrote data.csv."),
+    )
+    assert check("Created data.csv.", asked, tmp_path) == []

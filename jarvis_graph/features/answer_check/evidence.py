@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
@@ -24,6 +24,8 @@ class Call:
     """The tool's metadata (``runs_code``, ``edits_files``, ``saves_memory``)."""
     result: str
     failed: bool
+    args: dict[str, Any] = field(default_factory=dict)
+    """The arguments the model gave."""
 
 
 @dataclass(frozen=True)
@@ -77,14 +79,15 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
             name, text = message.name or "", _LINE_COLUMN.sub("", str(message.text))
             meta = metadata.get(name, {})
             failed = message.status == "error" or looks_failed(text)
-            calls.append(Call(name, meta, text, failed))
+            made = asked.get(message.tool_call_id)
+            args = made["args"] if made and isinstance(made.get("args"), dict) else {}
+            calls.append(Call(name, meta, text, failed, args))
             looked = True
             content, count = _split_counts(text)
             texts.append(content)
             counts.append(count)
             if meta.get("computes") or meta.get("runs_code"):
                 computed.append(text)
-            made = asked.get(message.tool_call_id)
             if made and not failed and (meta.get("edits_files") or meta.get("runs_code")):
                 # The arguments are the model's own, but a value it wrote into a file or a
                 # script that ran is what that file now holds.
