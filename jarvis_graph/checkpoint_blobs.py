@@ -93,6 +93,10 @@ class BlobSerializer(SerializerProtocol):
             OrderedDict()
         )
         self._rows: OrderedDict[bytes, tuple[str, bytes]] = OrderedDict()
+        # loaded lists whose messages are not in ``_digests`` yet: list digest -> the
+        # digests of its messages. A load that is never followed by a write (get_state,
+        # history) does not pay for them.
+        self._unsettled: OrderedDict[bytes, list[bytes]] = OrderedDict()
         self._lock = threading.RLock()
 
     def close(self) -> None:
@@ -103,6 +107,7 @@ class BlobSerializer(SerializerProtocol):
         """Serialize ``obj`` with large texts and message lists replaced by references."""
         rows = _Rows()
         with self._lock:
+            self._settle_loaded()
             shrunk = self._shrink(obj, 0, rows)
             # committed before the checkpoint that refers to them is written
             self.parts.add(rows.texts, rows.messages, rows.lists)
@@ -241,9 +246,11 @@ class BlobSerializer(SerializerProtocol):
             msg = f"a saved session refers to a message missing from {self.parts.path}"
             raise MissingBlobError(msg) from None
         self._fill_texts(messages)
-        for message, key in zip(messages, digests, strict=True):
-            self._remember_message(message, key)
         self._remember_head(digest, messages)
+        self._unsettled[digest] = digests
+        self._unsettled.move_to_end(digest)
+        while len(self._unsettled) > HEADS:
+            self._unsettled.popitem(last=False)
         return messages
 
     def _decode(self, kind: str, data: bytes) -> BaseMessage:
@@ -271,7 +278,7 @@ class BlobSerializer(SerializerProtocol):
                 if text is None:
                     text = found[digest] = self._legacy_text(digest)
                 self._remember_loaded(content, text)
-                message.content = text
+                message.__dict__["content"] = text  # a str for a str: nothing to validate
 
     def _legacy_text(self, digest: str) -> str:
         path = self.folder / digest[:2] / f"{digest}.z"
@@ -308,6 +315,16 @@ class BlobSerializer(SerializerProtocol):
     def _remember_message(self, message: BaseMessage, digest: bytes) -> None:
         self._digests.put(message, digest, *_watched(message))
 
+    def _settle_loaded(self) -> None:
+        """Remember the digests of loaded messages, with their fields as they were loaded."""
+        while self._unsettled:
+            head, digests = self._unsettled.popitem(last=False)
+            remembered = self._heads.get(head)
+            if remembered is None:  # gone from the heads: its messages are encoded again
+                continue
+            for message, watched, key in zip(*remembered, digests, strict=True):
+                self._digests.put(message, key, *watched)
+
     def _remember_head(self, digest: bytes, messages: list[BaseMessage]) -> None:
         self._heads[digest] = (list(messages), [_watched(m) for m in messages])
         self._heads.move_to_end(digest)
@@ -321,7 +338,7 @@ def _watched(message: BaseMessage) -> tuple[Any, Any]:
     An encoded message is reused while these are the same objects (fields are replaced,
     not edited in place, by LangChain and by the run loop).
     """
-    return message.content, getattr(message, "tool_calls", None)
+    return message.content, message.__dict__.get("tool_calls")  # pydantic's getattr is slow
 
 
 def _same(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:

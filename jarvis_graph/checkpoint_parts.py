@@ -76,6 +76,9 @@ class MissingPartError(CheckpointError):
     """A checkpoint refers to a stored part that is gone."""
 
 
+MMAP_BYTES = 1 << 30
+
+
 class PartsDB:
     """One ``parts.sqlite``, opened on first use and shared by the threads of a process."""
 
@@ -97,6 +100,8 @@ class PartsDB:
             conn.execute("PRAGMA page_size=16384")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+            # restoring a long session reads every large text: mapped, not copied page by page
+            conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             conn.executescript(_SCHEMA)
 
         try:
