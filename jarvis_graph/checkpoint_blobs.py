@@ -33,7 +33,12 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from jarvis_graph.checkpoint_parts import DIGEST_BYTES, MissingPartError, PartsDB
+from jarvis_graph.checkpoint_parts import (
+    DIGEST_BYTES,
+    MissingPartError,
+    Parts,
+    PartsDB,
+)
 from jarvis_graph.memo import ObjectMemo
 
 REF_PREFIX = "\x00jarvis-blob:"
@@ -71,18 +76,30 @@ class BlobSerializer(SerializerProtocol):
     """A serializer that stores message texts, messages and message lists once.
 
     Args:
-        folder: Where the parts database is kept (created on first write).
+        folder: Where the parts database is kept (created on first write), and texts of
+            earlier versions are read from; ``None`` with ``parts``.
         inner: The serializer doing the actual encoding (default: ``JsonPlusSerializer``).
         min_chars: Texts at least this long are stored separately.
+        parts: Where the parts are kept instead of ``<folder>/parts.sqlite`` (a
+            :class:`~jarvis_graph.checkpoint_parts.PostgresParts`).
     """
 
     def __init__(
-        self, folder: Path, inner: SerializerProtocol | None = None, min_chars: int = MIN_CHARS
+        self,
+        folder: Path | None,
+        inner: SerializerProtocol | None = None,
+        min_chars: int = MIN_CHARS,
+        parts: Parts | None = None,
     ) -> None:
-        self.folder = Path(folder)
+        self.folder = Path(folder) if folder is not None else None
         self.inner = inner or JsonPlusSerializer()
         self.min_chars = min_chars
-        self.parts = PartsDB(self.folder / "parts.sqlite")
+        if parts is None:
+            if self.folder is None:
+                msg = "BlobSerializer needs a folder or a parts store"
+                raise ValueError(msg)
+            parts = PartsDB(self.folder / "parts.sqlite")
+        self.parts: Parts = parts
         self._refs: OrderedDict[str, str] = OrderedDict()  # text -> ref
         self._texts: OrderedDict[str, str] = OrderedDict()  # ref -> text
         self._cached = 0
@@ -281,6 +298,13 @@ class BlobSerializer(SerializerProtocol):
                 message.__dict__["content"] = text  # a str for a str: nothing to validate
 
     def _legacy_text(self, digest: str) -> str:
+        if self.folder is None:
+            msg = (
+                f"a saved session refers to the stored text {digest[:12]}…, which is not in "
+                f"{self.parts.path}: it no longer exists; restore the database from a backup "
+                "or delete the session"
+            )
+            raise MissingBlobError(msg)
         path = self.folder / digest[:2] / f"{digest}.z"
         try:
             return zlib.decompress(path.read_bytes()).decode("utf-8", "surrogatepass")

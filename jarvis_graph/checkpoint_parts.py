@@ -20,9 +20,10 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -77,6 +78,28 @@ class MissingPartError(CheckpointError):
 
 
 MMAP_BYTES = 1 << 30
+
+
+class Parts(Protocol):
+    """Where compact checkpoints keep their parts: :class:`PartsDB` or :class:`PostgresParts`."""
+
+    path: Any
+    """How the store is named in error messages."""
+
+    def close(self) -> None: ...  # noqa: D102
+
+    def add(  # noqa: D102
+        self,
+        texts: Iterable[tuple[str, str]] = (),
+        messages: Iterable[tuple[bytes, str, bytes]] = (),
+        lists: Iterable[tuple[bytes, bytes | None, bytes]] = (),
+    ) -> None: ...
+
+    def texts(self, digests: list[str]) -> dict[str, str]: ...  # noqa: D102
+
+    def messages(self, digests: list[bytes]) -> dict[bytes, tuple[str, bytes]]: ...  # noqa: D102
+
+    def chain(self, digest: bytes) -> list[bytes]: ...  # noqa: D102
 
 
 class PartsDB:
@@ -178,3 +201,107 @@ class PartsDB:
                 marks = ",".join("?" * len(part))
                 rows += conn.execute(f"{query}({marks})", part).fetchall()  # noqa: S608
         return rows
+
+
+_PG_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jarvis_texts (digest TEXT PRIMARY KEY, body BYTEA NOT NULL);
+CREATE TABLE IF NOT EXISTS jarvis_messages (
+    digest BYTEA PRIMARY KEY, kind TEXT NOT NULL, data BYTEA NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jarvis_lists (
+    digest BYTEA PRIMARY KEY, parent BYTEA, items BYTEA NOT NULL
+);
+"""
+
+_PG_CHAIN = _CHAIN.replace("FROM lists", "FROM jarvis_lists").replace("= ?", "= %s")
+
+
+class PostgresParts:
+    """The parts of compact checkpoints in the PostgreSQL database of the sessions.
+
+    The tables of :class:`PartsDB`, prefixed ``jarvis_``; a text is kept as its UTF-8
+    bytes (PostgreSQL text cannot hold NUL). Every worker sharing the database shares them.
+    Each call takes its own connection from the pool, never the one the saver is writing
+    a checkpoint on: the rows a checkpoint refers to are committed before it.
+
+    Args:
+        pool: A ``psycopg_pool.ConnectionPool`` of autocommit connections.
+        where: How the database is named in messages (its URL without credentials).
+    """
+
+    def __init__(self, pool: Any, where: str) -> None:
+        self.pool = pool
+        self.path = where
+
+    def close(self) -> None:
+        """Nothing to close: the pool belongs to the saver."""
+
+    def setup(self) -> None:
+        """Create the tables (every statement is idempotent)."""
+        with self._cursor() as cur:
+            cur.execute(_PG_SCHEMA)
+
+    def add(
+        self,
+        texts: Iterable[tuple[str, str]] = (),
+        messages: Iterable[tuple[bytes, str, bytes]] = (),
+        lists: Iterable[tuple[bytes, bytes | None, bytes]] = (),
+    ) -> None:
+        """Store new rows in one transaction (rows already there are kept as they are)."""
+        encoded = [(d, t.encode("utf-8", "surrogatepass")) for d, t in texts]
+        tables: list[tuple[str, list[tuple[Any, ...]]]] = [
+            ("jarvis_texts", encoded),
+            ("jarvis_messages", list(messages)),
+            ("jarvis_lists", list(lists)),
+        ]
+        if not any(rows for _, rows in tables):
+            return
+        with self._cursor(transaction=True) as cur:
+            for table, rows in tables:
+                if rows:
+                    marks = ", ".join(["%s"] * len(rows[0]))
+                    cur.executemany(
+                        f"INSERT INTO {table} VALUES ({marks}) ON CONFLICT DO NOTHING",  # noqa: S608
+                        rows,
+                    )
+
+    def texts(self, digests: list[str]) -> dict[str, str]:
+        """The stored texts among ``digests``."""
+        rows = self._select("SELECT digest, body FROM jarvis_texts", digests)
+        return {str(d): bytes(b).decode("utf-8", "surrogatepass") for d, b in rows}
+
+    def messages(self, digests: list[bytes]) -> dict[bytes, tuple[str, bytes]]:
+        """``digest -> (kind, data)`` of the stored messages among ``digests``."""
+        rows = self._select("SELECT digest, kind, data FROM jarvis_messages", digests)
+        return {bytes(d): (str(k), bytes(v)) for d, k, v in rows}
+
+    def chain(self, digest: bytes) -> list[bytes]:
+        """The message digests of the list ``digest``, in order (see :meth:`PartsDB.chain`)."""
+        with self._cursor() as cur:
+            cur.execute(_PG_CHAIN, (digest,))
+            rows = cur.fetchall()
+        if not rows or rows[0][0] is not None:
+            msg = f"a saved session refers to a message list missing from {self.path}"
+            raise MissingPartError(msg)
+        items = b"".join(bytes(row[1]) for row in rows)
+        return [items[i : i + DIGEST_BYTES] for i in range(0, len(items), DIGEST_BYTES)]
+
+    def _select(self, query: str, keys: list[str] | list[bytes]) -> list[Any]:
+        unique = list(dict.fromkeys(keys))
+        if not unique:
+            return []
+        with self._cursor() as cur:
+            cur.execute(f"{query} WHERE digest = ANY(%s)", (unique,))
+            return cur.fetchall()
+
+    @contextmanager
+    def _cursor(self, transaction: bool = False) -> Iterator[Any]:
+        from psycopg.rows import tuple_row
+
+        with self.pool.connection() as conn:
+            if transaction:
+                with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
+                    yield cur
+            else:
+                with conn.cursor(row_factory=tuple_row) as cur:
+                    yield cur

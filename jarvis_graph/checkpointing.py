@@ -2,7 +2,8 @@
 
 Sessions live in ``<project>/.jarvis/sessions.sqlite`` unless ``checkpoint_url``
 (``JARVIS_CHECKPOINT_URL``) names another store: ``sqlite:///path`` or a path, or a
-``postgresql://`` URL (needs the ``langgraph-checkpoint-postgres`` package).
+``postgresql://`` URL (the ``postgres`` extra: ``langgraph-checkpoint-postgres`` on a
+``psycopg_pool`` pool; the parts of compact checkpoints then live in the same database).
 Beside a SQLite store, large message texts, messages and message lists are kept once in
 ``blobs/parts.sqlite`` (compact checkpoints, see :mod:`jarvis_graph.checkpoint_blobs`).
 """
@@ -15,8 +16,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
-from jarvis_graph.checkpoint_parts import CheckpointError, retry_locked
+from jarvis_graph.checkpoint_parts import CheckpointError, PostgresParts, retry_locked
+from jarvis_graph.thread_lock import setup_postgres
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -67,20 +70,92 @@ def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseC
         return
     assert url is not None
     if url.startswith(("postgres://", "postgresql://")):
-        try:
-            from langgraph.checkpoint.postgres import PostgresSaver  # type: ignore[import-not-found]
-        except ImportError as exc:
-            msg = (
-                f"checkpoint URL {url.split('@')[-1]!r} needs PostgreSQL support: "
-                "pip install 'langgraph-checkpoint-postgres'"
-            )
-            raise CheckpointError(msg) from exc
-        with PostgresSaver.from_conn_string(url) as saver:
-            saver.setup()
-            yield saver
+        with open_postgres_checkpointer(url) as pg_saver:
+            yield pg_saver
         return
     msg = f"unsupported checkpoint URL scheme in {url.split('://')[0]!r}; use sqlite:/// or postgresql://"
     raise CheckpointError(msg)
+
+
+POOL_SIZE = 8
+"""Connections of a PostgreSQL session store per process (a run uses two at a time)."""
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its user name and password, for messages and logs."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+@contextmanager
+def open_postgres_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
+    """A PostgresSaver on a connection pool, with compact checkpoints kept in the database.
+
+    Statements are not prepared and the saver does not pipeline, so the store also works
+    behind PgBouncer-style poolers (transaction mode) and over TLS; a broken pooled
+    connection is replaced when it is taken.
+
+    Raises:
+        CheckpointError: The PostgreSQL packages are missing or the server cannot be reached.
+    """
+    where = redact_url(url)
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg import Error as PsycopgError
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool, PoolTimeout
+    except ImportError as exc:
+        msg = (
+            f"checkpoint URL {where!r} needs PostgreSQL support: "
+            "pip install 'jarvis-graph[postgres]'"
+        )
+        raise CheckpointError(msg) from exc
+    # deferred with the saver: the blob serializer loads langgraph's serde
+    from jarvis_graph.checkpoint_blobs import BlobSerializer
+
+    try:  # one connection first: a server that is down or refuses us says why at once
+        import psycopg
+
+        psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT)).close()
+    except PsycopgError as exc:
+        raise CheckpointError(_cannot_open(where, url, exc)) from None
+    pool: ConnectionPool[Any] = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=POOL_SIZE,
+        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+        check=ConnectionPool.check_connection,
+        open=False,
+        name="jarvis-sessions",
+    )
+    try:
+        try:
+            pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            parts = PostgresParts(pool, where)
+            saver = PostgresSaver(pool, serde=BlobSerializer(None, parts=parts))
+            saver.supports_pipeline = False  # poolers drop pipelined connections
+            saver.setup()
+            parts.setup()
+            setup_postgres(pool)
+        except (PoolTimeout, PsycopgError) as exc:
+            raise CheckpointError(_cannot_open(where, url, exc)) from None
+        yield saver
+    finally:
+        pool.close()
+
+
+def _cannot_open(where: str, url: str, exc: Exception) -> str:
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    password = urlsplit(url).password
+    if password:  # the server's messages do not quote it; make sure of it
+        reason = reason.replace(password, "***")
+    return f"cannot open the session store {where}: {reason}"
+
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to wait for the PostgreSQL server when a session store is opened."""
 
 
 def _setup_sqlite(saver: Any, path: Path, wait: float = 30.0) -> None:
@@ -131,6 +206,15 @@ def list_threads(saver: BaseCheckpointSaver) -> list[ThreadRow]:
             "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY MAX(checkpoint_id) DESC"
         ).fetchall()
         return [ThreadRow(str(t), int(n), str(c)) for t, n, c in rows]
+    if conn is not None and hasattr(conn, "getconn"):  # a psycopg pool: a PostgreSQL store
+        with conn.connection() as pooled, pooled.cursor() as cur:
+            cur.execute(
+                "SELECT thread_id, COUNT(*) AS n, MAX(checkpoint_id) AS last FROM checkpoints "
+                "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY MAX(checkpoint_id) DESC"
+            )
+            return [
+                ThreadRow(str(r["thread_id"]), int(r["n"]), str(r["last"])) for r in cur.fetchall()
+            ]
     latest: dict[str, ThreadRow] = {}
     for tup in saver.list(None):
         cfg = tup.config["configurable"]

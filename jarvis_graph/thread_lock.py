@@ -7,7 +7,7 @@ A row whose process is gone (same host; the pid no longer exists or now belongs 
 process started at another time) is stale: the next run takes it over and says so.
 
 A PostgreSQL store (``postgresql://`` checkpoint URL) holds a session-level advisory lock on
-the saver's connection, which the server frees when the holder's connection ends; the
+a connection of its own, which the server frees when the holder's connection ends; the
 holder's pid and host are written beside it for the error message. Other savers (in memory)
 live in one process and get no cross-process lock.
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jarvis_graph.checkpointing import CheckpointError
+from jarvis_graph.checkpoint_parts import CheckpointError
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ def _store_key(saver: Any) -> str:
             rows = conn.execute("PRAGMA database_list").fetchall()
         return next((str(r[2]) for r in rows if r[1] == "main"), "")
     if type(saver).__module__.startswith("langgraph.checkpoint.postgres"):
-        return "postgres"
+        return "postgres"  # one per process: open_checkpointer opens one PostgreSQL store
     return ""
 
 
@@ -271,37 +271,68 @@ def _release_sqlite(path: Path, thread_id: str, me: Holder) -> None:
         logger.warning("could not release the lock of session %s", thread_id, exc_info=True)
 
 
+def setup_postgres(pool: Any) -> None:
+    """Create the lock table of a PostgreSQL store (when the store is opened)."""
+    with pool.connection() as conn:
+        conn.execute(_PG_SCHEMA)
+
+
 def _acquire_postgres(saver: Any, thread_id: str) -> tuple[Holder | None, Any]:
-    """A session-level advisory lock on the saver's own connection (freed if it dies)."""
-    conn = saver.conn
-    if not hasattr(conn, "cursor") or hasattr(conn, "connection"):  # a pool: no fixed session
-        msg = "the session lock needs a PostgreSQL saver on one connection, not a pool"
+    """A session-level advisory lock on a connection of its own, held until the release.
+
+    The server frees it when that connection ends, so a holder killed with -9 leaves no
+    lock behind; its row (pid, host) names it in the error message until it is replaced.
+    """
+    import psycopg
+
+    conninfo = getattr(saver.conn, "conninfo", None)
+    if conninfo is None:
+        msg = "the session lock needs the PostgreSQL store opened by open_checkpointer (a pool)"
         raise CheckpointError(msg)
     key, me = f"jarvis-thread:{thread_id}", Holder.me()
-    with saver.lock, conn.cursor() as cur:
-        cur.execute(_PG_SCHEMA)
-        cur.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS ok", (key,))
-        got = _first(cur.fetchone())
-        cur.execute(
-            "SELECT pid, host, start, since FROM jarvis_thread_locks WHERE thread_id = %s",
-            (thread_id,),
-        )
-        row = cur.fetchone()
-        values = list(row.values()) if isinstance(row, dict) else row
-        old = Holder(int(values[0]), values[1], values[2], float(values[3])) if values else None
-        if not got:
-            raise ThreadBusyError(thread_id, old or Holder(0, "an unknown host", "", time.time()))
-        cur.execute(
-            "INSERT INTO jarvis_thread_locks VALUES (%s, %s, %s, %s, %s) ON CONFLICT (thread_id) "
-            "DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, start = EXCLUDED.start, "
-            "since = EXCLUDED.since",
-            (thread_id, me.pid, me.host, me.start, me.since),
-        )
+    try:
+        conn = psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
+    except psycopg.Error as exc:
+        msg = f"cannot lock session {thread_id}: {str(exc).strip()}"
+        raise CheckpointError(msg) from exc
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,))
+            got = _first(cur.fetchone())
+            cur.execute(
+                "SELECT pid, host, start, since FROM jarvis_thread_locks WHERE thread_id = %s",
+                (thread_id,),
+            )
+            row = cur.fetchone()
+            old = Holder(int(row[0]), str(row[1]), str(row[2]), float(row[3])) if row else None
+            if not got:
+                raise ThreadBusyError(
+                    thread_id, old or Holder(0, "an unknown host", "", time.time())
+                )
+            cur.execute(
+                "INSERT INTO jarvis_thread_locks VALUES (%s, %s, %s, %s, %s) "
+                "ON CONFLICT (thread_id) DO UPDATE SET pid = EXCLUDED.pid, "
+                "host = EXCLUDED.host, start = EXCLUDED.start, since = EXCLUDED.since",
+                (thread_id, me.pid, me.host, me.start, me.since),
+            )
+    except psycopg.Error as exc:
+        conn.close()
+        msg = f"cannot lock session {thread_id}: {str(exc).strip()}"
+        raise CheckpointError(msg) from exc
+    except BaseException:
+        conn.close()
+        raise
 
     def release() -> None:
-        with saver.lock, conn.cursor() as cur:
-            cur.execute("DELETE FROM jarvis_thread_locks WHERE thread_id = %s", (thread_id,))
-            cur.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+        try:
+            conn.execute(
+                "DELETE FROM jarvis_thread_locks WHERE thread_id = %s AND pid = %s AND host = %s",
+                (thread_id, me.pid, me.host),
+            )
+        except psycopg.Error:  # the lock itself ends with the connection below
+            logger.warning("could not remove the lock row of session %s", thread_id)
+        finally:
+            conn.close()
 
     return old, release
 

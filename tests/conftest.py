@@ -68,3 +68,28 @@ def fresh_process_caches() -> Iterator[None]:
     reset()
     yield
     reset()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[object]:
+    """A PostgreSQL server on loopback for the whole session (see ``tests/support/postgres``)."""
+    import shutil
+    import tempfile
+
+    from tests.support.postgres import PostgresServer
+
+    # under /tmp itself: the server's user must reach the folder (pytest's are private)
+    folder = Path(tempfile.mkdtemp(prefix="jarvis-pg-"))
+    server = PostgresServer(folder)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(postgres_server: object) -> str:
+    """The URL of a new, empty PostgreSQL database of the test's own."""
+    return postgres_server.new_database()  # type: ignore[attr-defined]

@@ -61,5 +61,16 @@ def _root(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point.
+
+    A session store that cannot be opened or read is a clear error in every command, not
+    a traceback (the commands catch it where they can say more).
+    """
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.checkpoint_parts import CheckpointError
+
+    try:
+        app()
+    except CheckpointError as exc:
+        typer.echo(f"error: {exc}")
+        raise SystemExit(1) from None

@@ -1,7 +1,8 @@
 """Compact checkpoints: sessions store large texts once, and give back exactly the run's messages.
 
-The agent runs on the CLI's session store (``open_checkpointer``: SqliteSaver with the
-``BlobSerializer``), each step opening a fresh connection as a new process would.
+The agent runs on the CLI's session store (``open_checkpointer``: SqliteSaver, or
+PostgresSaver on a real server, with the ``BlobSerializer``), each step opening a fresh
+connection as a new process would. The same tests run on both stores.
 """
 
 from __future__ import annotations
@@ -25,8 +26,16 @@ from jarvis_graph.graphs.agent import build_agent_graph
 FILES = 4
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest) -> str | None:
+    """The session store's URL: ``None`` for the project's SQLite file."""
+    if request.param == "sqlite":
+        return None
+    return str(request.getfixturevalue("pg_url"))
+
+
 @pytest.fixture
-def ws(workspace: Path) -> Path:
+def ws(workspace: Path, store: str | None) -> Path:
     for i in range(FILES):
         lines = [f"file {i} line {n}: " + "abcdefgh" * 12 for n in range(80)]
         (workspace / f"f{i}.txt").write_text("\n".join(lines) + "\n")
@@ -35,15 +44,26 @@ def ws(workspace: Path) -> Path:
     ]
     turns.append({"text": "Read all four. !!!COMPLETE!!!"})
     (workspace / "script.yaml").write_text(yaml.safe_dump({"turns": turns}))
-    config = {"attach_listing": 0, "tool_output_limit": 100_000, "max_input_tokens": 0}
+    config: dict[str, Any] = {
+        "attach_listing": 0,
+        "tool_output_limit": 100_000,
+        "max_input_tokens": 0,
+    }
+    if store:
+        config["checkpoint_url"] = store
     (workspace / ".jarvis").mkdir()
     (workspace / ".jarvis" / "config.yaml").write_text(json.dumps(config))
     return workspace
 
 
+def store_of(ws: Path) -> str | None:
+    """The URL the workspace's config names (as the CLI reads it)."""
+    return yaml.safe_load((ws / ".jarvis" / "config.yaml").read_text()).get("checkpoint_url")
+
+
 @contextmanager
 def agent(ws: Path) -> Iterator[CompiledStateGraph]:
-    with open_checkpointer(ws) as saver:
+    with open_checkpointer(ws, store_of(ws)) as saver:
         yield build_agent_graph().compile(checkpointer=saver)
 
 
@@ -83,13 +103,24 @@ def test_history_and_state_are_exactly_what_the_run_streamed(ws: Path) -> None:
     texts = outputs(state.values["messages"])
     assert len(texts) == FILES and all(len(t) > 8000 for t in texts)
     assert all(f"file {i} line 79:" in t for i, t in enumerate(texts))
-    # the database holds references, the texts live once in blobs/parts.sqlite
-    db = default_sessions_path(ws)
-    wal = Path(f"{db}-wal")
-    raw = db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
-    assert b"file 0 line 40:" not in raw
-    with sqlite3.connect(db.parent / "blobs" / "parts.sqlite") as conn:
-        assert conn.execute("SELECT COUNT(*) FROM texts").fetchone() == (FILES,)
+    # the database holds references, the texts live once in the parts tables
+    if store_of(ws) is None:
+        db = default_sessions_path(ws)
+        wal = Path(f"{db}-wal")
+        raw = db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+        assert b"file 0 line 40:" not in raw
+        with sqlite3.connect(db.parent / "blobs" / "parts.sqlite") as conn:
+            assert conn.execute("SELECT COUNT(*) FROM texts").fetchone() == (FILES,)
+    else:
+        import psycopg
+
+        with psycopg.connect(str(store_of(ws))) as conn:
+            for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+                dump = conn.execute(f"SELECT t::text FROM {table} AS t").fetchall()  # noqa: S608
+                assert not any("file 0 line 40:" in row[0] for row in dump), table
+            assert conn.execute("SELECT COUNT(*) FROM jarvis_texts").fetchone() == (FILES,)
+        assert not (ws / ".jarvis" / "blobs").exists()  # nothing on local disk
+        assert not default_sessions_path(ws).exists()
 
 
 def test_resume_after_an_interrupt_in_a_new_process(ws: Path) -> None:
@@ -132,16 +163,32 @@ def test_a_missing_or_broken_parts_database_is_a_clear_error_in_the_cli(ws: Path
 
     with agent(ws) as graph:
         graph.invoke({"task": "read the files"}, config("t9"), context=context(ws))
-    parts = default_sessions_path(ws).parent / "blobs" / "parts.sqlite"
-    kept = parts.read_bytes()
-    for broken, expected in ((b"garbage", "file is not a database"), (None, "missing from")):
-        parts.unlink()
-        if broken is not None:
-            parts.write_bytes(broken)
-        shown = run_process(["sessions", "show", "t9"], cwd=ws)
-        assert shown.returncode == 1
-        assert "error: " in shown.stdout and expected in shown.stdout
-        assert "Traceback" not in shown.stdout + shown.stderr
-    parts.write_bytes(kept)  # restored: the session reads again
+    url = store_of(ws)
+    if url is None:
+        parts = default_sessions_path(ws).parent / "blobs" / "parts.sqlite"
+        kept = parts.read_bytes()
+        for broken, expected in ((b"garbage", "file is not a database"), (None, "missing from")):
+            parts.unlink()
+            if broken is not None:
+                parts.write_bytes(broken)
+            shown = run_process(["sessions", "show", "t9"], cwd=ws)
+            assert shown.returncode == 1
+            assert "error: " in shown.stdout and expected in shown.stdout
+            assert "Traceback" not in shown.stdout + shown.stderr
+        parts.write_bytes(kept)  # restored: the session reads again
+    else:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            for table, expected in (("jarvis_lists", "missing from"), ("jarvis_texts", "not in")):
+                conn.execute(f"ALTER TABLE {table} RENAME TO {table}_kept")
+                conn.execute(f"CREATE TABLE {table} (LIKE {table}_kept INCLUDING ALL)")
+                shown = run_process(["sessions", "show", "t9"], cwd=ws)
+                assert shown.returncode == 1, shown.stdout
+                assert "error: " in shown.stdout and expected in shown.stdout
+                assert "postgresql://127.0.0.1:" in shown.stdout  # named, without the user
+                assert "Traceback" not in shown.stdout + shown.stderr
+                conn.execute(f"DROP TABLE {table}")
+                conn.execute(f"ALTER TABLE {table}_kept RENAME TO {table}")
     shown = run_process(["sessions", "show", "t9"], cwd=ws)
     assert shown.returncode == 0 and "Read all four." in shown.stdout

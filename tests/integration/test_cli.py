@@ -1,4 +1,8 @@
-"""The ``jarvis`` CLI end to end with the scripted platform and the real SQLite store."""
+"""The ``jarvis`` CLI end to end with the scripted platform and a real session store.
+
+The session tests run on both stores: the project's SQLite file and a PostgreSQL server
+(``JARVIS_CHECKPOINT_URL``, a server on loopback started for the test session).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,14 @@ import pytest
 from tests.support.cli import invoke, write_script
 
 ANSWER = "The script prints 42."
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def session_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which store the sessions live in (PostgreSQL: through ``JARVIS_CHECKPOINT_URL``)."""
+    if request.param == "postgres":
+        monkeypatch.setenv("JARVIS_CHECKPOINT_URL", str(request.getfixturevalue("pg_url")))
+    return str(request.param)
 
 
 @pytest.fixture
@@ -62,7 +74,7 @@ def test_help_does_not_import_langchain_or_langgraph() -> None:
 
 
 def test_run_non_interactive_completes_and_sessions_list_shows_it(
-    calc_ws: Path, tmp_path: Path
+    calc_ws: Path, tmp_path: Path, session_store: str
 ) -> None:
     result = invoke(
         run_args(calc_ws, calc_script(tmp_path), "-n", "--yes", "what does calc.py print?")
@@ -76,6 +88,8 @@ def test_run_non_interactive_completes_and_sessions_list_shows_it(
     assert tid in listing.output and "completed" in listing.output
     shown = invoke(["sessions", "show", tid, "-w", str(calc_ws), "--history"])
     assert "calc.py" in shown.output and "step" in shown.output
+    local = [p.name for p in (calc_ws / ".jarvis").glob("*sessions*")]
+    assert bool(local) == (session_store == "sqlite"), local  # a server store: none on disk
 
 
 def test_non_interactive_without_yes_declines_risky_tool(calc_ws: Path, tmp_path: Path) -> None:
@@ -85,7 +99,9 @@ def test_non_interactive_without_yes_declines_risky_tool(calc_ws: Path, tmp_path
     assert "declined" in result.output
 
 
-def test_stop_at_confirmation_then_resume_approves(calc_ws: Path, tmp_path: Path) -> None:
+def test_stop_at_confirmation_then_resume_approves(
+    calc_ws: Path, tmp_path: Path, session_store: str
+) -> None:
     first = invoke(run_args(calc_ws, calc_script(tmp_path), "what does calc.py print?"), input="")
     assert first.exit_code == 130, first.output
     assert "confirm" in first.output and "execute_script" in first.output
@@ -136,7 +152,9 @@ def test_iteration_cap_exit_code(workspace: Path, tmp_path: Path) -> None:
     assert "max_iterations" in result.output
 
 
-def test_run_continues_a_thread_with_a_new_task(calc_ws: Path, tmp_path: Path) -> None:
+def test_run_continues_a_thread_with_a_new_task(
+    calc_ws: Path, tmp_path: Path, session_store: str
+) -> None:
     script = write_script(
         tmp_path / "two.yaml",
         [{"text": "first answer !!!COMPLETE!!!"}, {"text": "second answer !!!COMPLETE!!!"}],
@@ -148,7 +166,9 @@ def test_run_continues_a_thread_with_a_new_task(calc_ws: Path, tmp_path: Path) -
     assert shown.index("first") < shown.index("second")
 
 
-def test_fork_from_an_earlier_checkpoint_and_resume(calc_ws: Path, tmp_path: Path) -> None:
+def test_fork_from_an_earlier_checkpoint_and_resume(
+    calc_ws: Path, tmp_path: Path, session_store: str
+) -> None:
     result = invoke(
         run_args(calc_ws, calc_script(tmp_path), "-n", "--yes", "--new-thread", "src", "go")
     )
@@ -167,7 +187,7 @@ def test_fork_from_an_earlier_checkpoint_and_resume(calc_ws: Path, tmp_path: Pat
     assert (calc_ws / "out.txt").read_text() == "42\n42\n"  # the fork re-ran only that call
 
 
-def test_sessions_delete(calc_ws: Path, tmp_path: Path) -> None:
+def test_sessions_delete(calc_ws: Path, tmp_path: Path, session_store: str) -> None:
     invoke(run_args(calc_ws, calc_script(tmp_path), "-n", "--new-thread", "gone", "x"))
     episodes = ["memory", "episodes", "search", "--thread", "gone", "-w", str(calc_ws)]
     assert "gone:" in invoke(episodes).output  # the completed task was archived

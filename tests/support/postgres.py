@@ -1,0 +1,113 @@
+"""A real PostgreSQL server for tests: its own cluster in a temporary folder, on loopback.
+
+Debian's PostgreSQL binaries (``postgresql`` package: ``initdb``, ``pg_ctl``) start a
+cluster that trusts connections from 127.0.0.1 only and keeps its socket in the cluster's
+folder. PostgreSQL refuses to run as root: under root the server runs as the ``postgres``
+system user the package creates. Each test gets a database of its own
+(:meth:`PostgresServer.new_database`); the server stops when the session ends.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import uuid
+from pathlib import Path
+
+PG_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+
+
+def pg_bin() -> Path:
+    """The newest installed PostgreSQL's binaries (``JARVIS_TEST_PG_BIN`` overrides)."""
+    if os.environ.get("JARVIS_TEST_PG_BIN"):
+        return Path(os.environ["JARVIS_TEST_PG_BIN"])
+    for folder in PG_BIN_DIRS:
+        if (folder / "pg_ctl").exists():
+            return folder
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).parent
+    msg = (
+        "PostgreSQL's server binaries are needed for these tests: apt-get install postgresql "
+        "(or set JARVIS_TEST_PG_BIN to the folder holding pg_ctl)"
+    )
+    raise RuntimeError(msg)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class PostgresServer:
+    """One PostgreSQL cluster in ``folder``, listening on 127.0.0.1."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.data = folder / "data"
+        self.port = _free_port()
+        self.bin = pg_bin()
+        self._as_user: list[str] = []
+        if os.geteuid() == 0:  # the server will not run as root
+            self._as_user = ["runuser", "-u", "postgres", "--"]
+
+    def _run(self, *args: str) -> None:
+        done = subprocess.run(
+            [*self._as_user, *args], capture_output=True, text=True, timeout=120, check=False
+        )
+        if done.returncode:
+            msg = f"{Path(args[0]).name} failed ({done.returncode}): {done.stderr or done.stdout}"
+            raise RuntimeError(msg)
+
+    def start(self) -> None:
+        """Create the cluster and start the server (waits until it accepts connections)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if self._as_user:
+            shutil.chown(self.folder, "postgres", "postgres")
+        self._run(
+            str(self.bin / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+        )
+        options = (
+            f"-c listen_addresses=127.0.0.1 -c port={self.port} "
+            f"-c unix_socket_directories={self.folder} -c fsync=off -c max_connections=200"
+        )
+        self._run(
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.folder / "server.log"),
+            "-o",
+            options,
+            "-w",
+            "start",
+        )
+
+    def stop(self) -> None:
+        """Stop the server at once (the cluster is thrown away)."""
+        if (self.data / "postmaster.pid").exists():
+            self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
+
+    def url(self, database: str = "postgres") -> str:
+        """A connection URL for ``database``."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """Create an empty database; its URL."""
+        import psycopg
+
+        name = f"t_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
