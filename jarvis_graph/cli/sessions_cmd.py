@@ -249,3 +249,83 @@ def delete(
         episodes = forget_project_thread(Path(ctx["workspace"]), thread_id)
         message = f"deleted session {thread_id} and its {episodes} archived episodes"
         console.print(message, markup=False)
+
+
+ExportPath = typer.Argument(..., help="File to write (JSON Lines).")
+ExportThreads = typer.Option(
+    None, "--thread", "-t", help="Session to export (repeatable; default: all)."
+)
+ImportPath = typer.Argument(..., help="A file written by `jarvis sessions export`.")
+
+
+@app.command("export")
+def export(
+    path: Path = ExportPath,
+    thread: list[str] = ExportThreads,
+    force: bool = typer.Option(False, "--force", help="Overwrite PATH if it exists."),
+    workspace: Path | None = o.Workspace,
+) -> None:
+    """Write sessions, with every checkpoint and sub-run, to a file another store imports."""
+    import os
+    import tempfile
+
+    from rich.markup import escape
+
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.checkpointing import CheckpointError
+    from jarvis_graph.cli.driver import console, open_agent
+    from jarvis_graph.session_transfer import export_sessions
+
+    if path.exists() and not force:
+        console.print(f"[red]error:[/] {escape(str(path))} exists; pass --force to overwrite it")
+        raise typer.Exit(1)
+    with open_agent(_ctx(workspace)) as graph:
+        fd, part = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or Path("."))
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                report = export_sessions(graph.checkpointer, out, list(thread or []))
+            os.replace(part, path)
+        except CheckpointError as exc:
+            console.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(1) from None
+        finally:
+            Path(part).unlink(missing_ok=True)
+    console.print(
+        f"exported {len(report.threads)} sessions ({report.checkpoints} checkpoints) to {path}",
+        markup=False,
+    )
+
+
+@app.command("import")
+def import_(
+    path: Path = ImportPath,
+    replace: bool = typer.Option(
+        False, "--replace", help="Replace sessions this store already has (default: skip them)."
+    ),
+    workspace: Path | None = o.Workspace,
+) -> None:
+    """Add the sessions of an export file to this project's session store."""
+    from rich.markup import escape
+
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.checkpointing import CheckpointError
+    from jarvis_graph.cli.driver import console, open_agent
+    from jarvis_graph.session_transfer import import_sessions
+
+    with open_agent(_ctx(workspace)) as graph:
+        try:
+            report = import_sessions(graph.checkpointer, path, replace=replace)
+        except CheckpointError as exc:
+            console.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(1) from None
+    console.print(
+        f"imported {len(report.threads)} sessions ({report.checkpoints} checkpoints)"
+        + (f", replaced {', '.join(report.replaced)}" if report.replaced else ""),
+        markup=False,
+    )
+    if report.skipped:
+        console.print(
+            f"skipped {len(report.skipped)} sessions this store already has: "
+            f"{', '.join(report.skipped)} (--replace replaces them)",
+            markup=False,
+        )
