@@ -21,6 +21,7 @@ import functools
 import hashlib
 import operator
 import threading
+import time
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -52,6 +53,9 @@ LIST_MIN = 4
 CACHE_CHARS = 64 * 1024 * 1024
 """Texts kept in memory (both directions) so repeated checkpoints cost no hashing or I/O."""
 CACHE_MESSAGES = 50_000
+REFRESH = 900.0
+"""Seconds after which a remembered text's row is written again when reused: a quarter of
+the orphan collection's grace period (``session_prune.GRACE``)."""
 HEADS = 16
 """Recent lists remembered, so that a checkpoint finds the list its list extends."""
 
@@ -101,6 +105,7 @@ class BlobSerializer(SerializerProtocol):
             parts = PartsDB(self.folder / "parts.sqlite")
         self.parts: Parts = parts
         self._refs: OrderedDict[str, str] = OrderedDict()  # text -> ref
+        self._written: dict[str, float] = {}  # ref -> when its row was last written
         self._texts: OrderedDict[str, str] = OrderedDict()  # ref -> text
         self._cached = 0
         # message -> its digest, while it lives with the same content: encoded once
@@ -165,13 +170,20 @@ class BlobSerializer(SerializerProtocol):
 
     def _store_text(self, text: str, rows: _Rows) -> str:
         ref = self._refs.get(text)
+        now = time.monotonic()
         if ref is not None:
             self._refs.move_to_end(text)
+            if now - self._written.get(ref, 0.0) > REFRESH:
+                # a remembered text may be in no checkpoint any more: its row is written
+                # again (its time renewed) so that a prune keeps it (see session_prune)
+                rows.texts.append((ref.removeprefix(REF_PREFIX), text))
+                self._written[ref] = now
             return ref
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         rows.texts.append((digest, text))
         ref = f"{REF_PREFIX}{digest}"
         self._remember_text(text, ref)
+        self._written[ref] = now
         return ref
 
     def _store_list(self, messages: list[BaseMessage], rows: _Rows) -> bytes:
@@ -327,6 +339,7 @@ class BlobSerializer(SerializerProtocol):
         while self._cached > CACHE_CHARS and self._texts:
             old_ref, old_text = self._texts.popitem(last=False)
             self._refs.pop(old_text, None)
+            self._written.pop(old_ref, None)
             self._cached -= len(old_text)
 
     def _remember_loaded(self, ref: str, text: str) -> None:

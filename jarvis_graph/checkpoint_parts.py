@@ -31,12 +31,38 @@ DIGEST_BYTES = 16
 """Message and list digests: the first 16 bytes of a SHA-256."""
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS texts (digest TEXT PRIMARY KEY, body TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS messages (
-    digest BLOB PRIMARY KEY, kind TEXT NOT NULL, data BLOB NOT NULL
+CREATE TABLE IF NOT EXISTS texts (
+    digest TEXT PRIMARY KEY, body TEXT NOT NULL, added REAL NOT NULL DEFAULT 0
 );
-CREATE TABLE IF NOT EXISTS lists (digest BLOB PRIMARY KEY, parent BLOB, items BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS messages (
+    digest BLOB PRIMARY KEY, kind TEXT NOT NULL, data BLOB NOT NULL,
+    added REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS lists (
+    digest BLOB PRIMARY KEY, parent BLOB, items BLOB NOT NULL, added REAL NOT NULL DEFAULT 0
+);
 """
+TABLES = ("texts", "messages", "lists")
+"""``added``: when a row was last written (seconds since the epoch; 0 before it was kept).
+Writing a row that exists refreshes it, so a row a checkpoint is about to refer to is
+never older than that checkpoint: the orphan collection keeps rows younger than its grace
+period (:mod:`jarvis_graph.session_prune`)."""
+_COLUMNS = {
+    "texts": ("digest", "body"),
+    "messages": ("digest", "kind", "data"),
+    "lists": ("digest", "parent", "items"),
+}
+
+
+def _upsert(table: str, name: str, mark: str) -> str:
+    """Insert a row of ``table`` (named ``name`` in the database), or refresh its time."""
+    columns = _COLUMNS[table]
+    values = ", ".join([mark] * (len(columns) + 1))
+    return (
+        f"INSERT INTO {name} ({', '.join(columns)}, added) VALUES ({values}) "  # noqa: S608
+        "ON CONFLICT (digest) DO UPDATE SET added = excluded.added"
+    )
+
 
 _CHAIN = """
 WITH RECURSIVE chain(digest, parent, items, depth) AS (
@@ -101,6 +127,12 @@ class Parts(Protocol):
 
     def chain(self, digest: bytes) -> list[bytes]: ...  # noqa: D102
 
+    def scan(self, table: str) -> Iterator[tuple[Any, ...]]: ...  # noqa: D102
+
+    def ages(self, table: str) -> Iterator[tuple[Any, float]]: ...  # noqa: D102
+
+    def delete(self, table: str, digests: list[Any]) -> None: ...  # noqa: D102
+
 
 class PartsDB:
     """One ``parts.sqlite``, opened on first use and shared by the threads of a process."""
@@ -126,6 +158,10 @@ class PartsDB:
             # restoring a long session reads every large text: mapped, not copied page by page
             conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             conn.executescript(_SCHEMA)
+            for table in TABLES:  # stores written before rows kept their time
+                names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+                if "added" not in names:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN added REAL NOT NULL DEFAULT 0")
 
         try:
             retry_locked(setup)
@@ -161,9 +197,11 @@ class PartsDB:
             conn = self._connect(create=True)
             assert conn is not None
             with conn:
-                conn.executemany("INSERT OR IGNORE INTO texts VALUES (?, ?)", texts)
-                conn.executemany("INSERT OR IGNORE INTO messages VALUES (?, ?, ?)", messages)
-                conn.executemany("INSERT OR IGNORE INTO lists VALUES (?, ?, ?)", lists)
+                now = time.time()
+                tables: tuple[list[tuple[Any, ...]], ...] = (texts, messages, lists)
+                for table, rows in zip(TABLES, tables, strict=True):
+                    if rows:
+                        conn.executemany(_upsert(table, table, "?"), [(*r, now) for r in rows])
 
     def texts(self, digests: list[str]) -> dict[str, str]:
         """The stored texts among ``digests``."""
@@ -189,6 +227,40 @@ class PartsDB:
         items = b"".join(bytes(row[1]) for row in rows)
         return [items[i : i + DIGEST_BYTES] for i in range(0, len(items), DIGEST_BYTES)]
 
+    def scan(self, table: str) -> Iterator[tuple[Any, ...]]:
+        """Every row of ``table`` (its columns, then ``added``), read in one pass."""
+        with self._lock:
+            conn = self._connect(create=False)
+            rows = (
+                conn.execute(f"SELECT {', '.join(_COLUMNS[table])}, added FROM {table}").fetchall()  # noqa: S608
+                if conn is not None
+                else []
+            )
+        yield from rows
+
+    def ages(self, table: str) -> Iterator[tuple[Any, float]]:
+        """``(digest, added)`` of every row of ``table``."""
+        with self._lock:
+            conn = self._connect(create=False)
+            rows = (
+                conn.execute(f"SELECT digest, added FROM {table}").fetchall()  # noqa: S608
+                if conn is not None
+                else []
+            )
+        yield from rows
+
+    def delete(self, table: str, digests: list[Any]) -> None:
+        """Delete the rows of ``table`` keyed by ``digests``, in one transaction."""
+        with self._lock:
+            conn = self._connect(create=False)
+            if conn is None or not digests:
+                return
+            with conn:
+                conn.executemany(
+                    f"DELETE FROM {table} WHERE digest = ?",  # noqa: S608
+                    [(d,) for d in digests],
+                )
+
     def _select(self, query: str, keys: list[str] | list[bytes]) -> list[Any]:
         unique = list(dict.fromkeys(keys))
         rows: list[Any] = []
@@ -204,12 +276,16 @@ class PartsDB:
 
 
 _PG_SCHEMA = """
-CREATE TABLE IF NOT EXISTS jarvis_texts (digest TEXT PRIMARY KEY, body BYTEA NOT NULL);
+CREATE TABLE IF NOT EXISTS jarvis_texts (
+    digest TEXT PRIMARY KEY, body BYTEA NOT NULL, added DOUBLE PRECISION NOT NULL DEFAULT 0
+);
 CREATE TABLE IF NOT EXISTS jarvis_messages (
-    digest BYTEA PRIMARY KEY, kind TEXT NOT NULL, data BYTEA NOT NULL
+    digest BYTEA PRIMARY KEY, kind TEXT NOT NULL, data BYTEA NOT NULL,
+    added DOUBLE PRECISION NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS jarvis_lists (
-    digest BYTEA PRIMARY KEY, parent BYTEA, items BYTEA NOT NULL
+    digest BYTEA PRIMARY KEY, parent BYTEA, items BYTEA NOT NULL,
+    added DOUBLE PRECISION NOT NULL DEFAULT 0
 );
 """
 
@@ -248,22 +324,42 @@ class PostgresParts:
         lists: Iterable[tuple[bytes, bytes | None, bytes]] = (),
     ) -> None:
         """Store new rows in one transaction (rows already there are kept as they are)."""
+        now = time.time()
         encoded = [(d, t.encode("utf-8", "surrogatepass")) for d, t in texts]
         tables: list[tuple[str, list[tuple[Any, ...]]]] = [
-            ("jarvis_texts", encoded),
-            ("jarvis_messages", list(messages)),
-            ("jarvis_lists", list(lists)),
+            ("texts", encoded),
+            ("messages", list(messages)),
+            ("lists", list(lists)),
         ]
         if not any(rows for _, rows in tables):
             return
         with self._cursor(transaction=True) as cur:
             for table, rows in tables:
                 if rows:
-                    marks = ", ".join(["%s"] * len(rows[0]))
-                    cur.executemany(
-                        f"INSERT INTO {table} VALUES ({marks}) ON CONFLICT DO NOTHING",  # noqa: S608
-                        rows,
-                    )
+                    sql = _upsert(table, f"jarvis_{table}", "%s")
+                    cur.executemany(sql, [(*r, now) for r in rows])
+
+    def scan(self, table: str) -> Iterator[tuple[Any, ...]]:
+        """Every row of ``table`` (its columns, then ``added``), streamed."""
+        columns = ", ".join(_COLUMNS[table])
+        with self._cursor() as cur:
+            cur.execute(f"SELECT {columns}, added FROM jarvis_{table}")  # noqa: S608
+            for row in cur:
+                yield tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
+
+    def ages(self, table: str) -> Iterator[tuple[Any, float]]:
+        """``(digest, added)`` of every row of ``table``."""
+        with self._cursor() as cur:
+            cur.execute(f"SELECT digest, added FROM jarvis_{table}")  # noqa: S608
+            for digest, added in cur:
+                yield (bytes(digest) if isinstance(digest, memoryview) else digest), float(added)
+
+    def delete(self, table: str, digests: list[Any]) -> None:
+        """Delete the rows of ``table`` keyed by ``digests``, in one transaction."""
+        if not digests:
+            return
+        with self._cursor(transaction=True) as cur:
+            cur.execute(f"DELETE FROM jarvis_{table} WHERE digest = ANY(%s)", (digests,))  # noqa: S608
 
     def texts(self, digests: list[str]) -> dict[str, str]:
         """The stored texts among ``digests``."""

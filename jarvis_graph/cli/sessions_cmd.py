@@ -329,3 +329,76 @@ def import_(
             f"{', '.join(report.skipped)} (--replace replaces them)",
             markup=False,
         )
+
+
+@app.command("prune")
+def prune(
+    older_than: str | None = typer.Option(
+        None, "--older-than", help="Delete sessions not used for this long (30d, 12h, 90m)."
+    ),
+    keep_last: int | None = typer.Option(
+        None, "--keep-last", help="In finished sessions, keep only the last N checkpoints."
+    ),
+    grace: str = typer.Option(
+        "1h", "--grace", help="Keep unreferenced parts younger than this (a run may need them)."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would go; change nothing."),
+    workspace: Path | None = o.Workspace,
+) -> None:
+    """Delete old sessions and old checkpoints, collect orphan parts, give space back."""
+    from rich.markup import escape
+
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.checkpointing import CheckpointError
+    from jarvis_graph.cli.driver import console, open_agent, thread_config
+    from jarvis_graph.memory.episodic import forget_project_thread
+    from jarvis_graph.session_prune import parse_duration
+    from jarvis_graph.session_prune import prune as prune_store
+
+    try:
+        age = parse_duration(older_than) if older_than is not None else None
+        keep_for = parse_duration(grace)
+    except ValueError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    ctx = _ctx(workspace)
+    with open_agent(ctx) as graph:
+
+        def finished(thread: str) -> bool:
+            state = graph.get_state(thread_config(thread))
+            return not state.next and not state.interrupts
+
+        try:
+            report = prune_store(
+                graph.checkpointer,
+                older_than=age,
+                keep_last=keep_last,
+                finished=finished,
+                grace=keep_for,
+                dry_run=dry_run,
+            )
+        except CheckpointError as exc:
+            console.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(1) from None
+        if not dry_run:
+            for thread in report.sessions:
+                forget_project_thread(Path(ctx["workspace"]), thread)
+    would = "would remove" if dry_run else "removed"
+    parts = ", ".join(f"{n} {table}" for table, n in report.parts.items())
+    console.print(
+        f"{would} {len(report.sessions)} sessions, {report.checkpoints} checkpoints, "
+        f"orphan parts ({parts}) and {report.files} old blob files",
+        markup=False,
+    )
+    if report.sessions:
+        console.print(f"  sessions: {', '.join(report.sessions)}", markup=False)
+    if report.busy:
+        console.print(
+            f"left {len(report.busy)} sessions in use by a run: {', '.join(report.busy)}",
+            markup=False,
+        )
+    if report.bytes_before is not None and report.bytes_after is not None:
+        console.print(
+            f"store: {report.bytes_before / 1e6:.2f} MB -> {report.bytes_after / 1e6:.2f} MB",
+            markup=False,
+        )

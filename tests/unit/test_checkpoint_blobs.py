@@ -165,3 +165,46 @@ def test_tool_calls_replaced_in_a_kept_message_are_stored(tmp_path: Path) -> Non
     data = serde.dumps_typed(checkpoint(*messages))  # the same objects, one field replaced
     back = BlobSerializer(tmp_path).loads_typed(data)["channel_values"]["messages"]
     assert back[2].tool_calls[0]["args"] == {"path": "edited"}
+
+
+def test_a_parts_database_of_an_earlier_version_gains_row_times(tmp_path: Path) -> None:
+    """Rows written before parts kept their time read as time 0 (collectable), new ones now."""
+    import time
+
+    with sqlite3.connect(tmp_path / "parts.sqlite") as conn:
+        conn.executescript(
+            "CREATE TABLE texts (digest TEXT PRIMARY KEY, body TEXT NOT NULL);"
+            "CREATE TABLE messages (digest BLOB PRIMARY KEY, kind TEXT NOT NULL, data BLOB);"
+            "CREATE TABLE lists (digest BLOB PRIMARY KEY, parent BLOB, items BLOB NOT NULL);"
+            "INSERT INTO texts VALUES ('old', 'an old text');"
+        )
+    serde = BlobSerializer(tmp_path, min_chars=10)
+    start = time.time()
+    serde.dumps_typed(
+        checkpoint(*[ToolMessage("x" * 50 + str(i), tool_call_id="c") for i in range(4)])
+    )
+    ages = dict(serde.parts.ages("texts"))
+    assert ages.pop("old") == 0 and len(ages) == 4
+    assert all(start <= added <= time.time() for added in ages.values())
+    assert serde.parts.texts(["old"]) == {"old": "an old text"}
+    serde.close()
+
+
+def test_storing_a_known_text_again_refreshes_its_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text the serializer remembers is written again (its time renewed) when a new
+    message holds it and its row was written long ago: a prune must not take it as old."""
+    import jarvis_graph.checkpoint_blobs as blobs
+
+    serde = BlobSerializer(tmp_path, min_chars=10)
+    text = "the same long output " * 3
+    serde.dumps_typed(checkpoint(ToolMessage(text, tool_call_id="a")))
+    with sqlite3.connect(tmp_path / "parts.sqlite") as conn:
+        conn.execute("UPDATE texts SET added = 1")
+    serde.dumps_typed(checkpoint(ToolMessage(text, tool_call_id="b")))
+    assert [added for _d, added in serde.parts.ages("texts")] == [1]  # written a moment ago
+    monkeypatch.setattr(blobs, "REFRESH", -1.0)  # as if REFRESH seconds had passed
+    serde.dumps_typed(checkpoint(ToolMessage(text, tool_call_id="c")))
+    assert [added > 1 for _d, added in serde.parts.ages("texts")] == [True]
+    serde.close()
