@@ -16,9 +16,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from jarvis_graph.checkpoint_parts import CheckpointError, PostgresParts, retry_locked
+from jarvis_graph.secrets import strip_userinfo
 from jarvis_graph.thread_lock import setup_postgres
 
 if TYPE_CHECKING:
@@ -82,11 +83,15 @@ POOL_SIZE = 8
 
 
 def redact_url(url: str) -> str:
-    """``url`` without its user name and password, for messages and logs."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    """``url`` for messages and logs: no user name or password.
+
+    The query may hold a password: only its ``host`` and ``port`` (a socket folder, for
+    instance) are kept.
+    """
+    parts = urlsplit(strip_userinfo(url))
+    kept = [(k, v) for k, v in parse_qsl(parts.query) if k in ("host", "port")]
+    query = f"?{urlencode(kept, safe='/')}" if kept else ""
+    return f"{parts.scheme}://{parts.netloc}{parts.path}{query}"
 
 
 @contextmanager

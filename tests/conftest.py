@@ -93,3 +93,26 @@ def postgres_server() -> Iterator[object]:
 def pg_url(postgres_server: object) -> str:
     """The URL of a new, empty PostgreSQL database of the test's own."""
     return postgres_server.new_database()  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def pgvector_server() -> Iterator[object]:
+    """A PostgreSQL server with pgvector for the whole session (a socket in a temp folder)."""
+    import shutil
+    import tempfile
+
+    from tests.support.postgres import PgvectorServer
+
+    folder = Path(tempfile.mkdtemp(prefix="jarvis-pgv-"))
+    server = PgvectorServer(folder)
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def pgvector_url(pgvector_server: object) -> str:
+    """The URL of a new, empty database on the pgvector server."""
+    return pgvector_server.new_database()  # type: ignore[attr-defined]

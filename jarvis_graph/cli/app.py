@@ -63,14 +63,15 @@ def _root(
 def main() -> None:
     """Console-script entry point.
 
-    A session store that cannot be opened or read is a clear error in every command, not
-    a traceback (the commands catch it where they can say more).
+    A session or shared memory store that cannot be opened or read is a clear error in
+    every command, not a traceback (the commands catch it where they can say more).
     """
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.checkpoint_parts import CheckpointError
+    from jarvis_graph.memory.records import MemoryStoreError
 
     try:
         app()
-    except CheckpointError as exc:
+    except (CheckpointError, MemoryStoreError) as exc:
         typer.echo(f"error: {exc}")
         raise SystemExit(1) from None

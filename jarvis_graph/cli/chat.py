@@ -29,6 +29,7 @@ from jarvis_graph.cli.driver import (
 )
 from jarvis_graph.cli.preflight import RunSetupError, check_model, check_thread
 from jarvis_graph.config import ConfigError
+from jarvis_graph.memory.records import MemoryStoreError
 from jarvis_graph.platforms.registry import PlatformError
 from jarvis_graph.thread_lock import ThreadBusyError
 
@@ -64,7 +65,7 @@ def chat_loop(
     except RunSetupError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
         return exc.code
-    except (ConfigError, PlatformError, ThreadBusyError, CheckpointError) as exc:
+    except (ConfigError, PlatformError, ThreadBusyError, CheckpointError, MemoryStoreError) as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_ERROR
 

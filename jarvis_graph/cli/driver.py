@@ -26,6 +26,8 @@ from jarvis_graph.config import ConfigError
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import Event, get_event_bus
 from jarvis_graph.graphs.agent import RECURSION_LIMIT, build_agent_graph
+from jarvis_graph.memory.pg_store import shared_store, store_url
+from jarvis_graph.memory.records import MemoryStoreError
 from jarvis_graph.memory.router import memory_store
 from jarvis_graph.messages import not_run_answers, pending_tool_calls
 from jarvis_graph.platforms.errors import PlatformError, ProviderError
@@ -85,6 +87,9 @@ def open_agent(ctx: dict[str, Any], kind: str = "agent") -> Iterator[Any]:
     """
     settings = resolve_settings(JarvisContext(**ctx))
     with open_checkpointer(Path(ctx["workspace"]), settings.checkpoint_url) as saver:
+        url = store_url()
+        if url:  # a shared memory store that cannot be used stops the run before it starts
+            shared_store(url)
         try:
             builder, name = build_graph(ctx, kind)
             yield builder.compile(checkpointer=saver, store=memory_store(), name=name)
@@ -166,7 +171,7 @@ def run_task(
     except RunSetupError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
         return exc.code
-    except (ConfigError, CheckpointError, PlatformError) as exc:
+    except (ConfigError, CheckpointError, PlatformError, MemoryStoreError) as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", markup=True)
         return EXIT_ERROR
 

@@ -15,6 +15,7 @@ from langgraph.store.base import IndexConfig
 from langgraph.store.memory import InMemoryStore
 
 from jarvis_graph.memory.embedder import MINILM_DIMS, default_embedder
+from jarvis_graph.memory.pg_store import close_shared
 from jarvis_graph.memory.store import FaissStore
 
 
@@ -46,10 +47,19 @@ def existing_store(folder: Path) -> FaissStore | None:
     return open_store(key)
 
 
-def open_folders() -> list[Path]:
-    """The folders of the FAISS stores this process has open."""
+_shared_folders: set[Path] = set()
+
+
+def remember_folder(folder: Path) -> None:
+    """Note a store folder this process used in the shared store (no local store opens)."""
     with _stores_lock:
-        return list(_stores)
+        _shared_folders.add(folder.resolve())
+
+
+def open_folders() -> list[Path]:
+    """The folders of the stores this process has open (or used in the shared store)."""
+    with _stores_lock:
+        return list(dict.fromkeys([*_stores, *sorted(_shared_folders)]))
 
 
 def short_term_store() -> InMemoryStore:
@@ -69,4 +79,6 @@ def close_stores() -> None:
         for store in _stores.values():
             store.close()
         _stores.clear()
+        _shared_folders.clear()
         _short_term = None
+    close_shared()

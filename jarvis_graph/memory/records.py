@@ -16,6 +16,10 @@ class MemoryInputError(ValueError):
     """A memory record or request is invalid; the message says what to change."""
 
 
+class MemoryStoreError(MemoryInputError):
+    """The shared memory store cannot be used (unreachable, no pgvector, missing packages)."""
+
+
 def now_iso() -> str:
     """The current time, UTC, ISO 8601 with seconds."""
     return datetime.now(UTC).isoformat(timespec="seconds")

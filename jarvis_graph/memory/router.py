@@ -239,10 +239,20 @@ def _known_backends(conditions: Iterable[MatchCondition]) -> list[_Backend]:
 def _open(backend: _Backend, *, write: bool) -> BaseStore | None:
     """The store of ``backend`` (``None``: its file does not exist and this only reads)."""
     # deferred: the backends load numpy and FAISS, which wait for the first operation
-    from jarvis_graph.memory.backends import existing_store, open_store, short_term_store
+    from jarvis_graph.memory.backends import (
+        existing_store,
+        open_store,
+        remember_folder,
+        short_term_store,
+    )
+    from jarvis_graph.memory.pg_store import PrefixedStore, prefix_of, shared_store, store_url
 
     if backend.folder is None:
         return short_term_store()
+    url = store_url()
+    if url:  # the shared store on PostgreSQL: every folder is a prefix in it
+        remember_folder(backend.folder)
+        return PrefixedStore(shared_store(url), prefix_of(backend.workspace))
     return open_store(backend.folder) if write else existing_store(backend.folder)
 
 

@@ -1,8 +1,13 @@
-"""``jarvis memory``: save, list, search, export/import, Jarvis files, organize, clear."""
+"""``jarvis memory``: save, list, search, export/import, Jarvis files, organize, clear.
+
+Every test runs on both long-term stores: the local FAISS stores, and PostgreSQL with
+pgvector (``JARVIS_STORE_URL``, a server started for the test session).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +20,17 @@ FACTS = [
     ("Run the deploy only after the tests pass", ["deploy", "ops"], "project_long_term"),
     ("My favourite editor is vim", ["editor"], "global_long_term"),
 ]
+
+
+@pytest.fixture(autouse=True, params=["local", "postgres"])
+def memory_store(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, workspace: Path
+) -> Iterator[str]:
+    if request.param == "postgres":
+        monkeypatch.setenv("JARVIS_STORE_URL", str(request.getfixturevalue("pgvector_url")))
+    yield str(request.param)
+    if request.param == "postgres":  # nothing was written to the local stores
+        assert not (workspace / ".jarvis" / "memory").exists()
 
 
 def jarvis(workspace: Path, *args: str, input: str | None = None) -> Any:
@@ -33,8 +49,20 @@ def ids_in(output: str) -> list[str]:
     return [line.split()[0] for line in output.splitlines() if "[" in line and "tags:" in line]
 
 
-def test_save_list_and_search(workspace: Path) -> None:
+def test_save_list_and_search(workspace: Path, memory_store: str) -> None:
     save_facts(workspace)
+    if memory_store == "postgres":  # the records and their vectors are in the database
+        import os
+
+        import psycopg
+
+        with psycopg.connect(os.environ["JARVIS_STORE_URL"]) as conn:
+            rows = conn.execute(
+                "SELECT s.prefix, v.embedding IS NOT NULL FROM store AS s "
+                "JOIN store_vectors AS v ON v.prefix = s.prefix AND v.key = s.key"
+            ).fetchall()
+        assert len(rows) == 3 and all(has for _p, has in rows), rows
+        assert sum(p.startswith("jarvis.global.") for p, _ in rows) == 1
 
     listed = jarvis(workspace, "list")
     assert listed.exit_code == 0 and len(ids_in(listed.output)) == 3

@@ -152,9 +152,7 @@ def test_young_orphans_are_kept_for_the_grace_period(
     assert texts_stored(ws, url) == 0
 
 
-def test_a_session_in_use_by_a_run_is_left_alone(
-    ws: Path, tmp_path: Path, url: str | None
-) -> None:
+def test_a_session_in_use_by_a_run_is_left_alone(ws: Path, tmp_path: Path, url: str | None) -> None:
     from tests.adversarial.test_integrity import WAIT_RELEASE, Run, _wait_file
 
     step = f"touch holding; {WAIT_RELEASE}"

