@@ -43,6 +43,7 @@ ARCHIVE_RATIO_TARGET = 1.1
 """The episodic archive must stay off the answer's path (settled time is reported)."""
 SIZE_TARGET_MB = 25.0
 WARM_REPS = 5
+COLD_REPS = 5
 
 if str(ROOT) not in sys.path:  # run from a checkout without installing the package
     sys.path.insert(0, str(ROOT))
@@ -75,20 +76,34 @@ def dir_bytes(folder: Path) -> int:
 
 
 def time_get_state(open_graph: Callable[[], Any], config: dict[str, Any]) -> dict[str, float]:
-    """First get_state on a fresh connection, then warm calls on the same one."""
+    """Cold: the first get_state on a fresh connection (median of COLD_REPS openings, the
+    same for both loops: one opening is at the mercy of the collector and the scheduler).
+    Warm: further calls on one connection."""
+    cold = []
+    for _ in range(COLD_REPS):
+        with open_graph() as graph:
+            start = time.perf_counter()
+            graph.get_state(config)
+            cold.append(time.perf_counter() - start)
+    warm = []
     with open_graph() as graph:
-        start = time.perf_counter()
         graph.get_state(config)
-        cold = time.perf_counter() - start
-        warm = []
         for _ in range(WARM_REPS):
             start = time.perf_counter()
             graph.get_state(config)
             warm.append(time.perf_counter() - start)
-    return {"get_state_cold_ms": cold * 1000, "get_state_warm_ms": statistics.median(warm) * 1000}
+    return {
+        "get_state_cold_ms": statistics.median(cold) * 1000,
+        "get_state_cold_runs_ms": [round(c * 1000, 2) for c in cold],
+        "get_state_warm_ms": statistics.median(warm) * 1000,
+    }
 
 
-def run_baseline(ws: Path, work: Path, calls: int) -> dict[str, Any]:
+def run_baseline(
+    ws: Path, work: Path, calls: int, open_saver: Callable[[], Any] | None = None
+) -> dict[str, Any]:
+    """The minimal loop on a plain SqliteSaver (``open_saver``: a context manager factory
+    of another plain saver; its size is then the caller's to measure)."""
     from contextlib import contextmanager
 
     from langchain_core.messages import AIMessage, ToolMessage
@@ -121,6 +136,10 @@ def run_baseline(ws: Path, work: Path, calls: int) -> dict[str, Any]:
 
     @contextmanager
     def open_graph() -> Any:
+        if open_saver is not None:
+            with open_saver() as saver:
+                yield builder.compile(checkpointer=saver)
+            return
         conn = sqlite3.connect(str(db), check_same_thread=False)
         try:
             yield builder.compile(checkpointer=SqliteSaver(conn))
@@ -135,15 +154,23 @@ def run_baseline(ws: Path, work: Path, calls: int) -> dict[str, Any]:
     assert sum(isinstance(m, ToolMessage) for m in out["messages"]) == calls
     return {
         "run_s": elapsed,
-        "db_bytes": db.stat().st_size,
+        "db_bytes": db.stat().st_size if open_saver is None else 0,
         "blob_bytes": 0,
         **time_get_state(open_graph, config),
     }
 
 
 def run_agent(
-    ws: Path, work: Path, calls: int, budget: int, archive: bool = False
+    ws: Path,
+    work: Path,
+    calls: int,
+    budget: int,
+    archive: bool = False,
+    url: str | None = None,
+    store_bytes: Callable[[], tuple[int, int]] | None = None,
 ) -> dict[str, Any]:
+    """The agent on the CLI's session store (``url``: another store, whose sizes
+    ``store_bytes`` gives as (checkpoint tables, parts))."""
     import yaml
     from langchain_core.messages import ToolMessage
 
@@ -185,7 +212,7 @@ def run_agent(
 
         @contextmanager
         def opened() -> Any:
-            with open_checkpointer(ws) as saver:
+            with open_checkpointer(ws, url) as saver:
                 yield builder.compile(checkpointer=saver)
 
         return opened()
@@ -212,6 +239,9 @@ def run_agent(
             for m, line in zip(kept, last_lines, strict=True)
         )
     db = default_sessions_path(ws)
+    db_bytes, blob_bytes = (
+        store_bytes() if store_bytes else (db.stat().st_size, dir_bytes(db.parent / "blobs"))
+    )
     search: dict[str, Any] = {}
     if archive:  # segments are stored without vectors: the first search embeds them
         from jarvis_graph.memory.episodic import open_archive
@@ -223,8 +253,8 @@ def run_agent(
         **search,
         "run_s": elapsed,
         "settled_s": settled,
-        "db_bytes": db.stat().st_size,
-        "blob_bytes": dir_bytes(db.parent / "blobs"),
+        "db_bytes": db_bytes,
+        "blob_bytes": blob_bytes,
         "tool_messages_in_state": len(kept),
         "outputs_in_full": full,
         **timings,
