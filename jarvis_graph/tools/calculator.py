@@ -224,6 +224,9 @@ def evaluate(
     try:
         check(expression, files=workspace is not None)
     except CalculationError as exc:
+        meant = reading(expression, workspace, private) if workspace is not None else None
+        if meant:  # sum(numbers.txt), max(temp_c): one reading only, said with the value
+            return f"{evaluate(meant, timeout, workspace, private)} (read as {meant})"
         example = suggestion(expression, workspace, private) if workspace is not None else None
         if example:
             raise CalculationError(f"{exc}. In this workspace that is: {example}") from None
@@ -284,6 +287,44 @@ def suggestion(expression: str, workspace: Path, private: Sequence[str]) -> str 
             found = _column_file(workspace, files, node.id)
             if found is not None:
                 return _checked(_over_column(func, node.id, found))
+    return None
+
+
+_READ_AS = ("sum", "max", "min")
+
+
+def reading(expression: str, workspace: Path, private: Sequence[str]) -> str | None:
+    """The expression ``sum``/``max``/``min`` of one bare name means, if it means one.
+
+    ``max(numbers.txt)`` is the largest number in the workspace's one file of that name
+    (not a CSV file: which column would it be?), ``sum(qty)`` the sum of the column of the
+    one CSV file that has it. Anything more (``len(users.csv) - 1``, two names) is not
+    read: the refusal then suggests an expression for the model to write itself.
+    """
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError:
+        return None
+    call = tree.body
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id in _READ_AS
+        and len(call.args) == 1
+        and not call.keywords
+    ):
+        return None
+    arg, func, known = call.args[0], call.func.id, ALLOWED_CALLS | FILE_NAMES
+    if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name):
+        if arg.value.id in known:
+            return None
+        path = _named_file(_workspace_files(workspace, private), f"{arg.value.id}.{arg.attr}")
+        if path is None or path.lower().endswith(".csv"):
+            return None
+        return _checked(_over_file(func, path, workspace))
+    if isinstance(arg, ast.Name) and arg.id not in known:
+        found = _column_file(workspace, _workspace_files(workspace, private), arg.id)
+        return _checked(_over_column(func, arg.id, found)) if found else None
     return None
 
 

@@ -167,7 +167,7 @@ def test_a_column_name_written_as_a_variable_is_answered_with_how_to_read_the_fi
 
 def test_a_file_name_written_bare_is_answered_with_how_to_open_it(files: Path) -> None:
     (files / "values.txt").write_text("4\n19\n7\n")
-    message = refusal("max(values.txt)", files)
+    message = refusal("max(values.txt) + 1", files)
     assert "values.txt is not a value: a file is read with open('values.txt')" in message
     example = re.search(r"as in (.+?) for numbers", message)
     assert example, message
@@ -186,11 +186,13 @@ def test_a_refused_expression_is_answered_with_the_one_it_meant_over_the_workspa
     (tmp_path / "users.csv").write_text("name,email\nana,a@x\nbo,b@x\n")
     (tmp_path / "numbers.txt").write_text("4\n230\n17\n")
     cases = {
-        "max(temp_c)": "max(float(r['temp_c']) for r in csv.DictReader(open('data/weather.csv')))",
+        "max(temp_c) - 1": (
+            "max(float(r['temp_c']) for r in csv.DictReader(open('data/weather.csv')))"
+        ),
         "len(users.csv) - 1": "len(list(csv.DictReader(open('users.csv'))))",
-        "max(numbers.txt)": "max(float(x) for x in open('numbers.txt').read().split())",
+        "max(numbers.txt) / 2": "max(float(x) for x in open('numbers.txt').read().split())",
     }
-    values = {"max(temp_c)": "25.5", "len(users.csv) - 1": "2", "max(numbers.txt)": "230"}
+    values = {"max(temp_c) - 1": "25.5", "len(users.csv) - 1": "2", "max(numbers.txt) / 2": "230"}
     for written, meant in cases.items():
         with pytest.raises(CalculationError) as caught:
             evaluate(written, workspace=tmp_path)
@@ -218,3 +220,26 @@ def test_a_comprehension_variable_is_never_taken_for_a_column(tmp_path: Path) ->
         evaluate("sum(float(r['qty']) for r in rows)", workspace=tmp_path)
     assert "unknown name 'rows'" in str(caught.value)
     assert "In this workspace" not in str(caught.value)  # 'r' is bound, 'rows' no column
+
+
+def test_an_aggregate_of_one_bare_name_is_computed_and_says_how_it_was_read(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "weather.csv").write_text("day,temp_c\nmon,21.5\ntue,25.5\nwed,19\n")
+    (tmp_path / "numbers.txt").write_text("4\n230\n17\n")
+    assert evaluate("max(temp_c)", workspace=tmp_path) == (
+        "25.5 (read as max(float(r['temp_c']) for r in csv.DictReader(open('data/weather.csv'))))"
+    )
+    assert evaluate("sum(numbers.txt)", workspace=tmp_path) == (
+        "251 (read as sum(float(x) for x in open('numbers.txt').read().split()))"
+    )
+    # more than one reading, or more than the aggregate: refused with a suggestion
+    (tmp_path / "other.csv").write_text("temp_c\n40\n")
+    assert "In this workspace" not in refusal("max(temp_c)", tmp_path)  # two files have it
+    (tmp_path / "table.csv").write_text("a,b\n1,2\n")
+    assert "table.csv is not a value" in refusal("max(table.csv)", tmp_path)  # which column?
+    assert "In this workspace that is" in refusal("min(numbers.txt) + 1", tmp_path)
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "numbers.txt").write_text("1\n")
+    assert "numbers.txt is not a value" in refusal("max(numbers.txt)", tmp_path)  # which one?
