@@ -163,6 +163,12 @@ def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "
     try:
         regex = re.compile(pattern)
     except re.error as exc:
+        if _NAME_GLOB.match(pattern) and root.is_dir():  # '*.md': the files it names
+            return (
+                f"{pattern!r} is a file name pattern, not text to find inside files "
+                "(search_files searches contents); the files it names, as list_files "
+                f"gives them:\n{list_files_impl(env, path, pattern)}"
+            )
         msg = f"invalid regular expression {pattern!r}: {exc}; escape special characters"
         raise ToolInputError(msg) from exc
     if root.is_file():  # one file: its matching lines
@@ -178,6 +184,11 @@ def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "
             "inside the files"
         )
     return _format_hits(hits, pattern, path)
+
+
+_NAME_GLOB = re.compile(r"^[\w.\-\[\]]*[*?][\w.*?\-\[\]]*$")
+"""A file-name glob (``*.md``, ``test_*.py``) given where a regular expression belongs: as
+a regular expression it is invalid (nothing to repeat), as a glob it is clear."""
 
 
 def _any_named(root: Path, glob: str, within: Path | None) -> bool:

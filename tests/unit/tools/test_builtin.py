@@ -267,6 +267,17 @@ def test_search_invalid_regex(search_env: ToolEnv, search_mode: str) -> None:
     assert "escape special characters" in str(info.value)
 
 
+def test_a_file_name_glob_given_as_the_pattern_lists_the_files_it_names(
+    search_env: ToolEnv, search_mode: str
+) -> None:
+    out = search_files_impl(search_env, "*.py", path="src")  # invalid as a regex
+    assert out.startswith("'*.py' is a file name pattern, not text to find inside files")
+    assert out.endswith("1 file under src:\nb.py")
+    assert "2 files under ." in search_files_impl(search_env, "*.py")
+    with pytest.raises(ToolInputError, match="invalid regular expression"):
+        search_files_impl(search_env, "*def (")  # not a name: still an invalid regex
+
+
 def test_search_in_one_file_or_a_missing_path(search_env: ToolEnv, search_mode: str) -> None:
     text = (search_env.workspace / "a.py").read_text()
     expected = [f"a.py:{n}:{line}" for n, line in enumerate(text.splitlines(), 1) if "def" in line]
