@@ -229,25 +229,16 @@ class PartsDB:
 
     def scan(self, table: str) -> Iterator[tuple[Any, ...]]:
         """Every row of ``table`` (its columns, then ``added``), read in one pass."""
-        with self._lock:
-            conn = self._connect(create=False)
-            rows = (
-                conn.execute(f"SELECT {', '.join(_COLUMNS[table])}, added FROM {table}").fetchall()  # noqa: S608
-                if conn is not None
-                else []
-            )
-        yield from rows
+        yield from self._all(f"SELECT {', '.join(_COLUMNS[table])}, added FROM {table}")  # noqa: S608
 
     def ages(self, table: str) -> Iterator[tuple[Any, float]]:
         """``(digest, added)`` of every row of ``table``."""
+        yield from self._all(f"SELECT digest, added FROM {table}")  # noqa: S608
+
+    def _all(self, query: str) -> list[Any]:
         with self._lock:
             conn = self._connect(create=False)
-            rows = (
-                conn.execute(f"SELECT digest, added FROM {table}").fetchall()  # noqa: S608
-                if conn is not None
-                else []
-            )
-        yield from rows
+            return conn.execute(query).fetchall() if conn is not None else []
 
     def delete(self, table: str, digests: list[Any]) -> None:
         """Delete the rows of ``table`` keyed by ``digests``, in one transaction."""

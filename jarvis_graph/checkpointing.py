@@ -109,8 +109,7 @@ def open_postgres_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
     try:
         from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg import Error as PsycopgError
-        from psycopg.rows import dict_row
-        from psycopg_pool import ConnectionPool, PoolTimeout
+        from psycopg_pool import PoolTimeout
     except ImportError as exc:
         msg = (
             f"checkpoint URL {where!r} needs PostgreSQL support: "
@@ -126,15 +125,7 @@ def open_postgres_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
         psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT)).close()
     except PsycopgError as exc:
         raise CheckpointError(_cannot_open(where, url, exc)) from None
-    pool: ConnectionPool[Any] = ConnectionPool(
-        url,
-        min_size=1,
-        max_size=POOL_SIZE,
-        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
-        check=ConnectionPool.check_connection,
-        open=False,
-        name="jarvis-sessions",
-    )
+    pool = postgres_pool(url, "jarvis-sessions")
     try:
         try:
             pool.open(wait=True, timeout=CONNECT_TIMEOUT)
@@ -161,6 +152,27 @@ def _cannot_open(where: str, url: str, exc: Exception) -> str:
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to wait for the PostgreSQL server when a session store is opened."""
+
+
+def postgres_pool(url: str, name: str) -> Any:
+    """A ``psycopg_pool`` pool (not opened) of autocommit connections, fit for poolers.
+
+    Statements are not prepared (PgBouncer in transaction mode cannot keep them) and a
+    broken connection is replaced when it is taken. Rows come back as dicts, as
+    LangGraph's PostgreSQL saver and store expect.
+    """
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    return ConnectionPool(
+        url,
+        min_size=1,
+        max_size=POOL_SIZE,
+        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+        check=ConnectionPool.check_connection,
+        open=False,
+        name=name,
+    )
 
 
 def _setup_sqlite(saver: Any, path: Path, wait: float = 30.0) -> None:

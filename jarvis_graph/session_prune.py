@@ -186,7 +186,18 @@ class _Store:
     def count(self, thread: str) -> int:  # noqa: D102
         raise NotImplementedError
 
-    def trim(self, thread: str, keep: int, dry_run: bool) -> int:  # noqa: D102
+    def trim(self, thread: str, keep: int, dry_run: bool) -> int:
+        """Delete all but the last ``keep`` checkpoints of the main run of ``thread``."""
+        gone = self.root_checkpoints(thread)[keep:]
+        if gone and not dry_run:
+            self.delete_checkpoints(thread, gone)
+        return len(gone)
+
+    def root_checkpoints(self, thread: str) -> list[str]:
+        """The checkpoint ids of the main run of ``thread``, newest first."""
+        raise NotImplementedError
+
+    def delete_checkpoints(self, thread: str, ids: list[str]) -> None:  # noqa: D102
         raise NotImplementedError
 
     def serialized(self) -> Iterable[bytes]:  # noqa: D102
@@ -225,8 +236,8 @@ class _SqliteStore(_Store):
     def count(self, thread: str) -> int:
         return int(self._rows("SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", thread)[0][0])
 
-    def trim(self, thread: str, keep: int, dry_run: bool) -> int:
-        ids = [
+    def root_checkpoints(self, thread: str) -> list[str]:
+        return [
             r[0]
             for r in self._rows(
                 "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
@@ -234,17 +245,16 @@ class _SqliteStore(_Store):
                 thread,
             )
         ]
-        gone = ids[keep:]
-        if gone and not dry_run:
-            marks = ",".join("?" * len(gone))
-            where = f"thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN ({marks})"
-            self._write(
-                [
-                    (f"DELETE FROM writes WHERE {where}", (thread, *gone)),  # noqa: S608
-                    (f"DELETE FROM checkpoints WHERE {where}", (thread, *gone)),  # noqa: S608
-                ]
-            )
-        return len(gone)
+
+    def delete_checkpoints(self, thread: str, ids: list[str]) -> None:
+        marks = ",".join("?" * len(ids))
+        where = f"thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN ({marks})"
+        self._write(
+            [
+                (f"DELETE FROM writes WHERE {where}", (thread, *ids)),  # noqa: S608
+                (f"DELETE FROM checkpoints WHERE {where}", (thread, *ids)),  # noqa: S608
+            ]
+        )
 
     def serialized(self) -> Iterable[bytes]:
         for (blob,) in self._rows("SELECT checkpoint FROM checkpoints"):
@@ -292,8 +302,8 @@ class _PostgresStore(_Store):
             self._rows("SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s", thread)[0][0]
         )
 
-    def trim(self, thread: str, keep: int, dry_run: bool) -> int:
-        ids = [
+    def root_checkpoints(self, thread: str) -> list[str]:
+        return [
             r[0]
             for r in self._rows(
                 "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
@@ -301,21 +311,20 @@ class _PostgresStore(_Store):
                 thread,
             )
         ]
-        gone = ids[keep:]
-        if gone and not dry_run:
-            where = "thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = ANY(%s)"
-            with self.saver.conn.connection() as conn, conn.transaction():
-                conn.execute(f"DELETE FROM checkpoint_writes WHERE {where}", (thread, gone))  # noqa: S608
-                conn.execute(f"DELETE FROM checkpoints WHERE {where}", (thread, gone))  # noqa: S608
-                # channel values no kept checkpoint of the thread refers to
-                conn.execute(
-                    "DELETE FROM checkpoint_blobs AS b WHERE b.thread_id = %s AND NOT EXISTS ("
-                    "SELECT 1 FROM checkpoints AS c WHERE c.thread_id = b.thread_id "
-                    "AND c.checkpoint_ns = b.checkpoint_ns "
-                    "AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)",
-                    (thread,),
-                )
-        return len(gone)
+
+    def delete_checkpoints(self, thread: str, ids: list[str]) -> None:
+        where = "thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = ANY(%s)"
+        with self.saver.conn.connection() as conn, conn.transaction():
+            conn.execute(f"DELETE FROM checkpoint_writes WHERE {where}", (thread, ids))  # noqa: S608
+            conn.execute(f"DELETE FROM checkpoints WHERE {where}", (thread, ids))  # noqa: S608
+            # channel values no kept checkpoint of the thread refers to
+            conn.execute(
+                "DELETE FROM checkpoint_blobs AS b WHERE b.thread_id = %s AND NOT EXISTS ("
+                "SELECT 1 FROM checkpoints AS c WHERE c.thread_id = b.thread_id "
+                "AND c.checkpoint_ns = b.checkpoint_ns "
+                "AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)",
+                (thread,),
+            )
 
     def serialized(self) -> Iterable[bytes]:
         for (blob,) in self._rows("SELECT blob FROM checkpoint_blobs WHERE blob IS NOT NULL"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from langgraph.store.base import ListNamespacesOp, MatchCondition
+from langgraph.store.base import Item, ListNamespacesOp, MatchCondition, SearchItem
 
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
@@ -79,3 +79,18 @@ def listed_namespaces(
     if op.max_depth is not None:
         kept = {ns[: op.max_depth] for ns in kept}
     return sorted(kept)[op.offset : op.offset + op.limit]
+
+
+def with_namespace(item: Item, namespace: tuple[str, ...]) -> Item:
+    """``item`` (a ``SearchItem`` stays one, with its score) under another namespace."""
+    if isinstance(item, SearchItem):
+        return SearchItem(
+            namespace, item.key, item.value, item.created_at, item.updated_at, item.score
+        )
+    return Item(
+        value=item.value,
+        key=item.key,
+        namespace=namespace,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+    )

@@ -26,15 +26,14 @@ from langgraph.store.base import (
     Op,
     PutOp,
     Result,
-    SearchItem,
     SearchOp,
 )
 
-from jarvis_graph.checkpointing import redact_url
+from jarvis_graph.checkpointing import postgres_pool, redact_url
+from jarvis_graph.memory.filters import with_namespace
 from jarvis_graph.memory.records import MemoryStoreError
 
 STORE_URL_VAR = "JARVIS_STORE_URL"
-POOL_SIZE = 8
 CONNECT_TIMEOUT = 10.0
 
 _lock = threading.Lock()
@@ -70,8 +69,6 @@ def _open(url: str) -> tuple[Any, Any]:
     try:
         import psycopg
         from langgraph.store.postgres import PostgresStore
-        from psycopg.rows import dict_row
-        from psycopg_pool import ConnectionPool
     except ImportError as exc:
         msg = f"{STORE_URL_VAR} needs PostgreSQL support: pip install 'jarvis-graph[postgres]'"
         raise MemoryStoreError(msg) from exc
@@ -94,15 +91,8 @@ def _open(url: str) -> tuple[Any, Any]:
             f"or unset {STORE_URL_VAR} to keep memory on this machine"
         )
         raise MemoryStoreError(msg)
-    pool: Any = ConnectionPool(
-        url,
-        min_size=1,
-        max_size=POOL_SIZE,
-        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
-        check=ConnectionPool.check_connection,
-        open=True,
-        name="jarvis-memory",
-    )
+    pool = postgres_pool(url, "jarvis-memory")
+    pool.open(wait=False)
     index: Any = {
         "dims": MINILM_DIMS,
         "embed": default_embedder(),
@@ -185,18 +175,7 @@ class PrefixedStore(BaseStore):
         return result
 
     def _item(self, item: Item) -> Item:
-        namespace = tuple(item.namespace[len(self.prefix) :])
-        if isinstance(item, SearchItem):
-            return SearchItem(
-                namespace, item.key, item.value, item.created_at, item.updated_at, item.score
-            )
-        return Item(
-            value=item.value,
-            key=item.key,
-            namespace=namespace,
-            created_at=item.created_at,
-            updated_at=item.updated_at,
-        )
+        return with_namespace(item, tuple(item.namespace[len(self.prefix) :]))
 
     def close(self) -> None:
         """Nothing to close: the shared store is closed by :func:`close_shared`."""

@@ -36,13 +36,12 @@ from langgraph.store.base import (
     Op,
     PutOp,
     Result,
-    SearchItem,
     SearchOp,
     validate_op_namespace,
 )
 
 from jarvis_graph.config import jarvis_home
-from jarvis_graph.memory.filters import listed_namespaces
+from jarvis_graph.memory.filters import listed_namespaces, with_namespace
 
 SHORT_TERM = "short_term"
 PROJECT = "project_long_term"
@@ -286,19 +285,7 @@ def _listed(result: Result) -> list[Any]:
 
 def _item_out(item: Any, outer: Callable[[tuple[str, ...]], tuple[str, ...]]) -> Any:
     namespace = outer(tuple(item.namespace))
-    if namespace == tuple(item.namespace):
-        return item
-    if isinstance(item, SearchItem):
-        return SearchItem(
-            namespace, item.key, item.value, item.created_at, item.updated_at, item.score
-        )
-    return Item(
-        value=item.value,
-        key=item.key,
-        namespace=namespace,
-        created_at=item.created_at,
-        updated_at=item.updated_at,
-    )
+    return item if namespace == tuple(item.namespace) else with_namespace(item, namespace)
 
 
 def project_memory_dir(workspace: Path) -> Path:

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from tests.adversarial import test_integrity as integrity
 from tests.adversarial.test_integrity import (
     HOLD,
     HOST,
     SLOW,
-    SLOW_HELD,
     Run,
     _held_script,
     _log,
@@ -74,27 +74,10 @@ def test_two_runs_on_one_thread_the_second_fails_naming_the_holder(
     assert not (workspace / ".jarvis" / "sessions.sqlite").exists()
 
 
-def test_two_resumes_of_a_killed_thread_only_one_runs(workspace: Path, tmp_path: Path) -> None:
-    import time
-
-    script = _script(tmp_path, ["echo one >> log.txt", SLOW_HELD, "echo three >> log.txt"])
-    killed = Run(_run(script), workspace)
-    thread = killed.session()
-    _wait_file(workspace / "started", killed)
-    killed.kill9()
-
-    runs = [Run(_resume(thread), workspace), Run(_resume(thread), workspace)]
-    deadline = time.monotonic() + 120  # the loser ends while the winner waits for release
-    while all(run.proc.poll() is None for run in runs) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    (workspace / "release").touch()
-    codes = [run.finish() for run in runs]
-
-    assert sorted(codes) == [0, 1], [r.output for r in runs]
-    winner, loser = (runs[0], runs[1]) if codes[0] == 0 else (runs[1], runs[0])
-    assert f"in use by another run (pid {winner.pid} on host {HOST}" in loser.output
-    assert "⚙" not in loser.output
-    assert _log(workspace) == ["one", "resumed", "three"]
+# The same scenario as on SQLite (it reads nothing of the store): here on PostgreSQL.
+test_two_resumes_of_a_killed_thread_only_one_runs = (
+    integrity.test_two_resumes_of_a_killed_thread_only_one_runs
+)
 
 
 def test_the_lock_of_a_run_killed_with_kill_9_is_gone_with_its_connection(
