@@ -97,6 +97,12 @@ def _check(edit: Edit, index: int) -> None:
             "REPLACE, or SEARCH_START and SEARCH_END for a range"
         )
         raise EditError("invalid_edit", msg)
+    elif edit.search and edit.search == edit.replace:
+        msg = (
+            f"edit {index} replaces a text with itself, so it would change nothing; SEARCH "
+            "is the text as the file has it now, REPLACE the text it should have instead"
+        )
+        raise EditError("invalid_edit", msg)
 
 
 def edits_from_dicts(raw: list[Mapping[str, Any]]) -> tuple[Edit, ...]:

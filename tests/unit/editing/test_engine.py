@@ -177,3 +177,13 @@ def test_linter_suggestions_only_for_installed_programs() -> None:
         "shellcheck c.sh",
     ]
     assert suggest_linters(["x.rs"], which) == []
+
+
+def test_an_edit_that_replaces_a_text_with_itself_is_refused() -> None:
+    from jarvis_graph.editing import edits_from_dicts
+
+    with pytest.raises(EditError) as err:
+        edits_from_dicts([{"search": "average", "replace": "average"}])
+    assert err.value.kind == "invalid_edit"
+    assert "replaces a text with itself, so it would change nothing" in str(err.value)
+    assert edits_from_dicts([{"search": "avrage", "replace": "average"}])  # a real change
