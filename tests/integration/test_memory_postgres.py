@@ -63,3 +63,26 @@ def test_memory_saved_by_one_project_is_found_from_another_machine_s_path(
     monkeypatch.setenv("JARVIS_HOME", str(elsewhere / ".jarvis"))
     found = run_process(["memory", "search", "what do deploys need?"], cwd=other)
     assert found.returncode == 0 and "Deploys need the VPN" in found.stdout
+
+
+def test_a_laptop_s_memories_move_into_the_shared_store(
+    workspace: Path, tmp_path: Path, pgvector_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = [
+        ("Builds run on the staging box", "project_long_term"),
+        ("I write in British English", "global_long_term"),
+    ]
+    for content, kind in facts:
+        saved = run_process(["memory", "save", content, "--type", kind], cwd=workspace)
+        assert saved.returncode == 0, saved.stdout + saved.stderr
+    out = tmp_path / "memories.json"
+    assert run_process(["memory", "export", str(out)], cwd=workspace).returncode == 0
+    monkeypatch.setenv("JARVIS_STORE_URL", pgvector_url)
+    before = run_process(["memory", "list"], cwd=workspace)
+    assert before.returncode == 0 and "Builds run" not in before.stdout  # it starts empty
+    imported = run_process(["memory", "import", str(out)], cwd=workspace)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    found = run_process(["memory", "search", "where do builds run?"], cwd=workspace)
+    assert found.returncode == 0 and "Builds run on the staging box" in found.stdout
+    listed = run_process(["memory", "list"], cwd=workspace).stdout
+    assert "I write in British English" in listed
