@@ -193,6 +193,13 @@ def test_a_write_task_needs_a_change_in_the_workspace(tmp_path: Path) -> None:
     ran = conversation(task, ("execute_script", {"script": "python3 x"}, "exit code: 0\nx"))
     unchanged = problems("x", task, evidence_of(ran, META), tmp_path, changed=False)
     assert any("no file in the workspace changed" in p for p in unchanged)
+    offered = {**META, "edit_file": {"risky": True, "edits_files": True}}
+    [told] = problems("x", task, evidence_of(ran, META), tmp_path, False, offered)
+    # the call to make, with the file the task names in place
+    assert told.endswith(
+        ', for example edit_file with {"files": [{"path": "inventory.py", "diffs": '
+        '[{"search": "<its text now>", "replace": "<the fix>"}]}]}'
+    )
     (tmp_path / "inventory.py").write_text("print('x')\n")
     assert workspace_digest(tmp_path) != before
     assert problems("x", task, evidence_of(ran, META), tmp_path, changed=True) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -105,7 +106,9 @@ def problems(
     counts = evidence.counts if _AGGREGATE.search(task) else ""
     found = _unsupported_numbers(answer, f"{evidence.text}\n{counts}")
     found = found or _aggregate_not_computed(answer, task, asked, evidence, tools)
-    found += _actions_not_done(asked, evidence.calls, changed, tools)
+    found += _actions_not_done(
+        asked, evidence.calls, changed, tools, _edit_example(task, workspace, tools)
+    )
     found += _failure_not_said(answer, task, asked, evidence.calls)
     found = found or _numbers_not_printed(answer, task, asked, evidence.calls)
     found += _files_missing(answer, task, asked, workspace)
@@ -246,14 +249,18 @@ _ASKED = {
 
 
 def _actions_not_done(
-    asked: list[str], calls: list[Call], changed: bool | None, offered: dict[str, dict[str, Any]]
+    asked: list[str],
+    calls: list[Call],
+    changed: bool | None,
+    offered: dict[str, dict[str, Any]],
+    example: str = "",
 ) -> list[str]:
     found = []
     for kind in asked:
         if kind == "write" and changed is False:
             found.append(
                 "the task asks to write or change something, but no file in the workspace "
-                f"changed: do it{_with(kind, offered)}, then answer"
+                f"changed: do it{_with(kind, offered)}, then answer{example}"
             )
         elif not any(_does(kind, call) for call in calls if not call.failed or kind == "run"):
             found.append(f"the task asks {_ASKED[kind]}: do it{_with(kind, offered)}, then answer")
@@ -261,6 +268,22 @@ def _actions_not_done(
 
 
 _DOER = {"run": "runs_code", "write": "edits_files", "remember": "saves_memory"}
+
+
+def _edit_example(task: str, workspace: Path, offered: dict[str, dict[str, Any]]) -> str:
+    """An edit_file call on the one existing file the task names, to fill in.
+
+    Small models describe the fix ("the typo is pritn instead of print") instead of
+    making it; a call with the file already in place is what they copy.
+    """
+    if "edit_file" not in offered:
+        return ""
+    root = workspace.resolve()
+    named = [p for p in dict.fromkeys(FILE_NAME.findall(task)) if exists(root, p)]
+    if len(named) != 1:
+        return ""
+    files = [{"path": named[0], "diffs": [{"search": "<its text now>", "replace": "<the fix>"}]}]
+    return f", for example edit_file with {json.dumps({'files': files})}"
 
 
 def _with(kind: str, offered: dict[str, dict[str, Any]]) -> str:
