@@ -61,7 +61,10 @@ _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _ARITH = re.compile(r"^[\d\s+\-*/%()]+$")
 _IDENT = re.compile(r"[A-Za-z_](?<!\w.)\w*")  # \b before the first letter, tested after it
 _LEAD_IDENT = re.compile(r"([A-Za-z_]\w*)")
-_CALL_NAME = re.compile(r"\b([A-Za-z_]\w*+)\s*+\(")
+_CALL_NAME = re.compile(r"(?<!->)(?<!\.)(?<![\w:])(?:std::|::)?([A-Za-z_]\w*+)\s*+\(")
+"""A call of a function: ``free(p)``, ``std::free(p)``, ``::free(p)``. Not a member's
+(``m->free(m, p)``, ``ops.free(x)``) nor another namespace's (``pool::free(p)``): those
+are other functions that happen to share a libc name."""
 _PAREN = re.compile(r"[()]")
 _SPLIT = re.compile(r"[,()\[\]{}]")
 _MACRO_REF = re.compile(r"\b([A-Za-z_]\w*)\b(\s*\(\s*\))?")

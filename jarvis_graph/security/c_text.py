@@ -18,7 +18,7 @@ _PLAIN = re.compile(r"([A-Za-z_](?<![\w.>].)\w*+)")
 _DEREF = re.compile(rf"(?:^|[^\w)\]\s]|\breturn)\s*\*\s*({_ID})|\b({_ID})\s*(?:->|\[)")
 _MEMCALL = re.compile(r"\b(?:str|wcs|mem)\w*\s*\(([^;]*)")
 _PRINTCALL = re.compile(r"\bprint\w*\s*\(([^;]*)")
-_FREED = re.compile(rf"\b(?:free|delete)\b[\s(\[\]]*({_ID})")
+_FREED = re.compile(rf"(?<!->)(?<!\.)(?<![\w:])(?:std::)?(?:free|delete)\b[\s(\[\]]*({_ID})")
 _NULL_CHECK = re.compile(
     rf"\b({_ID})\s*[!=]=\s*(?:NULL|0|nullptr)\b|\b(?:NULL|nullptr)\s*[!=]=\s*({_ID})\b"
     rf"|!\s*({_ID})\b|^\s*\(?\s*({_ID})\s*\)?\s*$|\b({_ID})\s*&&|&&\s*({_ID})\s*\)?\s*$"

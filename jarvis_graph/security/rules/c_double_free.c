@@ -34,3 +34,27 @@ void once_each(void)
     free(p);
     free(q); // no-fire
 }
+
+struct allocator { void (*free)(struct allocator *, void *); };
+
+void member_release_then_free(struct allocator *m, void *r)
+{
+    /* an allocator's own release function shares libc's name: it is not free() */
+    m->free(m, r);
+    free(r); // no-fire
+}
+
+void struct_member_release_then_free(void *x)
+{
+    struct { void (*free)(void *); } ops;
+    ops.free(x);
+    free(x); // no-fire
+}
+
+void std_free_twice(void)
+{
+    char *p = (char *)malloc(16);
+    if (p == NULL) return;
+    std::free(p);
+    free(p); // fire
+}
