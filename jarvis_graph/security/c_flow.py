@@ -117,9 +117,18 @@ class FunctionScan:
         exits = _exiting_blocks(self.fn)
         # (depth of an exiting block's header, the facts before the block)
         saved: list[tuple[int, dict[str, Var]]] = []
+        chains: list[_Chain] = []  # the if/else chains being walked, innermost last
         for index, st in enumerate(self.fn.statements):
             while saved and st.depth <= saved[-1][0]:
                 self.env = saved.pop()[1]  # the block returned: its facts end with it
+            while chains and st.depth <= chains[-1].depth:
+                chain = chains[-1]
+                chain.ends.append(self.env)
+                if st.depth == chain.depth and st.text.startswith("else"):
+                    self.env = _copy_env(chain.before)  # an arm starts where the if did
+                    break
+                chains.pop()
+                self.env = _join(chain.before, chain.ends)
             if self.loops:
                 self.loops = [lp for lp in self.loops if st.depth > lp[2]]
             text = st.text
@@ -134,10 +143,10 @@ class FunctionScan:
                 label = _LABEL.match(text)  # `case 6:`, `default:`, `cleanup:` before a statement
                 if label:
                     text = label.group(1)
-            head = _CONTROL.match(text) if text.startswith(_CONTROL_WORDS) else None
+            head = _control(text) if text.startswith(_CONTROL_WORDS) else None
             if head:
-                cond = head.group(2)
-                if head.group(1) == "for" and cond.count(";") == 2:
+                cond = head[1]
+                if head[0] == "for" and cond.count(";") == 2:
                     init, cond, step = cond.split(";")
                     if init.strip():
                         self.simple(init.strip(), st)
@@ -146,12 +155,16 @@ class FunctionScan:
                 if c_checks.worth_checking(self, cond):
                     c_checks.uses(self, cond, st, condition=True)
                 c_calls.call_checks(self, cond, st, condition=True)
-                if head.group(1) == "for":
-                    self._loop(head.group(2), st)
+                if head[0] == "for":
+                    self._loop(head[1], st)
                 self.guard = (_null_branch(cond), st.depth)
-                if head.group(3):
-                    self.simple(head.group(3), st)
+                if head[0] == "if" and not text.startswith("else"):
+                    chains.append(_Chain(st.depth, _copy_env(self.env)))
+                if head[2]:
+                    self.simple(head[2], st)
             elif text not in ("", "else", "do", "try"):
+                if text.startswith("else ") or text.startswith("else{"):
+                    text = text[4:].strip()  # `else row = level`: the arm's statement
                 self.simple(text, st)
             if index in exits:  # an if/else whose block returns: keep the facts before it
                 saved.append((st.depth, {n: v.copy() for n, v in self.env.items()}))
@@ -357,6 +370,80 @@ def _new_var(m: re.Match[str]) -> Var:
 _COMPOUND_OPS = frozenset("+-*/%&|^")
 
 
+@lru_cache(maxsize=8192)
+def _control(text: str) -> tuple[str, str, str] | None:
+    """``(keyword, condition, inline body)`` of an ``if``/``while``/``for``/``switch`` header.
+
+    The condition ends at the parenthesis that closes it: in ``if (c) free(p)`` the body
+    is ``free(p)``, not part of the condition.
+    """
+    m = _CONTROL.match(text)
+    if m is None:
+        return None
+    start = m.start(2) - 1  # the opening parenthesis
+    level = 0
+    for i in range(start, len(text)):
+        ch = text[i]
+        if ch == "(":
+            level += 1
+        elif ch == ")":
+            level -= 1
+            if level == 0:
+                return m.group(1), text[start + 1 : i], text[i + 1 :].strip()
+    return m.group(1), m.group(2), m.group(3)
+
+
+class _Chain:
+    """An ``if`` / ``else if`` / ``else`` chain: each arm starts from the facts before it.
+
+    After the chain, a variable has what the last arm that changed it left (an arm that
+    returns changes nothing after it), as a walk through the arms in turn would have, but
+    no arm sees what another did: ``if (c) free(p); else free(p);`` frees ``p`` once.
+    """
+
+    __slots__ = ("before", "depth", "ends")
+
+    def __init__(self, depth: int, before: dict[str, Var]) -> None:
+        self.depth = depth
+        self.before = before
+        self.ends: list[dict[str, Var]] = []
+
+
+def _copy_env(env: dict[str, Var]) -> dict[str, Var]:
+    return {name: var.copy() for name, var in env.items()}
+
+
+_MAY = ("taint", "freed")
+"""Facts that hold after a chain if they hold at the end of any arm: outside data in one
+arm, or a free in one arm, is a path the code can take."""
+
+
+def _join(before: dict[str, Var], ends: list[dict[str, Var]]) -> dict[str, Var]:
+    if len(ends) == 1:
+        return ends[0]
+    joined = dict(before)
+    for end in ends:  # what the last arm that changed a variable left
+        for name, var in end.items():
+            old = before.get(name)
+            if old is None or var.__dict__ != old.__dict__:
+                joined[name] = var
+    for name, var in list(joined.items()):
+        for field in _MAY:
+            if getattr(var, field) is None:
+                found = next(
+                    (
+                        e[name]
+                        for e in reversed(ends)
+                        if name in e and getattr(e[name], field) is not None
+                    ),
+                    None,
+                )
+                if found is not None:
+                    var = joined[name] = var.copy()
+                    setattr(var, field, getattr(found, field))
+    return joined
+
+
 def _exiting_blocks(fn: Function) -> frozenset[int]:
     """Indexes of the ``if``/``else`` headers whose braced block ends with ``return``/``goto``.
 
@@ -369,8 +456,8 @@ def _exiting_blocks(fn: Function) -> frozenset[int]:
     sts = fn.statements
     found: set[int] = set()
     for i, st in enumerate(sts):
-        head = _CONTROL.match(st.text) if st.text.startswith(("if", "else")) else None
-        if st.text != "else" and (head is None or head.group(1) != "if" or head.group(3)):
+        head = _control(st.text) if st.text.startswith(("if", "else")) else None
+        if st.text != "else" and (head is None or head[0] != "if" or head[2]):
             continue
         if i + 1 >= len(sts) or sts[i + 1].depth != st.depth + 1:
             continue  # not a braced block

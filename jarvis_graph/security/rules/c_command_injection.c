@@ -25,3 +25,25 @@ void run_environment_not_as_command(void)
     system("ls"); // no-fire
     puts(dir);
 }
+
+void input_in_one_arm(int from_user)
+{
+    char cmd[128] = "ls ";
+    if (from_user) {
+        if (fgets(cmd + 3, 100, stdin) == NULL) return;
+    } else {
+        strcat(cmd, "-l");
+    }
+    system(cmd); // fire
+}
+
+void fixed_in_every_arm(int wide)
+{
+    char cmd[128] = "ls ";
+    if (wide) {
+        strcat(cmd, "-l");
+    } else {
+        strcat(cmd, "-1");
+    }
+    system(cmd); // no-fire
+}

@@ -58,3 +58,38 @@ void std_free_twice(void)
     std::free(p);
     free(p); // fire
 }
+
+void freed_in_each_arm(int c)
+{
+    char *p = (char *)malloc(16);
+    if (p == NULL) return;
+    if (c) {
+        free(p);
+    } else {
+        free(p); // no-fire
+    }
+}
+
+void freed_in_each_arm_unbraced(int c, int d)
+{
+    char *p = (char *)malloc(16);
+    if (p == NULL) return;
+    if (c)
+        free(p);
+    else if (d)
+        free(p); // no-fire
+    else
+        free(p); // no-fire
+}
+
+void freed_in_one_arm_then_again(int c)
+{
+    char *p = (char *)malloc(16);
+    if (p == NULL) return;
+    if (c) {
+        free(p);
+    } else {
+        p[0] = 'x';
+    }
+    free(p); // fire
+}
