@@ -30,7 +30,12 @@ _UPPER = re.compile(
 )
 _INDEX = re.compile(rf"(?<![\w.>])({_ID})\s*\[([^\[\]]+)\]")
 # not reads: an address, a sizeof, the target of a plain assignment (``(r = f())``)
-_NOT_READ = re.compile(rf"&\s*{_ID}\b|\bsizeof\s*\(\s*{_ID}\s*\)|(?<![\w.>])\b{_ID}\s*=(?!=)")
+_SIZEOF_OPERAND = rf"\*?\s*{_ID}(?:\s*(?:->|\.)\s*\w+|\s*\[[^\]]*\])*"
+"""What ``sizeof`` measures without evaluating it: ``p``, ``*p``, ``p->x``, ``p[0].y``."""
+_NOT_READ = re.compile(
+    rf"&\s*{_ID}\b|\bsizeof\s*\(\s*{_SIZEOF_OPERAND}\s*\)|\bsizeof\s+{_SIZEOF_OPERAND}"
+    rf"|(?<![\w.>])\b{_ID}\s*=(?!=)"
+)
 _TARGET = re.compile(rf"\s*({_ID})\s*(?:\.\w+\s*)?")
 _INC = re.compile(rf"\b({_ID})\s*\+\+|\+\+\s*({_ID})\b")
 _BINOP = re.compile(r"\b(\w+)\s*([+*])(?![+=])=?\s*(\w+)")
