@@ -126,6 +126,9 @@ class FunctionScan:
                 chain.ends.append(self.env)
                 if st.depth == chain.depth and st.text.startswith("else"):
                     self.env = _copy_env(chain.before)  # an arm starts where the if did
+                    # the arms before did not run: a value that makes one's condition hold
+                    # cannot be the value here
+                    _forget(self.env, {n for c in chain.conds for n in _decided(c, self.env, True)})
                     break
                 chains.pop()
                 self.env = _join(chain.before, chain.ends)
@@ -160,6 +163,11 @@ class FunctionScan:
                 self.guard = (_null_branch(cond), st.depth)
                 if head[0] == "if" and not text.startswith("else"):
                     chains.append(_Chain(st.depth, _copy_env(self.env)))
+                if head[0] == "if" and chains and chains[-1].depth == st.depth:
+                    # the arm runs when its condition holds: a known value it excludes
+                    # (data is 10; if (data < 10)) is not the value in the arm
+                    _forget(self.env, _decided(cond, self.env, False))
+                    chains[-1].conds.append(cond)
                 if head[2]:
                     self.simple(head[2], st)
             elif text not in ("", "else", "do", "try"):
@@ -401,12 +409,66 @@ class _Chain:
     no arm sees what another did: ``if (c) free(p); else free(p);`` frees ``p`` once.
     """
 
-    __slots__ = ("before", "depth", "ends")
+    __slots__ = ("before", "conds", "depth", "ends")
 
     def __init__(self, depth: int, before: dict[str, Var]) -> None:
         self.depth = depth
         self.before = before
         self.ends: list[dict[str, Var]] = []
+        self.conds: list[str] = []
+
+
+_COMPARISON = re.compile(r"^\s*([A-Za-z_]\w*)\s*(<=|>=|==|!=|<|>)\s*(.+?)\s*$")
+_FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
+_HOLDS: dict[str, Callable[[int, int], bool]] = {
+    "<": lambda a, b: a < b,
+    ">": lambda a, b: a > b,
+    "<=": lambda a, b: a <= b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+def _decided(cond: str, env: dict[str, Var], holds: bool) -> set[str]:
+    """Variables whose known values decide ``cond`` to be ``holds``.
+
+    ``cond`` is a comparison or several joined with ``&&``: false when one of them is
+    false (its variable is named), true when all are (all are named).
+    """
+    if "||" in cond:
+        return set()
+    names: set[str] = set()
+    parts = [p.strip().strip("()") for p in cond.split("&&")]
+    results: list[bool | None] = []
+    for part in parts:
+        m = _COMPARISON.match(part)
+        left, op, right = (m.group(1), m.group(2), m.group(3)) if m else (None, "", "")
+        if left is not None and (left not in env or env[left].ival is None):
+            flipped = _COMPARISON.match(f"{right} {_FLIP.get(op, op)} {left}") if m else None
+            if flipped and flipped.group(1) in env:
+                left, op, right = flipped.group(1), flipped.group(2), flipped.group(3)
+        var = env.get(left) if left else None
+        other = const_eval(right, env) if var is not None and var.ival is not None else None
+        if var is None or var.ival is None or other is None:
+            results.append(None)
+            continue
+        result = _HOLDS[op](var.ival, other)
+        results.append(result)
+        if result == holds and left:
+            names.add(left)
+    if holds:
+        return names if results and all(r is True for r in results) else set()
+    return names
+
+
+def _forget(env: dict[str, Var], names: set[str]) -> None:
+    """The values of ``names`` are not known here (a branch their known values rule out)."""
+    for name in names:
+        var = env.get(name)
+        if var is not None and var.ival is not None:
+            var = env[name] = var.copy()
+            var.ival = None
 
 
 def _copy_env(env: dict[str, Var]) -> dict[str, Var]:

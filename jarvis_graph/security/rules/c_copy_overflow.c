@@ -34,3 +34,49 @@ void loop_to_the_end(void)
         buf[i] = i; // no-fire
     }
 }
+
+void index_known_past_end(void)
+{
+    int data = 10;
+    int buffer[10] = {0};
+    buffer[data] = 1; // fire
+}
+
+void upper_bound_excludes_the_known_value(void)
+{
+    int data = 10;
+    int buffer[10] = {0};
+    if (data < 10)
+        buffer[data] = 1; // no-fire
+}
+
+void lower_bound_excludes_the_known_value(void)
+{
+    int i = -1;
+    int a[4];
+    if (i >= 0) {
+        a[i] = 0; // no-fire
+    }
+    if (i != -1)
+        a[i] = 1; // no-fire
+}
+
+void the_else_arm_of_an_excluding_condition(void)
+{
+    int data = 10;
+    int buffer[10] = {0};
+    if (data >= 10) {
+        puts("too large");
+    } else {
+        buffer[data] = 1; // no-fire
+    }
+}
+
+void a_condition_that_keeps_the_value(void)
+{
+    int data = 10;
+    int buffer[10] = {0};
+    if (data > 5) {
+        buffer[data] = 1; // fire
+    }
+}

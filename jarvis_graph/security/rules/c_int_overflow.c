@@ -28,3 +28,12 @@ void add_within_limit(void)
     char c = 100;
     c = c + 1; // no-fire
 }
+
+void add_under_a_guard_that_excludes_the_limit(void)
+{
+    int data = 2147483647;
+    if (data < 2147483647) {
+        int result = data + 1; // no-fire
+        printf("%d\n", result);
+    }
+}
