@@ -171,19 +171,58 @@ def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "
             )
         msg = f"invalid regular expression {pattern!r}: {exc}; escape special characters"
         raise ToolInputError(msg) from exc
-    if root.is_file():  # one file: its matching lines
-        return _format_hits(_search_file(regex, root, path), pattern, path)
-    rg = shutil.which("rg")
-    hits = _search_rg(rg, pattern, root, glob) if rg else None
-    if hits is None:  # no rg, or rg rejected a pattern Python accepts (look-around, ...)
-        hits = _search_py(regex, root, glob, _bounds(env))
-    if not hits and glob not in ("", "*") and not _any_named(root, glob, _bounds(env)):
+    hits = _search(env, regex, root, path, glob)  # one file: its matching lines
+    if (
+        not hits
+        and root.is_dir()
+        and glob not in ("", "*")
+        and not _any_named(root, glob, _bounds(env))
+    ):
         return (
             f"no file under {path} has a name matching the glob {glob!r}, so nothing was "
             f"searched: glob filters file names (as in '*.log'), pattern is the text to find "
             "inside the files"
         )
+    if not hits and "\\\\" in pattern:  # TODO\\(: backslashes doubled, as in JSON text
+        single = pattern.replace("\\\\", "\\")
+        found = _search(env, _compiled(single), root, path, glob)
+        if found:
+            return f"(read as {single!r}: the pattern's backslashes were doubled)\n" + (
+                _format_hits(found, single, path)
+            )
+    if (
+        not hits
+        and _NAME_GLOB.match(pattern)
+        and root.is_dir()
+        and _any_named(root, pattern, _bounds(env))
+    ):
+        return (
+            f"no lines match {pattern!r} under {path}; as a file name pattern it names "
+            f"these files, as list_files gives them:\n{list_files_impl(env, path, pattern)}"
+        )
     return _format_hits(hits, pattern, path)
+
+
+def _compiled(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return None
+
+
+def _search(
+    env: ToolEnv, regex: re.Pattern[str] | None, root: Path, path: str, glob: str
+) -> list[str]:
+    """Lines matching ``regex`` in ``root``, a file or a folder (``[]`` for no regex)."""
+    if regex is None:
+        return []
+    if root.is_file():
+        return _search_file(regex, root, path)
+    rg = shutil.which("rg")
+    hits = _search_rg(rg, regex.pattern, root, glob) if rg else None
+    if hits is None:  # no rg, or rg rejected a pattern Python accepts (look-around, ...)
+        hits = _search_py(regex, root, glob, _bounds(env))
+    return hits
 
 
 _NAME_GLOB = re.compile(r"^[\w.\-\[\]]*[*?][\w.*?\-\[\]]*$")

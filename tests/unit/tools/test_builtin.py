@@ -278,6 +278,26 @@ def test_a_file_name_glob_given_as_the_pattern_lists_the_files_it_names(
         search_files_impl(search_env, "*def (")  # not a name: still an invalid regex
 
 
+def test_a_pattern_with_doubled_backslashes_is_read_once_unescaped(
+    search_env: ToolEnv, search_mode: str
+) -> None:
+    put(search_env.workspace, "todo.py", "x = 1  # TODO(priya): check\n")
+    for where in (".", "todo.py"):
+        out = search_files_impl(search_env, "TODO\\\\(\\w+\\\\)", path=where)
+        assert out.startswith(
+            "(read as 'TODO\\\\(\\\\w+\\\\)': the pattern's backslashes were doubled)"
+        )
+        assert "# TODO(priya): check" in out
+
+
+def test_a_file_name_glob_that_matches_no_line_names_the_files_it_matches(
+    search_env: ToolEnv, search_mode: str
+) -> None:
+    out = search_files_impl(search_env, "b*.py")  # a valid regex too: no line has it
+    assert out.startswith("no lines match 'b*.py' under .; as a file name pattern it names")
+    assert out.endswith("1 file under .:\nsrc/b.py")
+
+
 def test_search_in_one_file_or_a_missing_path(search_env: ToolEnv, search_mode: str) -> None:
     text = (search_env.workspace / "a.py").read_text()
     expected = [f"a.py:{n}:{line}" for n, line in enumerate(text.splitlines(), 1) if "def" in line]
