@@ -182,7 +182,16 @@ def _after_copy(
             "c-copy-overflow", st.line, f"{name} writes {need} bytes into {cap}", dname or ""
         )
     elif (cap is None or need is None) and name in COPY | CAT:
-        if scan.src.literal(strip_casts(args[1])) is None:
+        outside = _outside_len(src, args[1])
+        if cap is not None and outside is not None and (outside[0] is None or outside[0] >= cap):
+            longest = "any length" if outside[0] is None else f"up to {outside[0]} characters"
+            scan.report(
+                "c-copy-overflow",
+                st.line,
+                f"{name} copies {outside[1]} of {longest} into {cap} bytes, with no bound",
+                dname or "",
+            )
+        elif scan.src.literal(strip_casts(args[1])) is None:
             scan.report(
                 "c-unsafe-string-api", st.line, f"{name} with sizes not known here", dname or ""
             )
@@ -200,6 +209,19 @@ def _after_copy(
         dst.slen = dst.slen + s if s is not None else None
     elif name in ("memset", "wmemset"):
         dst.slen = None
+
+
+def _outside_len(src: Var | None, expr: str) -> tuple[int | None, str] | None:
+    """The longest string outside input ``expr`` can be (``None``: any), and what it is.
+
+    ``None`` when ``expr`` is not outside input (then nothing is known to be too long).
+    """
+    if src is not None and src.taint:
+        longest = src.cap // src.elem - 1 if src.cap is not None and src.elem else None
+        return longest, "outside input"
+    if "argv" in expr and _ARGV.search(expr):
+        return None, "a command-line argument"
+    return None
 
 
 def _fill(scan: Walk, name: str, args: list[str]) -> None:

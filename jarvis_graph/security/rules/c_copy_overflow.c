@@ -80,3 +80,30 @@ void a_condition_that_keeps_the_value(void)
         buffer[data] = 1; // fire
     }
 }
+
+void argument_into_small_buffer(int argc, char **argv)
+{
+    char name[8];
+    if (argc > 1) {
+        strcpy(name, argv[1]); // fire
+    }
+    puts(name);
+}
+
+void input_line_into_small_buffer(void)
+{
+    char line[256];
+    char name[8];
+    if (fgets(line, sizeof line, stdin) == NULL) return;
+    strcpy(name, line); // fire
+    puts(name);
+}
+
+void short_input_into_a_buffer_that_holds_it(void)
+{
+    char line[8];
+    char name[16];
+    if (fgets(line, sizeof line, stdin) == NULL) return;
+    strcpy(name, line); // no-fire
+    puts(name);
+}
