@@ -26,6 +26,7 @@ import argparse
 import datetime as dt
 import json
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -162,6 +163,8 @@ def main() -> None:
     parser.add_argument("--memory-sizes", default="10000,100000")
     parser.add_argument("--skip-memory", action="store_true")
     args = parser.parse_args()
+    # stopped (SIGTERM): the servers below are still stopped, by the finally blocks
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     from tests.support.postgres import PgvectorServer, PostgresServer
 
     with tempfile.TemporaryDirectory(prefix="jarvis-bench-scale-") as tmp:
