@@ -700,3 +700,17 @@ def test_a_helper_the_task_does_not_name_and_an_asked_write_pass(tmp_path: Path)
         ("write_file", {"path": "data.csv", "content": "amount\n5\n7\n"}, "Wrote data.csv."),
     )
     assert check("Created data.csv.", asked, tmp_path) == []
+
+
+def test_add_up_computes_and_asks_for_no_write(tmp_path: Path) -> None:
+    """ "Add up the amount column" sums: writing the missing file it names is not asked."""
+    assert asked_actions("Can you add up the amount column of sales_2024.csv for me?") == []
+    assert asked_actions("Add them up, then write the sum into total.txt.") == ["write"]
+    assert asked_actions("Add a line to notes.txt.") == ["write"]
+    (tmp_path / "sales_2024.csv").write_text("amount,200\namount,300\n")
+    messages = conversation(
+        "Can you add up the amount column of sales_2024.csv for me?",
+        ("read_code", {"path": "sales_2024.csv"}, "Error: file 'sales_2024.csv' does not exist"),
+        ("write_file", {"path": "sales_2024.csv", "content": "amount,200\n"}, "Created it."),
+    )
+    assert any("wrote sales_2024.csv itself" in f for f in check("No", messages, tmp_path))

@@ -219,6 +219,10 @@ _USE_TO_RUN = re.compile(
 """A clause that asks to run code with an interpreter or a runner, by the verb "use"."""
 
 
+_ARITHMETIC = {"add": re.compile(r"add\s+(?:\w+\s+)?up\b", re.IGNORECASE)}
+"""Verbs of writing that, in these phrases, compute: "add up", "add them up"."""
+
+
 def asked_actions(task: str) -> list[str]:
     """The kinds of action (``run``, ``write``, ``remember``) the task asks for, in order."""
     kinds: list[str] = []
@@ -226,6 +230,8 @@ def asked_actions(task: str) -> list[str]:
         verb = _verb(clause)
         if verb == "use" and _USE_TO_RUN.match(_LEAD.sub("", clause.strip())):
             verb = "run"  # "use python3 to import it and print ..." runs code
+        elif verb in _ARITHMETIC and _ARITHMETIC[verb].match(_LEAD.sub("", clause.strip())):
+            continue  # "add up the amount column" sums; it writes nothing
         for kind, verbs in _VERBS.items():
             if verb in verbs and kind not in kinds:
                 kinds.append(kind)
