@@ -3,7 +3,7 @@
 With ``JARVIS_STORE_URL=postgresql://…`` the project and global tiers (and the project's
 episodic archive) live in one PostgreSQL database that every worker shares, instead of
 the FAISS stores on local disk; short-term memory stays in the process. Each local store
-store becomes a namespace prefix in the database (:class:`PrefixedStore`), so the memory
+store becomes a namespace prefix in the database (:class:`~jarvis_graph.memory.router.PrefixedStore`), so the memory
 router, the tiers, tags, filters, the organizer, export/import and the archive work on it
 unchanged. Vectors come from the same embedder as the local stores (cosine distance, an
 HNSW index). A server without the pgvector extension is refused at start-up, with the
@@ -14,23 +14,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
 from typing import Any
 
-from langgraph.store.base import (
-    BaseStore,
-    GetOp,
-    Item,
-    ListNamespacesOp,
-    MatchCondition,
-    Op,
-    PutOp,
-    Result,
-    SearchOp,
-)
-
 from jarvis_graph.checkpointing import postgres_pool, redact_url
-from jarvis_graph.memory.filters import with_namespace
 from jarvis_graph.memory.records import MemoryStoreError
 
 STORE_URL_VAR = "JARVIS_STORE_URL"
@@ -125,57 +111,3 @@ def prefix_of(workspace: str) -> tuple[str, ...]:
     A project is named by its workspace label, as the router names it; ``""`` is global.
     """
     return ("jarvis", "project", workspace) if workspace else ("jarvis", "global")
-
-
-class PrefixedStore(BaseStore):
-    """A view of ``inner`` below ``prefix``: what the router sees as one folder's store."""
-
-    def __init__(self, inner: BaseStore, prefix: tuple[str, ...]) -> None:
-        self.inner = inner
-        self.prefix = prefix
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ``ops`` below the prefix; results read as if the prefix were not there."""
-        ops = list(ops)
-        results = self.inner.batch([self._in(op) for op in ops])
-        return [self._out(op, result) for op, result in zip(ops, results, strict=True)]
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """:meth:`batch` (the shared store's sync API in a worker thread)."""
-        import asyncio
-
-        return await asyncio.to_thread(self.batch, list(ops))
-
-    def _in(self, op: Op) -> Op:
-        p = self.prefix
-        if isinstance(op, GetOp | PutOp):
-            return op._replace(namespace=(*p, *op.namespace))
-        if isinstance(op, SearchOp):
-            return op._replace(namespace_prefix=(*p, *op.namespace_prefix))
-        if isinstance(op, ListNamespacesOp):
-            conditions = [
-                MatchCondition(c.match_type, (*p, *c.path)) if c.match_type == "prefix" else c
-                for c in op.match_conditions or ()
-            ]
-            if not any(c.match_type == "prefix" for c in conditions):
-                conditions.append(MatchCondition("prefix", p))
-            depth = None if op.max_depth is None else op.max_depth + len(p)
-            return op._replace(match_conditions=tuple(conditions), max_depth=depth)
-        return op
-
-    def _out(self, op: Op, result: Result) -> Result:
-        if isinstance(result, Item):
-            return self._item(result)
-        if isinstance(op, SearchOp) and isinstance(result, list):
-            return [self._item(item) for item in result if isinstance(item, Item)]
-        if isinstance(op, ListNamespacesOp) and isinstance(result, list):
-            n = len(self.prefix)
-            names = [ns for ns in result if isinstance(ns, tuple)]
-            return [ns[n:] for ns in names if ns[:n] == self.prefix]
-        return result
-
-    def _item(self, item: Item) -> Item:
-        return with_namespace(item, tuple(item.namespace[len(self.prefix) :]))
-
-    def close(self) -> None:
-        """Nothing to close: the shared store is closed by :func:`close_shared`."""

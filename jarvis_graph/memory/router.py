@@ -244,7 +244,7 @@ def _open(backend: _Backend, *, write: bool) -> BaseStore | None:
         remember_folder,
         short_term_store,
     )
-    from jarvis_graph.memory.pg_store import PrefixedStore, prefix_of, shared_store, store_url
+    from jarvis_graph.memory.pg_store import prefix_of, shared_store, store_url
 
     if backend.folder is None:
         return short_term_store()
