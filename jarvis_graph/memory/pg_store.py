@@ -3,7 +3,7 @@
 With ``JARVIS_STORE_URL=postgresql://…`` the project and global tiers (and the project's
 episodic archive) live in one PostgreSQL database that every worker shares, instead of
 the FAISS stores on local disk; short-term memory stays in the process. Each local store
-store becomes a namespace prefix in the database (:class:`~jarvis_graph.memory.router.PrefixedStore`), so the memory
+becomes a namespace prefix in the database (the router's ``PrefixedStore``), so the memory
 router, the tiers, tags, filters, the organizer, export/import and the archive work on it
 unchanged. Vectors come from the same embedder as the local stores (cosine distance, an
 HNSW index). A server without the pgvector extension is refused at start-up, with the
