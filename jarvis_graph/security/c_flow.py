@@ -175,7 +175,7 @@ class FunctionScan:
                     text = text[4:].strip()  # `else row = level`: the arm's statement
                 self.simple(text, st)
             if index in exits:  # an if/else whose block returns: keep the facts before it
-                saved.append((st.depth, {n: v.copy() for n, v in self.env.items()}))
+                saved.append((st.depth, _copy_env(self.env)))
             if not head:
                 self.guard = (frozenset(), -1)
         for _, check in HOOKS["on_function_end"]:
