@@ -20,7 +20,11 @@ EVERYTHING := .cache/mcp-npm/node_modules/@modelcontextprotocol/server-everythin
 # the requirements left out as conflicts: expected.
 BFCL_EVAL_VERSION := 2026.3.23
 
-.PHONY: demo demo-scripted test lint bench clean mcp-test-servers
+# `jarvis serve` runs in an environment of its own (see the `serve` extra in pyproject.toml).
+SERVE_VENV  ?= .venv-serve
+SERVE_STAMP := $(SERVE_VENV)/.installed
+
+.PHONY: demo demo-scripted test lint bench clean mcp-test-servers serve-env
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,13 +59,21 @@ demo-scripted: $(STAMP)
 	    --platform scripted --script ../demo_script.yaml \
 	    "Find the Python files, read the data file and run the report script; what total does it print?"
 
+$(SERVE_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(SERVE_VENV)
+	$(SERVE_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SERVE_VENV)/bin/pip install --quiet -e ".[serve]"
+	touch $@
+
+serve-env: $(SERVE_STAMP)
+
 $(EVERYTHING):
 	npm install --silent --no-audit --no-fund --prefix .cache/mcp-npm \
 	    @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION)
 
 mcp-test-servers: $(EVERYTHING)
 
-test: $(STAMP) $(EVERYTHING)
+test: $(STAMP) $(SERVE_STAMP) $(EVERYTHING)
 	$(BIN)/ruff check jarvis_graph tests bench
 	$(BIN)/ruff format --check jarvis_graph tests bench
 	$(BIN)/mypy
@@ -88,4 +100,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/kill_resume.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .cache
+	rm -rf $(VENV) $(SERVE_VENV) .pytest_cache .ruff_cache .mypy_cache .cache

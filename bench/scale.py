@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import shutil
 import signal
 import sys
@@ -156,12 +157,330 @@ def bench_memory(root: Path, sizes: list[int], pgv: Any) -> dict[str, Any]:
     return out
 
 
+SERVE_JARVIS = ROOT / ".venv-serve" / "bin" / "jarvis"
+HEARTBEAT = 2  # seconds (jarvis serve --heartbeat): a dead worker's runs move within ~3 of these
+
+
+@contextmanager
+def serve_workers(count: int, env: dict[str, str], folder: Path, jobs: int) -> Iterator[list[Any]]:
+    """``count`` ``jarvis serve`` processes of the server environment; yields them ready."""
+    import socket
+    import subprocess
+
+    import httpx
+
+    if not SERVE_JARVIS.is_file():
+        raise SystemExit(f"{SERVE_JARVIS} missing: run `make serve-env` first")
+    procs: list[Any] = []
+    try:
+        for i in range(count):
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = int(sock.getsockname()[1])
+            log = folder / f"worker-{i}.log"
+            cmd = [str(SERVE_JARVIS), "serve", "--port", str(port), "--jobs", str(jobs)]
+            cmd += ["--heartbeat", str(HEARTBEAT), "--config", str(ROOT / "langgraph.json")]
+            with log.open("wb") as out:
+                proc = subprocess.Popen(
+                    cmd, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )  # fmt: skip
+            proc.url, proc.log = f"http://127.0.0.1:{port}", log  # type: ignore[attr-defined]
+            procs.append(proc)
+        for proc in procs:
+            deadline = time.monotonic() + 90
+            while True:
+                if proc.poll() is not None:
+                    raise SystemExit(f"worker exited:\n{proc.log.read_text()}")
+                try:
+                    if httpx.get(f"{proc.url}/ok", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"worker not ready:\n{proc.log.read_text()}")
+                time.sleep(0.2)
+        yield procs
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except Exception:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+def step_script(folder: Path, steps: int, latency: float) -> Path:
+    """A scripted model: ``steps - 1`` tool calls that each append a line, then the answer.
+
+    Every model reply takes ``latency`` seconds (the model's simulated time).
+    """
+    turns: list[dict[str, Any]] = [
+        {
+            "delay": latency,
+            "tool_calls": [
+                {"name": "execute_script", "args": {"script": f"echo step{i} >> calls.log"}}
+            ],
+        }
+        for i in range(1, steps)
+    ]
+    turns.append({"delay": latency, "text": "All steps written. !!!COMPLETE!!!"})
+    path = folder / "steps.json"
+    path.write_text(json.dumps({"turns": turns}))
+    return path
+
+
+def run_rows(url: str) -> dict[str, dict[str, Any]]:
+    """The server runtime's ``runs`` table: status and times of every run, by run id."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT run_id, status, created_at, updated_at FROM runs").fetchall()
+    return {str(r[0]): {"status": r[1], "created": r[2], "updated": r[3]} for r in rows}
+
+
+def wait_runs(url: str, run_ids: set[str], timeout: float) -> dict[str, dict[str, Any]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = {k: v for k, v in run_rows(url).items() if k in run_ids}
+        if len(rows) == len(run_ids) and all(
+            r["status"] not in ("pending", "running") for r in rows.values()
+        ):
+            return rows
+        if time.monotonic() > deadline:
+            return rows
+        time.sleep(0.5)
+
+
+def start_runs(
+    clients: list[Any], workspaces: list[Path], script: Path
+) -> list[tuple[str, str, Path]]:
+    """One run per workspace on a new thread, handed to the workers in turn; ids."""
+    started = []
+    for i, ws in enumerate(workspaces):
+        client = clients[i % len(clients)]
+        thread_id = client.threads.create()["thread_id"]
+        context = {"workspace": str(ws), "platform": "scripted", "script": str(script)}
+        context.update(non_interactive=True, confirm="never")
+        run = client.runs.create(thread_id, "agent", input={"task": "write the steps"},
+                                 context=context)  # fmt: skip
+        started.append((str(thread_id), str(run["run_id"]), ws))
+    return started
+
+
+def check_calls(started: list[tuple[str, str, Path]], steps: int) -> dict[str, int]:
+    """Runs whose tool calls all ran once, ran twice at some step, or missed a step."""
+    want = [f"step{i}" for i in range(1, steps)]
+    once = twice = missing = 0
+    for _t, _r, ws in started:
+        calls = ws / "calls.log"
+        lines = calls.read_text().split() if calls.exists() else []
+        if lines == want:
+            once += 1
+        elif [s for i, s in enumerate(lines) if s not in lines[:i]] == want:
+            twice += 1
+        else:
+            missing += 1
+    return {"all_calls_once": once, "a_call_twice": twice, "calls_missing": missing}
+
+
+def bench_throughput(
+    root: Path, pg: Any, redis_url: str, workers: int, runs: int, steps: int, latency: float,
+    jobs: int,
+) -> dict[str, Any]:  # fmt: skip
+    from langgraph_sdk import get_sync_client
+
+    folder = root / f"throughput-{workers}"
+    folder.mkdir()
+    db = pg.new_database()
+    env = server_env(db, redis_url)
+    script = step_script(folder, steps, latency)
+    workspaces = [folder / f"ws{i:03d}" for i in range(runs)]
+    for ws in workspaces:
+        ws.mkdir()
+    with serve_workers(workers, env, folder, jobs) as procs:
+        clients = [get_sync_client(url=p.url, api_key=None, timeout=120) for p in procs]
+        begun = time.perf_counter()
+        started = start_runs(clients, workspaces, script)
+        submitted = time.perf_counter() - begun
+        rows = wait_runs(db, {r for _t, r, _w in started}, timeout=60 + runs * steps * latency)
+        took = time.perf_counter() - begun
+    times = sorted((r["updated"] - r["created"]).total_seconds() for r in rows.values())
+    statuses = [r["status"] for r in rows.values()]
+    ran_by = {
+        i: sum("Starting background run" in line for line in p.log.read_text().splitlines())
+        for i, p in enumerate(procs)
+    }
+    return {
+        "workers": workers,
+        "jobs_per_worker": jobs,
+        "runs": runs,
+        "succeeded": statuses.count("success"),
+        "lost": runs - len(rows),
+        "not_success": {s: statuses.count(s) for s in set(statuses) if s != "success"},
+        "submit_s": round(submitted, 2),
+        "wall_s": round(took, 2),
+        "runs_per_s": round(runs / took, 2),
+        "p50_run_s": round(times[len(times) // 2], 2) if times else None,
+        "p95_run_s": round(times[int(len(times) * 0.95)], 2) if times else None,
+        "runs_started_per_worker": ran_by,
+        **check_calls(started, steps),
+    }
+
+
+def server_env(db: str, redis_url: str) -> dict[str, str]:
+    env = os.environ.copy()
+    env.update(JARVIS_CHECKPOINT_URL=db, JARVIS_REDIS_URL=redis_url)
+    env.update(LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false")
+    return env
+
+
+def bench_handover(root: Path, pg: Any, redis_url: str) -> dict[str, Any]:
+    """A thread created and run through worker A, continued through worker B."""
+    from langgraph_sdk import get_sync_client
+
+    folder = root / "handover"
+    folder.mkdir()
+    db = pg.new_database()
+    ws = folder / "ws"
+    ws.mkdir()
+    (ws / "notes.md").write_text("the launch is on Friday\n")
+    script = folder / "thread.json"
+    turns = [
+        {"tool_calls": [{"name": "read_code", "args": {"path": "notes.md"}}]},
+        {"text": "The launch is on Friday. !!!COMPLETE!!!"},
+        {"text": "It was Friday. !!!COMPLETE!!!"},
+    ]
+    script.write_text(json.dumps({"turns": turns}))
+    context = {"workspace": str(ws), "platform": "scripted", "script": str(script)}
+    context["non_interactive"] = True
+    with serve_workers(2, server_env(db, redis_url), folder, 10) as (a, b):
+        via_a = get_sync_client(url=a.url, api_key=None, timeout=60)
+        via_b = get_sync_client(url=b.url, api_key=None, timeout=60)
+        thread_id = via_a.threads.create()["thread_id"]
+        first = via_a.runs.wait(thread_id, "agent", input={"task": "When is the launch?"},
+                                context=context)  # fmt: skip
+        t0 = time.perf_counter()
+        second = via_b.runs.wait(thread_id, "agent", input={"task": "Which day did you say?"},
+                                 context=context)  # fmt: skip
+        took = time.perf_counter() - t0
+    seen = " ".join(str(m.get("content")) for m in second.get("messages", []))  # type: ignore[union-attr]
+    return {
+        "first_run_on_a": first.get("status") if isinstance(first, dict) else str(first),
+        "second_run_on_b": second.get("status") if isinstance(second, dict) else str(second),
+        "b_saw_a_history": "When is the launch?" in seen and "the launch is on Friday" in seen,
+        "second_run_s": round(took, 2),
+    }
+
+
+def bench_kill(
+    root: Path, pg: Any, redis_url: str, runs: int, steps: int, latency: float, jobs: int
+) -> dict[str, Any]:
+    """kill -9 of one of two workers while runs are in flight."""
+    from langgraph_sdk import get_sync_client
+
+    folder = root / "kill"
+    folder.mkdir()
+    db = pg.new_database()
+    script = step_script(folder, steps, latency)
+    workspaces = [folder / f"ws{i:03d}" for i in range(runs)]
+    for ws in workspaces:
+        ws.mkdir()
+    with serve_workers(2, server_env(db, redis_url), folder, jobs) as (a, b):
+        via_a = get_sync_client(url=a.url, api_key=None, timeout=60)
+        via_b = get_sync_client(url=b.url, api_key=None, timeout=60)
+        started = start_runs([via_a, via_b], workspaces, script)
+        time.sleep(latency * steps / 2)  # mid-run for the first runs
+        log_a = [x for x in a.log.read_text().splitlines() if "Starting background run" in x]
+        in_flight_on_a = {r for _t, r, _w in started if any(r in x for x in log_a)}
+        rows_at_kill = run_rows(db)
+        os.killpg(a.pid, signal.SIGKILL)
+        a.wait(timeout=15)
+        killed_at = time.perf_counter()
+        # tool results recorded in each run's thread when A died
+        recorded = {}
+        for thread_id, run_id, _ws in started:
+            values = via_b.threads.get_state(thread_id)["values"] or {}
+            recorded[run_id] = sum(1 for m in values.get("messages", []) if m.get("type") == "tool")
+        rows = wait_runs(db, {r for _t, r, _w in started}, timeout=120 + runs * steps * latency)
+        recovered_s = time.perf_counter() - killed_at
+    statuses = [r["status"] for r in rows.values()]
+    rerun_recorded = 0
+    for _thread, run_id, ws in started:
+        calls = ws / "calls.log"
+        lines = calls.read_text().split() if calls.exists() else []
+        want = [f"step{i}" for i in range(1, steps)]
+        if lines[: recorded[run_id]] != want[: recorded[run_id]]:
+            rerun_recorded += 1
+    running_at_kill = [
+        r for r in in_flight_on_a if rows_at_kill.get(r, {}).get("status") == "running"
+    ]
+    return {
+        "runs": runs,
+        "running_on_killed_worker": len(running_at_kill),
+        "succeeded": statuses.count("success"),
+        "lost": runs - len(rows),
+        "not_success": {s: statuses.count(s) for s in set(statuses) if s != "success"},
+        "all_done_s_after_kill": round(recovered_s, 1),
+        "recorded_calls_rerun": rerun_recorded,
+        **check_calls(started, steps),
+    }
+
+
+def bench_workers(root: Path, pg: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from tests.support.redis import RedisServer
+
+    redis = RedisServer(root / "redis")
+    redis.start()
+    try:
+        out: dict[str, Any] = {
+            "setup": (
+                f"{args.runs} runs of {args.steps} steps (scripted model, {args.latency:g} s per "
+                f"reply, {args.steps - 1} execute_script calls), all started at once; jarvis "
+                f"serve (langgraph-api + langgraph-runtime-pg) with --jobs {args.jobs}, on one "
+                "PostgreSQL and one Redis"
+            ),
+            "throughput": [],
+        }
+        for workers in (1, 2):
+            row = bench_throughput(
+                root, pg, redis.url, workers, args.runs, args.steps, args.latency, args.jobs
+            )
+            out["throughput"].append(row)
+            print(
+                f"  {workers} worker(s): {row['succeeded']}/{row['runs']} succeeded, lost "
+                f"{row['lost']}, {row['runs_per_s']} runs/s (wall {row['wall_s']} s), run time "
+                f"p50 {row['p50_run_s']} s p95 {row['p95_run_s']} s; calls once "
+                f"{row['all_calls_once']}, a call twice {row['a_call_twice']}, missing "
+                f"{row['calls_missing']}; started per worker {row['runs_started_per_worker']}",
+                flush=True,
+            )
+        out["handover"] = bench_handover(root, pg, redis.url)
+        print(f"  thread A -> B: {out['handover']}", flush=True)
+        out["kill"] = bench_kill(
+            root, pg, redis.url, args.kill_runs, args.steps, args.latency, args.jobs
+        )
+        print(f"  kill -9 of one of two workers: {out['kill']}", flush=True)
+        return out
+    finally:
+        redis.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--kb", type=int, default=40)
     parser.add_argument("--memory-sizes", default="10000,100000")
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--skip-checkpoints", action="store_true")
+    parser.add_argument("--skip-workers", action="store_true")
+    parser.add_argument("--runs", type=int, default=200, help="concurrent runs (workers)")
+    parser.add_argument("--kill-runs", type=int, default=40, help="runs in flight at the kill")
+    parser.add_argument("--steps", type=int, default=5, help="model replies per run")
+    parser.add_argument("--latency", type=float, default=0.5, help="seconds per model reply")
+    parser.add_argument("--jobs", type=int, default=10, help="runs at once per worker")
     args = parser.parse_args()
     # stopped (SIGTERM): the servers below are still stopped, by the finally blocks
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -178,17 +497,26 @@ def main() -> None:
             started = time.perf_counter()
             results: dict[str, Any] = {
                 "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                "checkpoints": bench_checkpoints(root, args.calls, args.kb, pg),
             }
+            if not args.skip_checkpoints:
+                results["checkpoints"] = bench_checkpoints(root, args.calls, args.kb, pg)
             if not args.skip_memory:
                 sizes = [int(n) for n in args.memory_sizes.split(",")]
                 results["memory"] = bench_memory(root, sizes, pgv)
-            results["workers"] = "not measured: the server runtime is not chosen yet"
+            if not args.skip_workers:
+                print("Workers (jarvis serve):", flush=True)
+                results["workers"] = bench_workers(root, pg, args)
             results["seconds"] = round(time.perf_counter() - started, 1)
         finally:
             pgv.stop()
             pg.stop()
             shutil.rmtree(pg_folder, ignore_errors=True)
+    # a section not run this time keeps its figures from the last run that measured it
+    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    for key in ("checkpoints", "memory", "workers"):
+        if key not in results and key in previous:
+            results[key] = previous[key]
+            results.setdefault("kept_from_earlier_runs", []).append(key)
     RESULTS.write_text(json.dumps(results, indent=2, default=str) + "\n")
     print(f"written to {RESULTS.relative_to(ROOT)}")
 

@@ -98,6 +98,9 @@ def redact_url(url: str) -> str:
 def open_postgres_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
     """A PostgresSaver on a connection pool, with compact checkpoints kept in the database.
 
+    The saver (``checkpoint_pg.PooledPostgresSaver``) also has async methods, run in worker
+    threads, so an API server's event loop can use it (``jarvis serve``).
+
     Statements are not prepared and the saver does not pipeline, so the store also works
     behind PgBouncer-style poolers (transaction mode) and over TLS; a broken pooled
     connection is replaced when it is taken.
@@ -107,9 +110,10 @@ def open_postgres_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
     """
     where = redact_url(url)
     try:
-        from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg import Error as PsycopgError
         from psycopg_pool import PoolTimeout
+
+        from jarvis_graph.checkpoint_pg import PooledPostgresSaver
     except ImportError as exc:
         msg = (
             f"checkpoint URL {where!r} needs PostgreSQL support: "
@@ -130,7 +134,7 @@ def open_postgres_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
         try:
             pool.open(wait=True, timeout=CONNECT_TIMEOUT)
             parts = PostgresParts(pool, where)
-            saver = PostgresSaver(pool, serde=BlobSerializer(None, parts=parts))
+            saver = PooledPostgresSaver(pool, serde=BlobSerializer(None, parts=parts))
             saver.supports_pipeline = False  # poolers drop pipelined connections
             saver.setup()
             parts.setup()

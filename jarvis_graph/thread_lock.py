@@ -209,7 +209,7 @@ def _store_key(saver: Any) -> str:
         with getattr(saver, "lock", threading.Lock()):
             rows = conn.execute("PRAGMA database_list").fetchall()
         return next((str(r[2]) for r in rows if r[1] == "main"), "")
-    if type(saver).__module__.startswith("langgraph.checkpoint.postgres"):
+    if any(c.__module__.startswith("langgraph.checkpoint.postgres") for c in type(saver).__mro__):
         return "postgres"  # one per process: open_checkpointer opens one PostgreSQL store
     return ""
 

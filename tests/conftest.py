@@ -116,3 +116,16 @@ def pgvector_server() -> Iterator[object]:
 def pgvector_url(pgvector_server: object) -> str:
     """The URL of a new, empty database on the pgvector server."""
     return pgvector_server.new_database()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A Redis server of the test's own on loopback (see ``tests/support/redis``); its URL."""
+    from tests.support.redis import RedisServer
+
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()

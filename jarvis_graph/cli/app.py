@@ -19,6 +19,7 @@ from jarvis_graph.cli import (
     multi_cmd,
     run_cmd,
     sec_cmd,
+    serve_cmd,
     sessions_cmd,
     tools_cmd,
 )
@@ -34,6 +35,7 @@ app.command("run")(run_cmd.run)
 app.command("chat")(run_cmd.chat)
 app.command("multi")(multi_cmd.multi)
 app.command("code")(code_cmd.code)
+app.command("serve")(serve_cmd.serve)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(models_cmd.app, name="models")

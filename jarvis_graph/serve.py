@@ -1,0 +1,228 @@
+"""Several server workers: the project's graphs behind LangGraph's API server, on PostgreSQL.
+
+``jarvis serve`` runs the stock ``langgraph-api`` server (the API that LangGraph Studio and
+``langgraph_sdk`` speak, as under ``langgraph dev``) with the open PostgreSQL + Redis
+runtime ``langgraph-runtime-pg`` (MIT): assistants, threads and the run queue live in
+PostgreSQL, run streams and worker heartbeats in Redis. Any number of ``jarvis serve``
+processes on one database and one Redis serve the same threads; a run whose worker died
+(no heartbeat) is taken up again by another worker from its last checkpoint.
+
+Checkpoints are the project's compact ones (:func:`checkpointer`, from
+``JARVIS_CHECKPOINT_URL``: the same tables ``jarvis sessions`` reads) and memory is the
+project's store (``langgraph.json``'s ``store``; ``JARVIS_STORE_URL`` puts it on PostgreSQL
+for all workers).
+
+The runtime pins its own ``langgraph-api``, which differs from the one ``langgraph dev``
+uses, so it lives in an environment of its own: ``make serve-env`` builds ``.venv-serve``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+RUNTIME_EDITION = "pg"
+CHECKPOINTER_PATH = "jarvis_graph.serve.checkpointer"
+"""Import path of :func:`checkpointer` in the form ``langgraph-api`` loads (dots only)."""
+DEFAULT_PORT = 2024
+CONNECT_TIMEOUT = 5.0
+DEFAULT_HEARTBEAT = 10.0
+"""Seconds between a running run's heartbeats in Redis. Another worker takes up a run whose
+heartbeat stopped (its worker died) within about two of these; the runtime's own default,
+120 s, would leave such a run waiting for minutes."""
+
+
+class ServeError(Exception):
+    """``jarvis serve`` cannot start: the message says why and what to do."""
+
+
+@asynccontextmanager
+async def checkpointer() -> AsyncIterator[Any]:
+    """The session store of every worker: compact checkpoints on ``JARVIS_CHECKPOINT_URL``.
+
+    ``langgraph-api`` enters this once per server process (``checkpointer.path`` in the
+    server's configuration). Opening and closing block (a pool, table set-up), so they run
+    in a worker thread, off the server's event loop.
+    """
+    from jarvis_graph.checkpointing import open_postgres_checkpointer
+
+    url = os.environ.get("JARVIS_CHECKPOINT_URL", "")
+    if not url.startswith(("postgresql://", "postgres://")):
+        msg = "the server's checkpointer needs JARVIS_CHECKPOINT_URL=postgresql://..."
+        raise ServeError(msg)
+    opened = open_postgres_checkpointer(url)
+    saver = await asyncio.to_thread(opened.__enter__)
+    try:
+        yield saver
+    finally:
+        await asyncio.to_thread(opened.__exit__, None, None, None)
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What ``jarvis serve`` was asked for (URLs as given: they may hold a password)."""
+
+    config: Path
+    database_url: str
+    redis_url: str
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    jobs: int = 10
+    workers: int = 1
+    heartbeat: float = DEFAULT_HEARTBEAT
+
+
+def server_config(path: Path) -> dict[str, Any]:
+    """``langgraph.json`` read and checked, with the project's checkpointer set in it."""
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        msg = f"{path} not found: run jarvis serve in the project root or pass --config"
+        raise ServeError(msg) from None
+    except (OSError, ValueError) as exc:
+        raise ServeError(f"cannot read {path}: {exc}") from None
+    if not isinstance(config, dict) or not isinstance(config.get("graphs"), dict):
+        raise ServeError(f"{path} has no 'graphs' to serve")
+    if config.get("node_version"):
+        raise ServeError(f"{path} declares JavaScript graphs; jarvis serve runs Python graphs")
+    config.setdefault("checkpointer", {"path": CHECKPOINTER_PATH})
+    return config
+
+
+def check_options(options: ServeOptions) -> dict[str, Any]:
+    """Everything the server needs, checked before it starts; its configuration.
+
+    Raises:
+        ServeError: The runtime is not installed, a URL is missing or wrong, or PostgreSQL
+            or Redis cannot be reached (the message never holds a password).
+    """
+    from jarvis_graph.checkpointing import redact_url
+
+    try:
+        import langgraph_runtime_pg  # noqa: F401
+    except ImportError:
+        msg = (
+            "jarvis serve needs the server runtime (langgraph-runtime-pg), which pins its own "
+            "langgraph-api and so lives in an environment of its own: run `make serve-env`, "
+            "then `.venv-serve/bin/jarvis serve`"
+        )
+        raise ServeError(msg) from None
+    if not options.database_url:
+        msg = "no database: set JARVIS_CHECKPOINT_URL=postgresql://... or pass --database-url"
+        raise ServeError(msg)
+    if not options.database_url.startswith(("postgresql://", "postgres://")):
+        where = redact_url(options.database_url)
+        raise ServeError(f"--database-url {where!r} is not a postgresql:// URL")
+    if not options.redis_url:
+        raise ServeError("no Redis: set JARVIS_REDIS_URL=redis://... or pass --redis-url")
+    if not options.redis_url.startswith(("redis://", "rediss://", "unix://")):
+        where = redact_url(options.redis_url)
+        raise ServeError(f"--redis-url {where!r} is not a redis:// URL")
+    if options.jobs < 1 or options.workers < 1:
+        raise ServeError("--jobs and --workers must be at least 1")
+    if options.heartbeat < 1:
+        raise ServeError("--heartbeat must be at least 1 second")
+    config = server_config(options.config)
+    _reach_postgres(options.database_url)
+    _reach_redis(options.redis_url)
+    return config
+
+
+def _reach_postgres(url: str) -> None:
+    import psycopg
+
+    from jarvis_graph.checkpointing import redact_url
+
+    try:
+        psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT)).close()
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ServeError(f"cannot reach PostgreSQL at {redact_url(url)}: {reason}") from None
+
+
+def _reach_redis(url: str) -> None:
+    import redis
+
+    from jarvis_graph.checkpointing import redact_url
+
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT)
+        client.ping()
+        client.close()
+    except (redis.RedisError, OSError) as exc:
+        raise ServeError(f"cannot reach Redis at {redact_url(url)}: {exc}") from None
+
+
+UPSTREAM_WELCOME = "This in-memory server is designed for development and testing"
+
+
+class _Welcome(logging.Filter):
+    """Put our banner in place of the stock server's, which calls itself in-memory."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if UPSTREAM_WELCOME in str(record.msg):
+            record.msg, record.args = self.text, ()
+        return True
+
+
+def welcome(options: ServeOptions) -> str:
+    """The banner: where the API is, and what the worker is attached to (no passwords)."""
+    from jarvis_graph.checkpointing import redact_url
+
+    shown = "127.0.0.1" if options.host in ("0.0.0.0", "::") else options.host  # noqa: S104
+    url = f"http://{shown}:{options.port}"
+    store_url = os.environ.get("JARVIS_STORE_URL")
+    store = redact_url(store_url) if store_url else "local to this machine (JARVIS_STORE_URL unset)"
+    return (
+        f"jarvis serve: API {url} (docs {url}/docs; LangGraph Studio and langgraph_sdk connect "
+        "here)\n"
+        f"  database {redact_url(options.database_url)}, Redis {redact_url(options.redis_url)}\n"
+        f"  memory {store}\n"
+        f"  {options.workers} process(es) x {options.jobs} runs at once; heartbeat "
+        f"{options.heartbeat:g} s"
+    )
+
+
+def serve(options: ServeOptions) -> None:
+    """Check everything, then run the server until it is stopped (Ctrl-C or SIGTERM)."""
+    config = check_options(options)
+    # The workers' checkpointer and the memory router read these in the server process.
+    os.environ["JARVIS_CHECKPOINT_URL"] = options.database_url
+    os.environ["LANGGRAPH_RUNTIME_EDITION"] = RUNTIME_EDITION
+    os.environ["LG_BG_JOB_HEARTBEAT"] = f"{options.heartbeat:g}"
+    os.environ.setdefault("LANGGRAPH_NO_VERSION_CHECK", "true")  # offline: no PyPI lookup
+    os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
+    os.environ.setdefault("LANGSMITH_TRACING", "false")
+    from langgraph_api.cli import run_server
+
+    logging.getLogger("langgraph_api.cli").addFilter(_Welcome(welcome(options)))
+    extra: dict[str, Any] = {"workers": options.workers} if options.workers > 1 else {}
+    run_server(
+        options.host,
+        options.port,
+        False,
+        config["graphs"],
+        n_jobs_per_worker=options.jobs,
+        env=config.get("env") if isinstance(config.get("env"), dict) else None,
+        store=config.get("store"),
+        auth=config.get("auth"),
+        http=config.get("http"),
+        checkpointer=config["checkpointer"],
+        runtime_edition=RUNTIME_EDITION,  # type: ignore[arg-type]
+        server_level="WARNING",
+        __database_uri__=options.database_url,
+        __redis_uri__=options.redis_url,
+        __migrations_path__=None,
+        **extra,
+    )
