@@ -11,6 +11,7 @@ Beside a SQLite store, large message texts, messages and message lists are kept 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -136,14 +137,52 @@ def open_postgres_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
             parts = PostgresParts(pool, where)
             saver = PooledPostgresSaver(pool, serde=BlobSerializer(None, parts=parts))
             saver.supports_pipeline = False  # poolers drop pipelined connections
-            saver.setup()
-            parts.setup()
-            setup_postgres(pool)
+            with postgres_setup_lock(url):
+                saver.setup()
+                parts.setup()
+                setup_postgres(pool)
         except (PoolTimeout, PsycopgError) as exc:
             raise CheckpointError(_cannot_open(where, url, exc)) from None
         yield saver
     finally:
         pool.close()
+
+
+SETUP_LOCK = (0x4A415256, 1)
+"""Advisory lock key (two-int form, apart from the per-thread locks' one-bigint keys) held
+while tables are set up: PostgreSQL can fail two ``CREATE TABLE IF NOT EXISTS`` of one table
+run at once (a unique violation in ``pg_type``), as when several workers start together."""
+
+
+SETUP_WAIT = 300.0
+"""Seconds to wait for another process's table set-up before giving up."""
+
+
+@contextmanager
+def postgres_setup_lock(url: str) -> Iterator[None]:
+    """Hold :data:`SETUP_LOCK` on a connection of its own (freed when it closes).
+
+    The wait polls ``pg_try_advisory_lock`` instead of blocking in ``pg_advisory_lock``: a
+    statement blocked on a lock is an open transaction, and the holder's ``CREATE INDEX
+    CONCURRENTLY`` (LangGraph's set-up runs some) waits for every open transaction to end,
+    so the two would wait for each other for ever.
+
+    Raises:
+        CheckpointError: Another process held the lock for :data:`SETUP_WAIT` seconds.
+    """
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT)) as conn:
+        deadline = time.monotonic() + SETUP_WAIT
+        while not conn.execute("SELECT pg_try_advisory_lock(%s, %s)", SETUP_LOCK).fetchone()[0]:  # type: ignore[index]
+            if time.monotonic() > deadline:
+                msg = (
+                    f"{redact_url(url)}: another process has been setting up the tables "
+                    f"for {SETUP_WAIT:g} s"
+                )
+                raise CheckpointError(msg)
+            time.sleep(0.1)
+        yield
 
 
 def _cannot_open(where: str, url: str, exc: Exception) -> str:

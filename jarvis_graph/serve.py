@@ -160,6 +160,29 @@ def _reach_redis(url: str) -> None:
         raise ServeError(f"cannot reach Redis at {redact_url(url)}: {exc}") from None
 
 
+def _migrate(url: str) -> None:
+    """The runtime's tables and ours, set up by one process at a time.
+
+    Workers started together on a new database would otherwise race in ``CREATE TABLE``
+    (one dies at start-up with a unique violation). What each worker then sets up at start
+    is already there.
+    """
+    import psycopg
+    from langgraph.store.postgres import PostgresStore
+    from langgraph_runtime_pg.migrate import upgrade_head
+    from psycopg.rows import dict_row
+
+    from jarvis_graph.checkpointing import open_postgres_checkpointer, postgres_setup_lock
+
+    with postgres_setup_lock(url):
+        upgrade_head(url)  # the runtime's assistants, threads, runs, crons
+        # the runtime also sets up a plain store at start (the served store is ours)
+        with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+            PostgresStore(conn).setup()
+    with open_postgres_checkpointer(url):  # the checkpoint tables (under the same lock)
+        pass
+
+
 UPSTREAM_WELCOME = "This in-memory server is designed for development and testing"
 
 
@@ -204,6 +227,8 @@ def serve(options: ServeOptions) -> None:
     os.environ.setdefault("LANGGRAPH_NO_VERSION_CHECK", "true")  # offline: no PyPI lookup
     os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
     os.environ.setdefault("LANGSMITH_TRACING", "false")
+    _migrate(options.database_url)
+    os.environ["LG_RUNTIME_PG_AUTO_MIGRATE"] = "false"  # done above, under the set-up lock
     from langgraph_api.cli import run_server
 
     logging.getLogger("langgraph_api.cli").addFilter(_Welcome(welcome(options)))

@@ -16,7 +16,7 @@ import os
 import threading
 from typing import Any
 
-from jarvis_graph.checkpointing import postgres_pool, redact_url
+from jarvis_graph.checkpointing import postgres_pool, postgres_setup_lock, redact_url
 from jarvis_graph.memory.records import MemoryStoreError
 
 STORE_URL_VAR = "JARVIS_STORE_URL"
@@ -88,7 +88,8 @@ def _open(url: str) -> tuple[Any, Any]:
     }
     store = PostgresStore(pool, index=index)
     try:
-        store.setup()  # creates the tables, the vector extension and the index
+        with postgres_setup_lock(url):  # workers starting together must not race
+            store.setup()  # creates the tables, the vector extension and the index
     except psycopg.Error as exc:
         pool.close()
         reason = " ".join(str(exc).split())

@@ -85,35 +85,43 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def worker(name: str, env: dict[str, str], tmp_path: Path) -> Iterator[Worker]:
-    """One ``jarvis serve`` process; yields once it answers ``/ok``."""
-    port = _free_port()
-    cwd = tmp_path / f"worker-{name}"
-    cwd.mkdir()
-    log = tmp_path / f"worker-{name}.log"
-    cmd = [str(_serve_jarvis()), "serve", "--port", str(port), "--heartbeat", str(HEARTBEAT)]
-    cmd += ["--config", str(REPO / "langgraph.json")]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    url = f"http://127.0.0.1:{port}"
+def workers(names: str, env: dict[str, str], tmp_path: Path) -> Iterator[list[Worker]]:
+    """``jarvis serve`` processes, all started at once (on a new database they race to set
+    up its tables); yields them once each answers ``/ok``."""
+    started: list[Worker] = []
     try:
+        for name in names:
+            port = _free_port()
+            cwd = tmp_path / f"worker-{name}"
+            cwd.mkdir()
+            log = tmp_path / f"worker-{name}.log"
+            cmd = [str(_serve_jarvis()), "serve", "--port", str(port)]
+            cmd += ["--heartbeat", str(HEARTBEAT), "--config", str(REPO / "langgraph.json")]
+            with log.open("wb") as out:
+                proc = subprocess.Popen(
+                    cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )  # fmt: skip
+            started.append(Worker(f"http://127.0.0.1:{port}", log, proc))
         deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"worker {name} exited ({proc.returncode}):\n{log.read_text()}")
-            try:
-                if httpx.get(f"{url}/ok", timeout=2.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"worker {name} not ready in {STARTUP_TIMEOUT:g} s:\n{log.read_text()}")
-            time.sleep(0.2)
-        yield Worker(url, log, proc)
+        for w in started:
+            while True:
+                if w.proc.poll() is not None:
+                    pytest.fail(f"worker {w.log.name} exited ({w.proc.returncode}):\n"
+                                f"{w.log.read_text()}")  # fmt: skip
+                try:
+                    if httpx.get(f"{w.url}/ok", timeout=2.0).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    pytest.fail(f"{w.log.name}: not ready in {STARTUP_TIMEOUT:g} s:\n"
+                                f"{w.log.read_text()}")  # fmt: skip
+                time.sleep(0.2)
+        yield started
     finally:
-        _stop(proc)
+        for w in started:
+            _stop(w.proc)
 
 
 def _server_env(pg_url: str, redis_url: str, **extra: str) -> dict[str, str]:
@@ -125,8 +133,7 @@ def _server_env(pg_url: str, redis_url: str, **extra: str) -> dict[str, str]:
 
 @pytest.fixture
 def two_workers(pg_url: str, redis_url: str, tmp_path: Path) -> Iterator[tuple[Worker, Worker]]:
-    env = _server_env(pg_url, redis_url)
-    with worker("a", env, tmp_path) as a, worker("b", env, tmp_path) as b:
+    with workers("ab", _server_env(pg_url, redis_url), tmp_path) as (a, b):
         yield a, b
 
 
@@ -334,7 +341,7 @@ def test_the_workers_share_one_memory_store(
     pg_url: str, redis_url: str, pgvector_url: str, tmp_path: Path
 ) -> None:
     env = _server_env(pg_url, redis_url, JARVIS_STORE_URL=pgvector_url)
-    with worker("a", env, tmp_path) as a, worker("b", env, tmp_path) as b:
+    with workers("ab", env, tmp_path) as (a, b):
         with _client(a) as via_a, _client(b) as via_b:
             value = {"type": "global_long_term", "tags": ["ops"], "content": "Deploys on Tuesday"}
             via_a.store.put_item(["global_long_term"], "fact-1", value)
