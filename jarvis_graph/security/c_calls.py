@@ -293,7 +293,7 @@ def transfer(scan: Walk, name: str, var: Var, rhs: str, st: Statement) -> None:
 
 
 def _alias(fresh: Var, other: Var) -> None:
-    for field in ("cap", "slen", "taint", "alloc", "alloc_line", "freed", "null", "ival"):
+    for field in ("cap", "slen", "taint", "alloc", "alloc_line", "freed", "null", "ival", "below"):
         setattr(fresh, field, getattr(other, field))
     fresh.init_elems, fresh.alloc_unchecked = other.init_elems, other.alloc_unchecked
     if other.array and other.alloc is None:
@@ -308,6 +308,11 @@ _BOUNDED_RESULT = {"recv", "recvfrom", "read", "fread", "fwrite", "write", "send
 _TAINT_CALLS = frozenset(_BOUNDED_RESULT | k.INPUT_RETURN | k.RANDOM_RETURN)
 
 
+_RANDOM_MOD = re.compile(
+    r"\s*(?:\(\s*\w+\s*\)\s*)?\(?\s*(?:rand|random|lrand48)\s*\(\s*\)\s*\)?\s*%\s*(0[xX][0-9a-fA-F]+|[1-9]\d*)[uUlL]*\s*"
+)
+
+
 def taint_from(scan: Walk, var: Var, rhs: str) -> None:
     """Mark ``var`` as outside/random data when ``rhs`` reads such data."""
     names = call_names(rhs)
@@ -320,6 +325,9 @@ def taint_from(scan: Walk, var: Var, rhs: str) -> None:
         var.taint = "outside input"
     elif names & k.RANDOM_RETURN:
         var.taint = "a random value"
+        m = _RANDOM_MOD.fullmatch(rhs)
+        if m:  # rand() is never negative: rand() % 6 stays in 0..5
+            var.below = int(m.group(1), 0)
     for word in words(rhs):
         other = scan.env.get(word)
         if other is not None and other.taint and other is not var:

@@ -146,7 +146,12 @@ def _index_use(scan: Walk, text: str, name: str, var: Var, st: Statement, lhs: b
         if count is not None and value is not None and not 0 <= value < count:
             rule = "c-copy-overflow" if lhs else "c-read-overflow"
             scan.report(rule, st.line, f"index {value} of a {count}-element buffer", name)
-        elif ivar is not None and ivar.taint and not ivar.upper_checked:
+        elif (
+            ivar is not None
+            and ivar.taint
+            and not ivar.upper_checked
+            and not (ivar.below is not None and count is not None and ivar.below <= count)
+        ):
             scan.report(
                 "c-index-unchecked", st.line,
                 f"'{idx}' comes from {ivar.taint} and is not checked against the size", idx,

@@ -89,6 +89,9 @@ class Var:
     init: bool = True
     init_elems: int | None = None
     upper_checked: bool = False
+    below: int | None = None
+    """An exclusive upper bound the value is known to keep under, with no lower than 0
+    (``rand() % 6``: below 6), when its exact value is not known."""
     null_checked: bool = False
     alloc_unchecked: bool = False
     escaped: bool = False

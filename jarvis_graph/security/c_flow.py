@@ -503,6 +503,13 @@ def _join(before: dict[str, Var], ends: list[dict[str, Var]]) -> dict[str, Var]:
                 if found is not None:
                     var = joined[name] = var.copy()
                     setattr(var, field, getattr(found, field))
+        if var.below is not None:  # a bound holds after the arms only if it held in each
+            arms = [e.get(name) for e in ends]
+            bounds = [a.below for a in arms if a is not None and a.below is not None]
+            below = max(bounds) if len(bounds) == len(arms) else None
+            if below != var.below:
+                var = joined[name] = var.copy()
+                var.below = below
     return joined
 
 

@@ -40,3 +40,36 @@ int index_constant(void)
     int i = 3;
     return table[i]; // no-fire
 }
+
+const char *pick_greeting(void)
+{
+    const char *greetings[3] = {"hello", "hi", "hey"};
+    int pick = rand() % 3;
+    return greetings[pick]; // no-fire
+}
+
+int pick_past_the_end(void)
+{
+    int slots[4] = {0};
+    int pick = rand() % 8;
+    return slots[pick]; // fire
+}
+
+int pick_signed(void)
+{
+    int slots[4] = {0};
+    int pick = atoi(getenv("SLOT")) % 4;
+    return slots[pick]; // fire
+}
+
+int pick_after_arms(int fast)
+{
+    int slots[4] = {0};
+    int pick;
+    if (fast) {
+        pick = rand() % 4;
+    } else {
+        pick = rand();
+    }
+    return slots[pick]; // fire
+}
