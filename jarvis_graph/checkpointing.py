@@ -114,6 +114,7 @@ def open_postgres_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
         from psycopg import Error as PsycopgError
         from psycopg_pool import PoolTimeout
 
+        # deferred: the postgres extra loads only for a postgresql:// store
         from jarvis_graph.checkpoint_pg import PooledPostgresSaver
     except ImportError as exc:
         msg = (

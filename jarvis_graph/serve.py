@@ -28,6 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jarvis_graph.checkpointing import (
+    open_postgres_checkpointer,
+    postgres_setup_lock,
+    redact_url,
+)
+
 RUNTIME_EDITION = "pg"
 CHECKPOINTER_PATH = "jarvis_graph.serve.checkpointer"
 """Import path of :func:`checkpointer` in the form ``langgraph-api`` loads (dots only)."""
@@ -51,8 +57,6 @@ async def checkpointer() -> AsyncIterator[Any]:
     server's configuration). Opening and closing block (a pool, table set-up), so they run
     in a worker thread, off the server's event loop.
     """
-    from jarvis_graph.checkpointing import open_postgres_checkpointer
-
     url = os.environ.get("JARVIS_CHECKPOINT_URL", "")
     if not url.startswith(("postgresql://", "postgres://")):
         msg = "the server's checkpointer needs JARVIS_CHECKPOINT_URL=postgresql://..."
@@ -103,8 +107,6 @@ def check_options(options: ServeOptions) -> dict[str, Any]:
         ServeError: The runtime is not installed, a URL is missing or wrong, or PostgreSQL
             or Redis cannot be reached (the message never holds a password).
     """
-    from jarvis_graph.checkpointing import redact_url
-
     try:
         import langgraph_runtime_pg  # noqa: F401
     except ImportError:
@@ -138,8 +140,6 @@ def check_options(options: ServeOptions) -> dict[str, Any]:
 def _reach_postgres(url: str) -> None:
     import psycopg
 
-    from jarvis_graph.checkpointing import redact_url
-
     try:
         psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT)).close()
     except psycopg.Error as exc:
@@ -149,8 +149,6 @@ def _reach_postgres(url: str) -> None:
 
 def _reach_redis(url: str) -> None:
     import redis
-
-    from jarvis_graph.checkpointing import redact_url
 
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT)
@@ -171,8 +169,6 @@ def _migrate(url: str) -> None:
     from langgraph.store.postgres import PostgresStore
     from langgraph_runtime_pg.migrate import upgrade_head
     from psycopg.rows import dict_row
-
-    from jarvis_graph.checkpointing import open_postgres_checkpointer, postgres_setup_lock
 
     with postgres_setup_lock(url):
         upgrade_head(url)  # the runtime's assistants, threads, runs, crons
@@ -201,8 +197,6 @@ class _Welcome(logging.Filter):
 
 def welcome(options: ServeOptions) -> str:
     """The banner: where the API is, and what the worker is attached to (no passwords)."""
-    from jarvis_graph.checkpointing import redact_url
-
     shown = "127.0.0.1" if options.host in ("0.0.0.0", "::") else options.host  # noqa: S104
     url = f"http://{shown}:{options.port}"
     store_url = os.environ.get("JARVIS_STORE_URL")

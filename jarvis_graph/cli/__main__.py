@@ -1,5 +1,5 @@
 """``python -m jarvis_graph.cli``."""
 
-from jarvis_graph.cli.app import main
+from jarvis_graph.cli.entry import main
 
 main()

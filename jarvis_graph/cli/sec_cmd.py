@@ -25,17 +25,6 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _languages(value: str) -> tuple[str, ...]:
-    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
-    from jarvis_graph.security import LANGUAGES
-
-    langs = tuple(x.strip().lower() for x in value.split(",") if x.strip())
-    bad = [x for x in langs if x not in LANGUAGES]
-    if bad or not langs:
-        raise _fail(f"unknown language(s) {', '.join(bad) or value!r}; use {','.join(LANGUAGES)}")
-    return langs
-
-
 @app.command("scan")
 def scan(
     path: Path = ScanPath,
@@ -55,36 +44,26 @@ def scan(
 ) -> None:
     """Scan PATH; with --verify, an agent judges each issue (resumable with --run-id)."""
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
-    from jarvis_graph.security import DEFAULT_MIN_CONFIDENCE, FORMATS, ScanInputError, render
+    from jarvis_graph.security import DEFAULT_MIN_CONFIDENCE, ScanInputError, render
     from jarvis_graph.security import scan_path as run_scan
+    from jarvis_graph.security.direct import check_format, languages, summary, write_report
 
-    if fmt not in FORMATS:
-        raise _fail(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     if concurrency < 1:
         raise _fail(f"--concurrency must be at least 1, not {concurrency}")
     threshold = DEFAULT_MIN_CONFIDENCE if min_confidence is None else min_confidence
     try:
-        result = run_scan(path, _languages(lang), workers=workers, min_confidence=threshold)
+        check_format(fmt)
+        result = run_scan(path, languages(lang), workers=workers, min_confidence=threshold)
     except ScanInputError as exc:
         raise _fail(str(exc)) from None
-    typer.echo(
-        f"scanned {result.files_scanned} files ({result.lines_scanned} lines): "
-        f"{len(result.issues)} issues" + (f"; skipped {result.skipped}" if result.skipped else ""),
-        err=True,
-    )
+    typer.echo(summary(result), err=True)
     verdicts = None
     if verify and result.issues:
         ctx = options.context_kwargs(
             workspace, platform, model, base_url, script, None, False, None, True
         )
         verdicts = verify_issues(result, ctx, run_id, concurrency)
-    text = render(result, fmt, verdicts)
-    if output is None:
-        typer.echo(text)
-    else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text + "\n", encoding="utf-8")
-        typer.echo(f"report written to {output}", err=True)
+    write_report(render(result, fmt, verdicts), output)
 
 
 def verify_issues(

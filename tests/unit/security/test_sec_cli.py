@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.support.cli import invoke
+from tests.support.cli import invoke, run_process
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "security"
 
@@ -59,3 +61,40 @@ def test_eval_without_manifest_is_a_clear_error(tmp_path: Path):
     (tmp_path / "a.c").write_text("int main(void)\n{\n    return 0;\n}\n")
     result = invoke(["sec", "eval", "--juliet", str(tmp_path)])
     assert result.exit_code == 2 and "no manifest.json" in result.output
+
+
+def _scan_process(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    args = ["sec", "scan", str(FIXTURES), "--lang", "rust", "--workers", "1", *extra]
+    return run_process(args, cwd=tmp_path)
+
+
+def test_a_plain_scan_gives_what_the_full_command_line_gives(tmp_path: Path):
+    direct = _scan_process(tmp_path)
+    # --concurrency belongs to --verify: the direct path leaves the command to typer
+    full = _scan_process(tmp_path, "--concurrency", "4")
+    assert direct.returncode == full.returncode == 0, direct.stderr + full.stderr
+    assert json.loads(direct.stdout) == json.loads(full.stdout)
+    assert direct.stderr == full.stderr
+    assert direct.stderr.startswith("scanned ") and "issues" in direct.stderr
+
+
+def test_a_plain_scan_does_not_load_the_full_command_line(tmp_path: Path):
+    cmd = [sys.executable, "-X", "importtime", "-m", "jarvis_graph.cli", "sec", "scan"]
+    cmd += [str(FIXTURES), "--lang", "rust", "--workers", "1", "-o", str(tmp_path / "r.json")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert "jarvis_graph.security.direct" in loaded
+    assert not {"typer", "click", "jarvis_graph.cli.app", "pydantic"} & loaded
+    assert json.loads((tmp_path / "r.json").read_text())["tool"] == "jarvis-sec"
+
+
+def test_the_direct_path_refuses_as_the_full_one_does(tmp_path: Path):
+    missing = run_process(["sec", "scan", str(tmp_path / "nowhere")], cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("error: ") and "does not exist" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    bad = run_process(["sec", "scan", str(FIXTURES), "-f", "xml"], cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown format 'xml'" in bad.stderr
+    helped = run_process(["sec", "scan", "--help"], cwd=tmp_path)  # typer's help
+    assert helped.returncode == 0 and "--verify" in helped.stdout
