@@ -22,6 +22,7 @@ from jarvis_graph.security.c_facts import (
     call_names,
     calls,
     const_eval,
+    literal_text,
     strip_casts,
     var_of,
     words,
@@ -198,6 +199,8 @@ def _after_copy(
     if dst is None:
         return
     dst.init_elems = None
+    copied = name in COPY | NCPY or (name in MEM and name != "bcopy")
+    dst.literal = literal_text(scan.src, scan.env, args[1]) if copied else None
     if name in ("memset", "wmemset") and need is not None and dst.elem and dst.cap:
         dst.init_elems = need // dst.elem
     if src is not None and src.taint and name not in ("memset", "wmemset"):
@@ -236,7 +239,7 @@ def _fill(scan: Walk, name: str, args: list[str]) -> None:
         if b is not None:
             var = scan.env[b]
             var.taint, var.ival, var.init, var.slen = "outside input", None, True, None
-            var.init_elems = None
+            var.init_elems, var.literal = None, None
 
 
 def release(scan: Walk, expr: str, kind: str, st: Statement) -> None:
@@ -288,12 +291,14 @@ def transfer(scan: Walk, name: str, var: Var, rhs: str, st: Statement) -> None:
     else:
         fresh.ival = const_eval(rhs, scan.env) if var.integer or not var.pointer else None
     taint_from(scan, fresh, rhs)
+    fresh.literal = lit.text if lit is not None else literal_text(scan.src, scan.env, rhs)
     run_text_hooks("on_set", rhs, scan, name, rhs, lit, st)
     scan.env[name] = fresh
 
 
 def _alias(fresh: Var, other: Var) -> None:
-    for field in ("cap", "slen", "taint", "alloc", "alloc_line", "freed", "null", "ival", "below"):
+    fields = ("cap", "slen", "taint", "alloc", "alloc_line", "freed", "null", "ival", "below")
+    for field in (*fields, "literal"):
         setattr(fresh, field, getattr(other, field))
     fresh.init_elems, fresh.alloc_unchecked = other.init_elems, other.alloc_unchecked
     if other.array and other.alloc is None:

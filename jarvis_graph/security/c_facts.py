@@ -10,8 +10,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from types import CodeType
+from typing import TYPE_CHECKING
 
 from jarvis_graph.security.c_text import plain_names
+
+if TYPE_CHECKING:
+    from jarvis_graph.security.c_source import CSource
 
 TYPE_SIZES = {
     "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,
@@ -89,6 +93,9 @@ class Var:
     init: bool = True
     init_elems: int | None = None
     upper_checked: bool = False
+    literal: str | None = None
+    """The text of the string literal the variable holds or points to (through a macro or a
+    copy too: ``strcpy(pw, PASSWORD)``), when it holds one."""
     below: int | None = None
     """An exclusive upper bound the value is known to keep under, with no lower than 0
     (``rand() % 6``: below 6), when its exact value is not known."""
@@ -334,6 +341,22 @@ def touched(env: dict[str, Var], text: str) -> list[tuple[str, Var]]:
     if len(found) < len(env):
         return [(n, env[n]) for n in sorted([n for n in found if n in env])]
     return [(n, v) for n, v in env.items() if n in found]
+
+
+def literal_text(src: CSource, env: dict[str, Var], expr: str) -> str | None:
+    """The string literal ``expr`` is or holds, if any.
+
+    Written in place, an object-like macro of the file whose value is one, or a variable
+    known to hold one.
+    """
+    plain = strip_casts(expr).strip().strip("()").strip()
+    lit = src.literal(plain)
+    if lit is None and plain in src.macros:
+        lit = src.literal(strip_casts(src.macros[plain]).strip())
+    if lit is not None:
+        return lit.text
+    var = env.get(plain.lstrip("&").strip())
+    return var.literal if var is not None else None
 
 
 def var_of(expr: str, env: dict[str, Var]) -> tuple[str | None, Var | None]:

@@ -272,7 +272,7 @@ class FunctionScan:
             if init:
                 lit = self.src.literal(init)
                 if lit is not None:
-                    var.slen = len(lit.text)
+                    var.slen, var.literal = len(lit.text), lit.text
                     if var.cap is None and var.elem:
                         var.cap = (len(lit.text) + 1) * var.elem
                 elif init.strip() in ("{0}", "{ 0 }", "{}", "0"):

@@ -24,3 +24,11 @@ void empty_token(void)
     const char *token = ""; // no-fire
     use(token);
 }
+
+#define ADMIN_PASSWORD "admin123"
+
+int login_macro(const char *given)
+{
+    const char *password = ADMIN_PASSWORD; // fire
+    return strcmp(given, password) == 0;
+}

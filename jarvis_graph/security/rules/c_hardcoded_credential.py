@@ -1,10 +1,14 @@
-"""Rule ``c-hardcoded-credential``: a variable named like a secret set to a string literal."""
+"""Rule ``c-hardcoded-credential``: a variable named like a secret set to a string literal.
+
+The literal may be written in place or come through an object-like macro of the file.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
 
+from jarvis_graph.security.c_facts import literal_text
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
@@ -25,6 +29,9 @@ RULE = Rule(
 
 
 def on_set(scan: Walk, name: str, rhs: str, literal: Literal | None, st: Statement) -> None:
-    """A non-empty string literal assigned to a password, key or token variable."""
-    if literal is not None and _SECRET_NAME.search(name) and literal.text:
+    """A non-empty string literal (in place or a macro) given to a secret-named variable."""
+    if not _SECRET_NAME.search(name):
+        return
+    text = literal.text if literal is not None else literal_text(scan.src, scan.env, rhs)
+    if text:
         scan.report(RULE.id, st.line, f"'{name}' is a literal", name)
