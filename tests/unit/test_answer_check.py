@@ -714,3 +714,31 @@ def test_add_up_computes_and_asks_for_no_write(tmp_path: Path) -> None:
         ("write_file", {"path": "sales_2024.csv", "content": "amount,200\n"}, "Created it."),
     )
     assert any("wrote sales_2024.csv itself" in f for f in check("No", messages, tmp_path))
+
+
+def test_a_count_asked_into_a_file_must_be_a_counted_number(tmp_path: Path) -> None:
+    """The 0.5B wrote "The number of lines in data.txt is " into count.txt and answered "1"
+    (the write tool's own "1 lines"): the run ended completed with no count in the file."""
+    (tmp_path / "count.txt").write_text("The number of lines in data.txt is ")
+    task = "Count the lines of data.txt and write that count (only the number) into count.txt."
+    no_number = conversation(
+        task,
+        ("write_file", {"path": "count.txt", "content": "The number of lines in data.txt is "},
+         "Created count.txt (1 lines)."),
+    )  # fmt: skip
+    [found] = [f for f in check("1", no_number, tmp_path) if "count or a total" in f]
+    assert "holds no number" in found and "count.txt" in found
+    made_up = conversation(
+        task, ("write_file", {"path": "count.txt", "content": "12"}, "Created count.txt.")
+    )
+    assert any("not counted or computed" in f for f in check("Done.", made_up, tmp_path))
+    counted = conversation(
+        task,
+        ("read_code", {"path": "data.txt"}, "data.txt (lines 1-11 of 11)\na\nb"),
+        ("write_file", {"path": "count.txt", "content": "11"}, "Created count.txt."),
+    )
+    assert not any("count or a total" in f for f in check("Done.", counted, tmp_path))
+    scripted = conversation(
+        task, ("execute_script", {"command": "wc -l < data.txt > count.txt"}, "")
+    )
+    assert not any("count or a total" in f for f in check("Done.", scripted, tmp_path))

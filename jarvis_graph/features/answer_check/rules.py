@@ -117,6 +117,7 @@ def problems(
     found += _named_file_lacks_term(answer, task, workspace)
     found += _data_edit_problems(task, evidence.calls)
     found += _wrote_what_was_asked_about(task, asked, evidence.calls)
+    found += _written_value_not_computed(task, asked, evidence, tools)
     found += _count_wider_than_task(answer, task, evidence, workspace)
     found += _count_of_the_pointer(answer, task, evidence)
     found = found or _answer_off_the_term(answer, task, asked, evidence)
@@ -329,6 +330,42 @@ def _wrote_what_was_asked_about(task: str, asked: list[str], calls: list[Call]) 
                     f"workspace held. If {name} did not exist, the answer is that it does "
                     "not exist"
                 ]
+    return []
+
+
+def _written_value_not_computed(
+    task: str, asked: list[str], evidence: Evidence, offered: dict[str, dict[str, Any]]
+) -> list[str]:
+    """A count or total the task asks to write into a file, written without being computed.
+
+    "Count the lines of data.txt and write that count into count.txt": the file must get a
+    number that something counted or computed in the task (as an answer would need), not
+    a sentence without one or a number the model made up. A script that wrote the file
+    computed what it wrote (its output is not in the arguments): not this.
+    """
+    if "write" not in asked or not _AGGREGATE.search(task):
+        return []
+    computed = _numbers(evidence.computed)
+    for call in evidence.calls:
+        if call.failed or not call.meta.get("edits_files") or call.meta.get("runs_code"):
+            continue
+        written = " ".join(str(v) for k, v in call.args.items() if k not in ("path", "paths"))
+        numbers = _numbers(written)
+        where = ", ".join(_written_paths(call)) or "the file"
+        if not numbers:
+            problem = f"what {call.name} wrote into {where} holds no number"
+        elif numbers & computed:
+            continue
+        else:
+            problem = f"the number written into {where} was not counted or computed by a tool"
+        tools = sorted(n for n, m in offered.items() if m.get("computes")) or sorted(
+            n for n, m in offered.items() if m.get("runs_code")
+        )
+        how = f" with {' or '.join(tools)}" if tools else " with a tool"
+        return [
+            f"the task asks to write a count or a total into a file, but {problem}: count or "
+            f"compute it{how}, then write that number"
+        ]
     return []
 
 
