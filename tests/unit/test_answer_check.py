@@ -742,3 +742,20 @@ def test_a_count_asked_into_a_file_must_be_a_counted_number(tmp_path: Path) -> N
         task, ("execute_script", {"command": "wc -l < data.txt > count.txt"}, "")
     )
     assert not any("count or a total" in f for f in check("Done.", scripted, tmp_path))
+
+
+def test_a_short_answer_about_a_term_no_tool_showed_fails(tmp_path: Path) -> None:
+    task = "One comment of the form TODO(name) is in the source. Who is that TODO assigned to?"
+    other = "app/format.py (lines 1-3 of 3)\n1 | def fmt(row):\n2 |     # FIXME(omar): pad"
+    messages = conversation(
+        task,
+        ("search_files", {"pattern": "app/*.py", "glob": ".*"}, "no file matches the glob"),
+        ("read_code", {"path": "app/format.py"}, other),
+    )
+    [found] = check("parse", messages, tmp_path)
+    assert "no tool result shows a line with TODO" in found
+    assert check("No file holds such a TODO.", messages, tmp_path) == []
+    (tmp_path / "config.py").write_text("TIMEOUT = 30\n")
+    settings = "config.py (lines 1-1 of 1)\n1 | TIMEOUT = 30"
+    asked = conversation("Is MAX_RETRIES set in config.py?", ("read_code", {}, settings))
+    assert check("No, it is not.", asked, tmp_path) == []

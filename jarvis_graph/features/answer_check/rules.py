@@ -424,6 +424,8 @@ _SAID_MISSING = re.compile(
     re.IGNORECASE,
 )
 _REMOVES = {"delete", "remove", "rename", "move"}
+_NEGATED = re.compile(r"\b(?:no|not|none|never|nothing|nobody|nowhere)\b|n't\b", re.IGNORECASE)
+"""An answer that says no: "No, MAX_RETRIES is not set" needs no line that holds it."""
 
 
 def _files_missing(answer: str, task: str, asked: list[str], workspace: Path) -> list[str]:
@@ -810,7 +812,9 @@ def _answer_off_the_term(answer: str, task: str, asked: list[str], evidence: Evi
     of the evidence. "Who is the TODO assigned to?" answered with ``parse`` (a word of the
     file's other lines, next to ``# TODO(priya)``) fails. Answers that name a file, say the
     thing is missing or something failed, counts and totals, and tasks that ask for an
-    action are left to the other rules.
+    action are left to the other rules. When no line of the evidence holds the quoted term
+    at all, a short answer other than a no rests on nothing about it (the 0.5B answered
+    "parse" after a search that found nothing and a read of a file without the TODO).
     """
     if (
         asked
@@ -830,14 +834,20 @@ def _answer_off_the_term(answer: str, task: str, asked: list[str], evidence: Evi
         i for i, line in enumerate(text)
         if any(t in line for t in terms) and line.strip() not in task  # not the task's line
     ]  # fmt: skip
-    if not held:
-        return []  # nothing holds the terms: the other rules judge the answer
     new = set(said) - set(_words(task))
+    quoted = ", ".join(sorted(terms))
+    if not held:
+        if not terms or not new or _NEGATED.search(answer):
+            return []  # nothing asked about by name, or "it is not there": other rules
+        return [
+            f"no tool result shows a line with {quoted}, so the answer rests on nothing "
+            f"about it: find {quoted} with a tool first (search the files for it), then "
+            "answer from its line, or say that it is not there"
+        ]
     # the line itself, or the lines of the block it opens (`SERVICE_A:` then `port: 8080`)
     near = {j for i in held for j in range(i, min(i + 1 + _BLOCK_LINES, len(text)))}
     if not new or any(new & set(_words(text[j])) for j in near):
         return []
-    quoted = ", ".join(sorted(terms))
     return [
         f"the answer's words stand on no line of the tool results that holds {quoted}: "
         f"answer from the line with {quoted} itself"
