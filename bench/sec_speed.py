@@ -22,20 +22,22 @@ otherwise compiled on every start where ``PYTHONDONTWRITEBYTECODE`` is set).
 Each tool runs as a command, as a user runs it, with default settings:
 ``python -m jarvis_graph.security TREE -o FILE`` (the scan engine's own command: all CPUs,
 default minimum confidence), the same scan with one worker (``--workers 1``: the CPU-time
-comparison), the same scan through the agent CLI ``jarvis sec scan TREE -o FILE``
-(informational: it adds the start-up of the whole CLI), and ``flawfinder --quiet TREE``
+comparison), the same scan as users run it, ``jarvis sec scan TREE -o FILE`` (start-up included: the
+console script hands a plain scan to the engine), and ``flawfinder --quiet TREE``
 (all levels, output to ``/dev/null``; flawfinder is single-threaded). They alternate,
 ``--reps`` times each after one warm-up each.
 
 Two verdicts per tree, both from the medians of the same run:
 
-- wall: the median wall time of the default (all CPUs) scan against flawfinder's;
+- wall: the median wall time of ``jarvis sec scan`` (all CPUs) against flawfinder's;
 - CPU: the median CPU time (user + system of the command and its child processes) of the
   one-worker scan against flawfinder's, PASS at a ratio <= 1.0. A second free core does
   not help this figure, so it holds on a busy machine too.
 
-Lines are the C/C++ physical lines of the tree. Figures are printed and written to
-``bench/results/sec_speed.json``; the script exits 0 either way.
+The first tree is one 4-line file (start-up: nearly all of its time is getting started),
+then the Juliet subset and the source trees. Lines are the C/C++ physical lines of the
+tree. Figures are printed and written to ``bench/results/sec_speed.json``; the script exits
+0 either way.
 """
 
 from __future__ import annotations
@@ -144,12 +146,14 @@ def bench_tree(name: str, tree: Path, reps: int, flawfinder: str) -> dict[str, A
         row[f"{key}_cpu_runs"] = [round(t, 3) for t in cpus[key]]
     row["ratio_ours_over_flawfinder"] = round(med["jarvis_sec"] / med["flawfinder"], 3)
     row["ratio_cli_over_flawfinder"] = round(med["jarvis_sec_cli"] / med["flawfinder"], 3)
-    row["no_slower"] = med["jarvis_sec"] <= med["flawfinder"]
+    # judged on `jarvis sec scan`, what a user runs (start-up included)
+    row["no_slower"] = med["jarvis_sec_cli"] <= med["flawfinder"]
     verdict = "PASS" if row["no_slower"] else "FAIL"
     print(
-        f"{verdict} wall {name}: {files} files, {lines} lines: jarvis sec "
-        f"{med['jarvis_sec']:.2f} s (through the jarvis CLI {med['jarvis_sec_cli']:.2f} s), "
-        f"flawfinder {med['flawfinder']:.2f} s (ratio {row['ratio_ours_over_flawfinder']:.2f})"
+        f"{verdict} wall {name}: {files} files, {lines} lines: jarvis sec scan "
+        f"{med['jarvis_sec_cli']:.3f} s, flawfinder {med['flawfinder']:.3f} s (ratio "
+        f"{row['ratio_cli_over_flawfinder']:.2f}; the engine's own command "
+        f"{med['jarvis_sec']:.3f} s, ratio {row['ratio_ours_over_flawfinder']:.2f})"
     )
     ours_cpu = statistics.median(cpus["jarvis_sec_1w"])
     theirs_cpu = statistics.median(cpus["flawfinder"])
@@ -179,6 +183,10 @@ def main() -> None:
         return
     compileall.compile_dir(ROOT / "jarvis_graph", quiet=1)
     trees: list[tuple[str, Path]] = []
+    # start-up: a tree of one small file, where nearly all the time is getting started
+    tiny = Path(tempfile.mkdtemp(prefix="jarvis-sec-startup-"))
+    (tiny / "one.c").write_text("int add(int a, int b)\n{\n    return a + b;\n}\n")
+    trees.append(("start-up (one 4-line file)", tiny))
     if args.juliet.is_dir():
         trees.append(("juliet-dev", args.juliet))
     for requirement in () if args.no_fetch else SDISTS:
@@ -186,7 +194,10 @@ def main() -> None:
         if tree is not None:
             trees.append((tree.name, tree))
     trees += [(p.name, p) for p in args.tree]
-    rows = [bench_tree(name, path, args.reps, flawfinder) for name, path in trees]
+    try:
+        rows = [bench_tree(name, path, args.reps, flawfinder) for name, path in trees]
+    finally:
+        shutil.rmtree(tiny, ignore_errors=True)
 
     def ver(pkg: str) -> str | None:
         try:
