@@ -759,3 +759,30 @@ def test_a_short_answer_about_a_term_no_tool_showed_fails(tmp_path: Path) -> Non
     settings = "config.py (lines 1-1 of 1)\n1 | TIMEOUT = 30"
     asked = conversation("Is MAX_RETRIES set in config.py?", ("read_code", {}, settings))
     assert check("No, it is not.", asked, tmp_path) == []
+
+
+def test_a_run_that_never_started_reports_nothing(tmp_path: Path) -> None:
+    """The 0.5B ran ``check_dates.py`` as a command (exit 127) and answered with a check
+    name taken from the script's source, "FAIL check_dates.py:iso_dates"."""
+    (tmp_path / "check_dates.py").write_text("print('ok iso_dates')\n")
+    task = "There's a self-test script, check_dates.py. Execute it and tell me which check fails."
+    not_found = (
+        "exit code: 127\nbash: line 1: check_dates.py: command not found\n"
+        "[check_dates.py is a file, not a command: run it with `python3 check_dates.py`]"
+    )
+    messages = conversation(task, ("execute_script", {"script": "check_dates.py"}, not_found))
+    found = check("FAIL check_dates.py:iso_dates", messages, tmp_path)
+    assert any("never started" in f for f in found)
+    said = check("It could not run: check_dates.py: command not found.", messages, tmp_path)
+    assert not any("never started" in f for f in said)
+
+
+def test_a_status_must_stand_on_the_line_of_the_name_it_is_given(tmp_path: Path) -> None:
+    (tmp_path / "check_dates.py").write_text("print('ok')\n")
+    task = "Execute check_dates.py and tell me which of its checks doesn't pass."
+    output = "exit code: 1\nok iso_dates\nFAIL us_dates\nok eu_dates"
+    messages = conversation(task, ("execute_script", {"script": "python3 check_dates.py"}, output))
+    [found] = check("FAIL eu_dates", messages, tmp_path)
+    assert "no line of the output shows FAIL with eu_dates" in found
+    assert check("FAIL us_dates", messages, tmp_path) == []
+    assert check("us_dates fails.", messages, tmp_path) == []

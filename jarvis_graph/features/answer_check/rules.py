@@ -110,6 +110,8 @@ def problems(
         asked, evidence.calls, changed, tools, _edit_example(task, workspace, tools)
     )
     found += _failure_not_said(answer, task, asked, evidence.calls)
+    found = found or _never_ran(answer, asked, evidence.calls)
+    found = found or _status_on_another_line(answer, task, evidence)
     found = found or _numbers_not_printed(answer, task, asked, evidence.calls)
     found += _files_missing(answer, task, asked, workspace)
     found += _file_not_looked_at(answer, task, asked, evidence, workspace)
@@ -414,6 +416,71 @@ def _failure_not_said(answer: str, task: str, asked: list[str], calls: list[Call
     return [
         f"the last run failed ({first}), but the answer does not say so: fix the cause and "
         "run it again, or say that it failed and why"
+    ]
+
+
+_COULD_NOT_START = re.compile(
+    r"^exit code: 12[67]\b|command not found|can't open file|cannot execute|Permission denied",
+    re.MULTILINE,
+)
+"""A run whose program never started: no such command, file or permission."""
+_SAID_NOT_RUN = re.compile(
+    r"not found|no such|could ?n[o']t (?:run|start|execute|be run)|did ?n[o']t run|"
+    r"cannot (?:run|execute)|can't (?:run|execute|open)|not executable|permission",
+    re.IGNORECASE,
+)
+
+
+def _never_ran(answer: str, asked: list[str], calls: list[Call]) -> list[str]:
+    """A run that never started, and an answer that reports what it would have printed.
+
+    ``check_dates.py: command not found`` printed nothing the script checks; "FAIL
+    iso_dates" after it was made up from the script's source. The answer can only say
+    that it did not run (or the model runs it the right way first).
+    """
+    if "run" not in asked:
+        return []
+    runs = [call for call in calls if call.meta.get("runs_code")]
+    if not runs or not _COULD_NOT_START.search(runs[-1].result) or _SAID_NOT_RUN.search(answer):
+        return []
+    first = runs[-1].result.splitlines()[0] if runs[-1].result else "it did not start"
+    return [
+        f"the last run never started ({first}), so it printed nothing the answer could "
+        "report: run it the right way (a script with its interpreter, as the tool said), "
+        "then answer from its output, or say that it could not be run"
+    ]
+
+
+_STATUS = re.compile(r"\b(FAIL(?:ED)?|PASS(?:ED)?|OK|ERROR)\b")
+"""Status words as test runners print them (the answer's, in capitals)."""
+
+
+def _status_on_another_line(answer: str, task: str, evidence: Evidence) -> list[str]:
+    """A short answer that pairs a status with a name no output line pairs it with.
+
+    Output ``ok iso_dates / FAIL us_dates / ok eu_dates`` answered "FAIL eu_dates": a status
+    and a name stand together in the answer, and the line that holds the name has another
+    status.
+    """
+    statuses = set(_STATUS.findall(answer))
+    if len(statuses) != 1 or len(_words(answer)) > _SHORT_ANSWER_WORDS:
+        return []
+    (status,) = statuses
+    names = {
+        t for t in _NAME_TOKEN.findall(answer) if len(t) >= 4 and t not in task and t != status
+    }
+    if not names:
+        return []
+    root = "FAIL" if status.startswith("FAIL") else "PASS" if status.startswith("PASS") else status
+    lines = evidence.text.splitlines()
+    with_status = [ln for ln in lines if re.search(rf"\b{root}", ln, re.IGNORECASE)]
+    with_name = [ln for ln in lines if any(n in ln for n in names)]
+    if not with_status or not with_name or any(any(n in ln for n in names) for ln in with_status):
+        return []
+    shown = ", ".join(sorted(names))
+    return [
+        f"the answer says {status} for {shown}, but no line of the output shows {status} "
+        f"with {shown}: read the status on the line that names it"
     ]
 
 
