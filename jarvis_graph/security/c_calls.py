@@ -291,7 +291,10 @@ def transfer(scan: Walk, name: str, var: Var, rhs: str, st: Statement) -> None:
     else:
         fresh.ival = const_eval(rhs, scan.env) if var.integer or not var.pointer else None
     taint_from(scan, fresh, rhs)
-    fresh.literal = lit.text if lit is not None else literal_text(scan.src, scan.env, rhs)
+    if lit is not None:
+        fresh.literal = lit.text
+    elif plain in scan.src.macros:  # a name or an address of one: _alias copied its literal
+        fresh.literal = literal_text(scan.src, scan.env, plain)
     run_text_hooks("on_set", rhs, scan, name, rhs, lit, st)
     scan.env[name] = fresh
 

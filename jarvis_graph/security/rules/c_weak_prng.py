@@ -84,6 +84,8 @@ def on_set(scan: Walk, name: str, rhs: str, literal: Literal | None, st: Stateme
 
 def on_assign(scan: Walk, lhs: str, rhs: str, st: Statement) -> None:
     """An element or member named like a secret gets a rand() value."""
+    if not SECRET_NAME.search(lhs):  # most assignments: one search, nothing more
+        return
     m = _STORE_BASE.match(lhs) or _MEMBER_STORE.match(lhs)
     target = m.group(1) if m else None
     if target is None or not SECRET_NAME.search(target.split(".")[-1].split(">")[-1]):
