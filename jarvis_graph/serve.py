@@ -27,6 +27,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from jarvis_graph.checkpointing import (
     open_postgres_checkpointer,
@@ -170,13 +171,21 @@ def _migrate(url: str) -> None:
     from langgraph_runtime_pg.migrate import upgrade_head
     from psycopg.rows import dict_row
 
-    with postgres_setup_lock(url):
-        upgrade_head(url)  # the runtime's assistants, threads, runs, crons
-        # the runtime also sets up a plain store at start (the served store is ours)
-        with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
-            PostgresStore(conn).setup()
-    with open_postgres_checkpointer(url):  # the checkpoint tables (under the same lock)
-        pass
+    try:
+        with postgres_setup_lock(url):
+            upgrade_head(url)  # the runtime's assistants, threads, runs, crons
+            # the runtime also sets up a plain store at start (the served store is ours)
+            with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+                PostgresStore(conn).setup()
+        with open_postgres_checkpointer(url):  # the checkpoint tables (under the same lock)
+            pass
+    except Exception as exc:  # SQLAlchemy's, psycopg's or ours: one line, no password
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        password = urlsplit(url).password
+        if password:
+            reason = reason.replace(password, "***")
+        msg = f"cannot set up the server's tables in {redact_url(url)}: {reason}"
+        raise ServeError(msg) from None
 
 
 UPSTREAM_WELCOME = "This in-memory server is designed for development and testing"

@@ -352,3 +352,27 @@ def test_the_workers_share_one_memory_store(
         banner = a.log.read_text(errors="replace")
     assert re.search(r"jarvis serve: API http://127\.0\.0\.1:\d+", banner), banner
     assert "in-memory server" not in banner
+
+
+def test_a_database_it_may_not_write_is_one_clear_line(
+    pg_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    """PostgreSQL 15 lets no other role create tables in a database's public schema."""
+    import uuid
+
+    import psycopg
+
+    role = f"reader_{uuid.uuid4().hex[:8]}"  # roles belong to the whole (shared) server
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 's3cret-pw'")
+    parts = pg_url.split("://", 1)[1].split("@", 1)[1]  # host:port/db
+    env = os.environ.copy()
+    env["JARVIS_CHECKPOINT_URL"] = f"postgresql://{role}:s3cret-pw@{parts}"
+    env["JARVIS_REDIS_URL"] = redis_url
+    done = _serve(["--config", str(REPO / "langgraph.json")], env, tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: cannot set up the server's tables in postgresql://")
+    assert "permission denied" in lines[0]
+    assert "s3cret-pw" not in done.stdout + done.stderr
