@@ -21,7 +21,11 @@ def main() -> None:
 
         args = parse(argv[2:])
         if args is not None:
-            code = run(args)
+            try:
+                code = run(args)
+            except KeyboardInterrupt:
+                print("interrupted", file=sys.stderr)
+                code = 130
             sys.stdout.flush()
             sys.stderr.flush()
             # the report is out and the workers have exited: skip tearing the interpreter

@@ -63,7 +63,10 @@ def scan(
             workspace, platform, model, base_url, script, None, False, None, True
         )
         verdicts = verify_issues(result, ctx, run_id, concurrency)
-    write_report(render(result, fmt, verdicts), output)
+    try:
+        write_report(render(result, fmt, verdicts), output)
+    except ScanInputError as exc:
+        raise _fail(str(exc)) from None
 
 
 def verify_issues(

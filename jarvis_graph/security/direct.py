@@ -54,12 +54,21 @@ def summary(result: ScanResult) -> str:
 
 
 def write_report(text: str, output: Path | None) -> None:
-    """The report to ``output`` (its folder made), or to stdout."""
+    """The report to ``output`` (its folder made), or to stdout.
+
+    Raises:
+        ScanInputError: ``output`` cannot be written (the reason is in the message).
+    """
     if output is None:
         print(text)
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text + "\n", encoding="utf-8")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ScanInputError(
+            f"cannot write the report to {output}: {exc.strerror or exc}"
+        ) from None
     print(f"report written to {output}", file=sys.stderr)
 
 
@@ -112,5 +121,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(summary(result), file=sys.stderr)
-    write_report(render(result, args.format), Path(args.output) if args.output else None)
+    try:
+        write_report(render(result, args.format), Path(args.output) if args.output else None)
+    except ScanInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0

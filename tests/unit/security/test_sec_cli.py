@@ -98,3 +98,14 @@ def test_the_direct_path_refuses_as_the_full_one_does(tmp_path: Path):
     assert bad.returncode == 2 and "unknown format 'xml'" in bad.stderr
     helped = run_process(["sec", "scan", "--help"], cwd=tmp_path)  # typer's help
     assert helped.returncode == 0 and "--verify" in helped.stdout
+
+
+def test_a_report_that_cannot_be_written_is_a_clear_error(tmp_path: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    out = str(blocker / "scan.json")  # a folder that is a file
+    direct = run_process(["sec", "scan", str(FIXTURES), "--lang", "rust", "-o", out], tmp_path)
+    assert direct.returncode == 2, direct.stderr
+    assert "error: cannot write the report to" in direct.stderr and "Traceback" not in direct.stderr
+    full = invoke(["sec", "scan", str(FIXTURES), "--lang", "rust", "-o", out, "--concurrency", "2"])
+    assert full.exit_code == 2 and "cannot write the report to" in full.output
