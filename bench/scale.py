@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import shutil
 import signal
 import sys
@@ -54,6 +53,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import checkpoints as ckpt  # noqa: E402
 import memory as mem  # noqa: E402
+
+from tests.support import serve  # noqa: E402
 
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 PARTS_TABLES = ("jarvis_texts", "jarvis_messages", "jarvis_lists")
@@ -167,59 +168,8 @@ def bench_memory(root: Path, sizes: list[int], pgv: Any) -> dict[str, Any]:
     return out
 
 
-SERVE_JARVIS = ROOT / ".venv-serve" / "bin" / "jarvis"
 HEARTBEAT = 2  # seconds (jarvis serve --heartbeat): a dead worker's runs move within ~3 of these
-
-
-@contextmanager
-def serve_workers(count: int, env: dict[str, str], folder: Path, jobs: int) -> Iterator[list[Any]]:
-    """``count`` ``jarvis serve`` processes of the server environment; yields them ready."""
-    import socket
-    import subprocess
-
-    import httpx
-
-    if not SERVE_JARVIS.is_file():
-        raise SystemExit(f"{SERVE_JARVIS} missing: run `make serve-env` first")
-    procs: list[Any] = []
-    try:
-        for i in range(count):
-            with socket.socket() as sock:
-                sock.bind(("127.0.0.1", 0))
-                port = int(sock.getsockname()[1])
-            log = folder / f"worker-{i}.log"
-            cmd = [str(SERVE_JARVIS), "serve", "--port", str(port), "--jobs", str(jobs)]
-            cmd += ["--heartbeat", str(HEARTBEAT), "--config", str(ROOT / "langgraph.json")]
-            with log.open("wb") as out:
-                proc = subprocess.Popen(
-                    cmd, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )  # fmt: skip
-            proc.url, proc.log = f"http://127.0.0.1:{port}", log  # type: ignore[attr-defined]
-            procs.append(proc)
-        for proc in procs:
-            deadline = time.monotonic() + 90
-            while True:
-                if proc.poll() is not None:
-                    raise SystemExit(f"worker exited:\n{proc.log.read_text()}")
-                try:
-                    if httpx.get(f"{proc.url}/ok", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"worker not ready:\n{proc.log.read_text()}")
-                time.sleep(0.2)
-        yield procs
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(timeout=30)
-            except Exception:
-                os.killpg(proc.pid, signal.SIGKILL)
+WORKER_NAMES = "abcdefgh"
 
 
 def step_script(folder: Path, steps: int, latency: float) -> Path:
@@ -305,12 +255,14 @@ def bench_throughput(
     folder = root / f"throughput-{workers}"
     folder.mkdir()
     db = pg.new_database()
-    env = server_env(db, redis_url)
+    env = serve.server_env(db, redis_url)
     script = step_script(folder, steps, latency)
     workspaces = [folder / f"ws{i:03d}" for i in range(runs)]
     for ws in workspaces:
         ws.mkdir()
-    with serve_workers(workers, env, folder, jobs) as procs:
+    with serve.workers(
+        WORKER_NAMES[:workers], env, folder, heartbeat=HEARTBEAT, jobs=jobs
+    ) as procs:
         clients = [get_sync_client(url=p.url, api_key=None, timeout=120) for p in procs]
         begun = time.perf_counter()
         started = start_runs(clients, workspaces, script)
@@ -340,13 +292,6 @@ def bench_throughput(
     }
 
 
-def server_env(db: str, redis_url: str) -> dict[str, str]:
-    env = os.environ.copy()
-    env.update(JARVIS_CHECKPOINT_URL=db, JARVIS_REDIS_URL=redis_url)
-    env.update(LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false")
-    return env
-
-
 def bench_handover(root: Path, pg: Any, redis_url: str) -> dict[str, Any]:
     """A thread created and run through worker A, continued through worker B."""
     from langgraph_sdk import get_sync_client
@@ -366,7 +311,8 @@ def bench_handover(root: Path, pg: Any, redis_url: str) -> dict[str, Any]:
     script.write_text(json.dumps({"turns": turns}))
     context = {"workspace": str(ws), "platform": "scripted", "script": str(script)}
     context["non_interactive"] = True
-    with serve_workers(2, server_env(db, redis_url), folder, 10) as (a, b):
+    env = serve.server_env(db, redis_url)
+    with serve.workers("ab", env, folder, heartbeat=HEARTBEAT) as (a, b):
         via_a = get_sync_client(url=a.url, api_key=None, timeout=60)
         via_b = get_sync_client(url=b.url, api_key=None, timeout=60)
         thread_id = via_a.threads.create()["thread_id"]
@@ -398,7 +344,8 @@ def bench_kill(
     workspaces = [folder / f"ws{i:03d}" for i in range(runs)]
     for ws in workspaces:
         ws.mkdir()
-    with serve_workers(2, server_env(db, redis_url), folder, jobs) as (a, b):
+    env = serve.server_env(db, redis_url)
+    with serve.workers("ab", env, folder, heartbeat=HEARTBEAT, jobs=jobs) as (a, b):
         via_a = get_sync_client(url=a.url, api_key=None, timeout=60)
         via_b = get_sync_client(url=b.url, api_key=None, timeout=60)
         started = start_runs([via_a, via_b], workspaces, script)
@@ -406,8 +353,7 @@ def bench_kill(
         log_a = [x for x in a.log.read_text().splitlines() if "Starting background run" in x]
         in_flight_on_a = {r for _t, r, _w in started if any(r in x for x in log_a)}
         rows_at_kill = run_rows(db)
-        os.killpg(a.pid, signal.SIGKILL)
-        a.wait(timeout=15)
+        a.kill()
         killed_at = time.perf_counter()
         # tool results recorded in each run's thread when A died
         recorded = {}

@@ -11,28 +11,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
 from tests.support.cli import run_process
+from tests.support.serve import REPO, Worker, serve_jarvis, server_env, workers
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
-SERVE_JARVIS = REPO / ".venv-serve" / "bin" / "jarvis"
-STARTUP_TIMEOUT = 90.0
 HEARTBEAT = 2  # seconds: a dead worker's run moves to another within a few of these
 
 
@@ -42,15 +36,10 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _serve_jarvis() -> Path:
-    assert SERVE_JARVIS.is_file(), f"{SERVE_JARVIS} missing: run `make serve-env`"
-    return SERVE_JARVIS
-
-
 def _serve(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """``jarvis serve`` of the server environment that is expected to refuse to start."""
     return subprocess.run(
-        [str(_serve_jarvis()), "serve", *args],
+        [str(serve_jarvis()), "serve", *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -61,79 +50,9 @@ def _serve(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comple
     )
 
 
-@dataclass
-class Worker:
-    url: str
-    log: Path
-    proc: subprocess.Popen[bytes]
-
-    def kill(self) -> None:
-        """kill -9: no shutdown, no clean-up, as when a machine dies."""
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=15)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=15)
-
-
-@contextmanager
-def workers(names: str, env: dict[str, str], tmp_path: Path) -> Iterator[list[Worker]]:
-    """``jarvis serve`` processes, all started at once (on a new database they race to set
-    up its tables); yields them once each answers ``/ok``."""
-    started: list[Worker] = []
-    try:
-        for name in names:
-            port = _free_port()
-            cwd = tmp_path / f"worker-{name}"
-            cwd.mkdir()
-            log = tmp_path / f"worker-{name}.log"
-            cmd = [str(_serve_jarvis()), "serve", "--port", str(port)]
-            cmd += ["--heartbeat", str(HEARTBEAT), "--config", str(REPO / "langgraph.json")]
-            with log.open("wb") as out:
-                proc = subprocess.Popen(
-                    cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )  # fmt: skip
-            started.append(Worker(f"http://127.0.0.1:{port}", log, proc))
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        for w in started:
-            while True:
-                if w.proc.poll() is not None:
-                    pytest.fail(f"worker {w.log.name} exited ({w.proc.returncode}):\n"
-                                f"{w.log.read_text()}")  # fmt: skip
-                try:
-                    if httpx.get(f"{w.url}/ok", timeout=2.0).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"{w.log.name}: not ready in {STARTUP_TIMEOUT:g} s:\n"
-                                f"{w.log.read_text()}")  # fmt: skip
-                time.sleep(0.2)
-        yield started
-    finally:
-        for w in started:
-            _stop(w.proc)
-
-
-def _server_env(pg_url: str, redis_url: str, **extra: str) -> dict[str, str]:
-    env = os.environ.copy()  # HOME and JARVIS_HOME already point at the test's home
-    env.update(JARVIS_CHECKPOINT_URL=pg_url, JARVIS_REDIS_URL=redis_url, **extra)
-    env.update(LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false")
-    return env
-
-
 @pytest.fixture
 def two_workers(pg_url: str, redis_url: str, tmp_path: Path) -> Iterator[tuple[Worker, Worker]]:
-    with workers("ab", _server_env(pg_url, redis_url), tmp_path) as (a, b):
+    with workers("ab", server_env(pg_url, redis_url), tmp_path, heartbeat=HEARTBEAT) as (a, b):
         yield a, b
 
 
@@ -169,12 +88,6 @@ def _wait_run(client: SyncLangGraphClient, thread_id: str, run_id: str, timeout:
             return status
         time.sleep(0.25)
     pytest.fail(f"run {run_id} still not done after {timeout:g} s")
-
-
-def _started(w: Worker, run_id: str) -> bool:
-    """Whether ``w`` started ``run_id`` (its log line "Starting background run ... run_id")."""
-    lines = w.log.read_text(errors="replace").splitlines()
-    return any("Starting background run" in line and run_id in line for line in lines)
 
 
 # --- refusing to start ---------------------------------------------------------------------
@@ -312,7 +225,7 @@ def test_a_killed_worker_s_run_finishes_on_the_other_without_repeating_a_tool_ca
             assert time.monotonic() < deadline, "the run did not start"
             time.sleep(0.05)
         # The worker that took the run says so in its log; kill that one.
-        running = [w for w in (a, b) if _started(w, run_id)]
+        running = [w for w in (a, b) if w.started(run_id)]
         assert len(running) == 1, "exactly one worker runs the run"
         dead, alive = (a, via_b) if running[0] is a else (b, via_a)
         dead.kill()
@@ -340,8 +253,8 @@ def _tool_results(values: dict[str, Any]) -> list[Any]:
 def test_the_workers_share_one_memory_store(
     pg_url: str, redis_url: str, pgvector_url: str, tmp_path: Path
 ) -> None:
-    env = _server_env(pg_url, redis_url, JARVIS_STORE_URL=pgvector_url)
-    with workers("ab", env, tmp_path) as (a, b):
+    env = server_env(pg_url, redis_url, JARVIS_STORE_URL=pgvector_url)
+    with workers("ab", env, tmp_path, heartbeat=HEARTBEAT) as (a, b):
         with _client(a) as via_a, _client(b) as via_b:
             value = {"type": "global_long_term", "tags": ["ops"], "content": "Deploys on Tuesday"}
             via_a.store.put_item(["global_long_term"], "fact-1", value)

@@ -1,0 +1,123 @@
+"""``jarvis serve`` workers for tests and benches: real processes of ``.venv-serve`` on loopback.
+
+``make serve-env`` (``make test`` runs it) builds that environment. Workers are started all
+at once (on a new database they race to set up its tables, which ``jarvis serve`` must
+survive) and stopped with SIGTERM, then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+SERVE_JARVIS = REPO / ".venv-serve" / "bin" / "jarvis"
+STARTUP_TIMEOUT = 90.0
+
+
+class WorkerError(RuntimeError):
+    """A worker did not start: its log is in the message."""
+
+
+@dataclass
+class Worker:
+    url: str
+    log: Path
+    proc: subprocess.Popen[bytes]
+
+    def kill(self) -> None:
+        """kill -9: no shutdown, no clean-up, as when a machine dies."""
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=15)
+
+    def started(self, run_id: str) -> bool:
+        """Whether this worker started ``run_id`` (its "Starting background run" log line)."""
+        lines = self.log.read_text(errors="replace").splitlines()
+        return any("Starting background run" in line and run_id in line for line in lines)
+
+
+def serve_jarvis() -> Path:
+    """The ``jarvis`` of the server environment."""
+    if not SERVE_JARVIS.is_file():
+        raise WorkerError(f"{SERVE_JARVIS} missing: run `make serve-env`")
+    return SERVE_JARVIS
+
+
+def server_env(database_url: str, redis_url: str, **extra: str) -> dict[str, str]:
+    """This process's environment (HOME and JARVIS_HOME included) with the server's URLs."""
+    env = os.environ.copy()
+    env.update(JARVIS_CHECKPOINT_URL=database_url, JARVIS_REDIS_URL=redis_url, **extra)
+    env.update(LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false")
+    return env
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=15)
+
+
+@contextmanager
+def workers(
+    names: str, env: dict[str, str], folder: Path, *, heartbeat: float = 2, jobs: int = 10
+) -> Iterator[list[Worker]]:
+    """One ``jarvis serve`` per character of ``names``, all started at once; yields them
+    once each answers ``/ok``.
+
+    Raises:
+        WorkerError: One exited or was not ready in :data:`STARTUP_TIMEOUT` seconds.
+    """
+    started: list[Worker] = []
+    try:
+        for name in names:
+            port = _free_port()
+            cwd = folder / f"worker-{name}"
+            cwd.mkdir()
+            log = folder / f"worker-{name}.log"
+            cmd = [str(serve_jarvis()), "serve", "--port", str(port), "--jobs", str(jobs)]
+            cmd += ["--heartbeat", f"{heartbeat:g}", "--config", str(REPO / "langgraph.json")]
+            with log.open("wb") as out:
+                proc = subprocess.Popen(
+                    cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )  # fmt: skip
+            started.append(Worker(f"http://127.0.0.1:{port}", log, proc))
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        for w in started:
+            while True:
+                if w.proc.poll() is not None:
+                    msg = f"{w.log.name}: exited ({w.proc.returncode}):\n{w.log.read_text()}"
+                    raise WorkerError(msg)
+                try:
+                    if httpx.get(f"{w.url}/ok", timeout=2.0).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    msg = f"{w.log.name}: not ready in {STARTUP_TIMEOUT:g} s:\n{w.log.read_text()}"
+                    raise WorkerError(msg)
+                time.sleep(0.2)
+        yield started
+    finally:
+        for w in started:
+            _stop(w.proc)
