@@ -786,3 +786,13 @@ def test_a_status_must_stand_on_the_line_of_the_name_it_is_given(tmp_path: Path)
     assert "no line of the output shows FAIL with eu_dates" in found
     assert check("FAIL us_dates", messages, tmp_path) == []
     assert check("us_dates fails.", messages, tmp_path) == []
+
+
+def test_a_word_of_a_match_line_s_path_is_not_what_the_line_says(tmp_path: Path) -> None:
+    """The 0.5B answered "parse" from ``app/parse.py:2: # TODO(priya): ...``."""
+    task = "One comment of the form TODO(name) is in the source. Who is that TODO assigned to?"
+    found_line = "1 matching line in 1 file:\napp/parse.py:2: # TODO(priya): handle empty input"
+    messages = conversation(task, ("search_files", {"pattern": "TODO"}, found_line))
+    [found] = check("parse", messages, tmp_path)
+    assert "stand on no line of the tool results that holds TODO" in found
+    assert check("priya", messages, tmp_path) == []

@@ -861,6 +861,8 @@ def _count_wider_than_task(
 
 _TAG = re.compile(r"(?<![\w.])[A-Z]{4,}(?![\w.])")
 """An all-capitals word the task quotes (``TODO``, ``FIXME``, ``WARN``)."""
+_MATCH_AT = re.compile(r"^\s*[\w./\\-]+:\d+:")
+"""Where a search match is (``app/parse.py:2:``): "parse" answered a TODO's owner from it."""
 _FORMATS = frozenset({"JSON", "YAML", "TOML", "HTML", "HTTP", "HTTPS", "ASCII", "UTF8", "UUID"})
 _SHORT_ANSWER_WORDS = 8
 _BLOCK_LINES = 3
@@ -911,9 +913,10 @@ def _answer_off_the_term(answer: str, task: str, asked: list[str], evidence: Evi
             f"about it: find {quoted} with a tool first (search the files for it), then "
             "answer from its line, or say that it is not there"
         ]
-    # the line itself, or the lines of the block it opens (`SERVICE_A:` then `port: 8080`)
+    # the line itself, or the lines of the block it opens (`SERVICE_A:` then `port: 8080`);
+    # a match line's `path:line:` says where it is, not what it says
     near = {j for i in held for j in range(i, min(i + 1 + _BLOCK_LINES, len(text)))}
-    if not new or any(new & set(_words(text[j])) for j in near):
+    if not new or any(new & set(_words(_MATCH_AT.sub("", text[j]))) for j in near):
         return []
     return [
         f"the answer's words stand on no line of the tool results that holds {quoted}: "
