@@ -186,12 +186,23 @@ def postgres_setup_lock(url: str) -> Iterator[None]:
         yield
 
 
-def _cannot_open(where: str, url: str, exc: Exception) -> str:
-    reason = " ".join(str(exc).split()) or type(exc).__name__
+def error_reason(exc: BaseException, url: str, *, first_line: bool = False) -> str:
+    """``exc``'s message on one line, for a message about ``url``, its password masked.
+
+    ``first_line``: only the message's first line (SQLAlchemy's go on with the statement).
+    """
+    text = str(exc).strip()
+    if first_line:
+        text = text.splitlines()[0] if text else ""
+    reason = " ".join(text.split()) or type(exc).__name__
     password = urlsplit(url).password
-    if password:  # the server's messages do not quote it; make sure of it
+    if password:  # the servers' messages do not quote it; make sure of it
         reason = reason.replace(password, "***")
-    return f"cannot open the session store {where}: {reason}"
+    return reason
+
+
+def _cannot_open(where: str, url: str, exc: Exception) -> str:
+    return f"cannot open the session store {where}: {error_reason(exc, url)}"
 
 
 CONNECT_TIMEOUT = 10.0

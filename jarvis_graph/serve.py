@@ -27,9 +27,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from jarvis_graph.checkpointing import (
+    error_reason,
     open_postgres_checkpointer,
     postgres_setup_lock,
     redact_url,
@@ -144,7 +144,7 @@ def _reach_postgres(url: str) -> None:
     try:
         psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT)).close()
     except psycopg.Error as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = error_reason(exc, url, first_line=True)
         raise ServeError(f"cannot reach PostgreSQL at {redact_url(url)}: {reason}") from None
 
 
@@ -156,7 +156,8 @@ def _reach_redis(url: str) -> None:
         client.ping()
         client.close()
     except (redis.RedisError, OSError) as exc:
-        raise ServeError(f"cannot reach Redis at {redact_url(url)}: {exc}") from None
+        reason = error_reason(exc, url)
+        raise ServeError(f"cannot reach Redis at {redact_url(url)}: {reason}") from None
 
 
 def _migrate(url: str) -> None:
@@ -180,10 +181,7 @@ def _migrate(url: str) -> None:
         with open_postgres_checkpointer(url):  # the checkpoint tables (under the same lock)
             pass
     except Exception as exc:  # SQLAlchemy's, psycopg's or ours: one line, no password
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        password = urlsplit(url).password
-        if password:
-            reason = reason.replace(password, "***")
+        reason = error_reason(exc, url, first_line=True)
         msg = f"cannot set up the server's tables in {redact_url(url)}: {reason}"
         raise ServeError(msg) from None
 

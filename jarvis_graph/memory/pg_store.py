@@ -16,7 +16,12 @@ import os
 import threading
 from typing import Any
 
-from jarvis_graph.checkpointing import postgres_pool, postgres_setup_lock, redact_url
+from jarvis_graph.checkpointing import (
+    error_reason,
+    postgres_pool,
+    postgres_setup_lock,
+    redact_url,
+)
 from jarvis_graph.memory.records import MemoryStoreError
 
 STORE_URL_VAR = "JARVIS_STORE_URL"
@@ -67,8 +72,7 @@ def _open(url: str) -> tuple[Any, Any]:
                 "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
             ).fetchone()
     except psycopg.Error as exc:
-        reason = " ".join(str(exc).split())
-        msg = f"cannot open the memory store {where}: {reason}"
+        msg = f"cannot open the memory store {where}: {error_reason(exc, url)}"
         raise MemoryStoreError(msg) from None
     if row is None:
         msg = (
@@ -92,8 +96,7 @@ def _open(url: str) -> tuple[Any, Any]:
             store.setup()  # creates the tables, the vector extension and the index
     except psycopg.Error as exc:
         pool.close()
-        reason = " ".join(str(exc).split())
-        msg = f"cannot set up the memory store {where}: {reason}"
+        msg = f"cannot set up the memory store {where}: {error_reason(exc, url)}"
         raise MemoryStoreError(msg) from None
     return store, pool
 
