@@ -359,6 +359,13 @@ def literal_text(src: CSource, env: dict[str, Var], expr: str) -> str | None:
     return var.literal if var is not None else None
 
 
+def literal_argument(
+    src: CSource, env: dict[str, Var], args: list[str], positions: tuple[int, ...]
+) -> bool:
+    """Whether an argument at one of ``positions`` is or holds a non-empty string literal."""
+    return any(i < len(args) and literal_text(src, env, args[i]) for i in positions)
+
+
 def var_of(expr: str, env: dict[str, Var]) -> tuple[str | None, Var | None]:
     """The variable an argument expression points into and the walk's facts about it."""
     name = base_var(expr, env)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from jarvis_graph.security.c_facts import literal_text
+from jarvis_graph.security.c_facts import literal_argument
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
@@ -56,7 +56,5 @@ RULE = Rule(
 
 def on_call(scan: Walk, name: str, args: list[str], st: Statement) -> None:
     """A key argument that is a non-empty literal of the source."""
-    for i in KEY_ARGS[name]:
-        text = literal_text(scan.src, scan.env, args[i]) if i < len(args) else None
-        if text:
-            scan.report(RULE.id, st.line, f"{name} is given a key written in the source", name)
+    if literal_argument(scan.src, scan.env, args, KEY_ARGS[name]):
+        scan.report(RULE.id, st.line, f"{name} is given a key written in the source", name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from jarvis_graph.security.c_facts import call_names, var_of, words
+from jarvis_graph.security.c_facts import call_names, words
 from jarvis_graph.security.model import Rule
 
 if TYPE_CHECKING:
@@ -101,10 +101,6 @@ def on_call(scan: Walk, name: str, args: list[str], st: Statement) -> None:
     for i in SECRET_ARGS.get(name, ()):
         if i >= len(args):
             continue
-        source = random_source(scan, args[i])
-        if source is None:
-            _, var = var_of(args[i], scan.env)
-            if var is not None and var.taint == "a random value":
-                source = f"'{args[i].strip()}' (a rand() value)"
+        source = random_source(scan, args[i])  # a variable in it (``&seed``) included
         if source:
             scan.report(RULE.id, st.line, f"{name} gets {source} as its key or seed", name)
