@@ -203,14 +203,10 @@ def _aggregate_not_computed(
     said = _answer_numbers(answer)
     if not said or said & _numbers(evidence.computed):
         return []
-    tools = sorted(n for n, m in offered.items() if m.get("computes")) or sorted(
-        n for n, m in offered.items() if m.get("runs_code")
-    )
-    how = f"with {' or '.join(tools)}" if tools else "with a tool"
     return [
         "the question asks for a count, a total or a largest or smallest value, but the "
         "answer's number was not counted or computed by any tool (it is only a value read "
-        f"from a file): compute it {how}, then answer"
+        f"from a file): compute it{_compute_with(offered)}, then answer"
     ]
 
 
@@ -297,7 +293,16 @@ def _edit_example(task: str, workspace: Path, offered: dict[str, dict[str, Any]]
 
 def _with(kind: str, offered: dict[str, dict[str, Any]]) -> str:
     """The tools the run offers that do ``kind`` ("with a tool" when none is known)."""
-    names = sorted(name for name, meta in offered.items() if meta.get(_DOER[kind]))
+    return _with_tools(sorted(name for name, meta in offered.items() if meta.get(_DOER[kind])))
+
+
+def _compute_with(offered: dict[str, dict[str, Any]]) -> str:
+    """The run's tools that compute, else those that run code ("with a tool": none)."""
+    computes = sorted(n for n, m in offered.items() if m.get("computes"))
+    return _with_tools(computes or sorted(n for n, m in offered.items() if m.get("runs_code")))
+
+
+def _with_tools(names: list[str]) -> str:
     return f" with {' or '.join(names)}" if names else " with a tool"
 
 
@@ -360,13 +365,9 @@ def _written_value_not_computed(
             continue
         else:
             problem = f"the number written into {where} was not counted or computed by a tool"
-        tools = sorted(n for n, m in offered.items() if m.get("computes")) or sorted(
-            n for n, m in offered.items() if m.get("runs_code")
-        )
-        how = f" with {' or '.join(tools)}" if tools else " with a tool"
         return [
             f"the task asks to write a count or a total into a file, but {problem}: count or "
-            f"compute it{how}, then write that number"
+            f"compute it{_compute_with(offered)}, then write that number"
         ]
     return []
 
