@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +28,8 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
+
+from tests.support.serve import stop_group
 
 pytestmark = pytest.mark.slow
 
@@ -74,17 +75,6 @@ def _wait_until_ready(proc: subprocess.Popen[bytes], log_file: Path) -> str:
     pytest.fail(msg)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=15)
-
-
 @contextmanager
 def dev_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """Run ``langgraph dev`` with the repository's config; yield its URL and its log file."""
@@ -111,7 +101,7 @@ def dev_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     try:
         yield _wait_until_ready(proc, log_file), log_file
     finally:
-        _stop(proc)
+        stop_group(proc, grace=15)
 
 
 @pytest.fixture

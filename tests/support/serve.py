@@ -66,12 +66,14 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop_group(proc: subprocess.Popen[bytes], grace: float = 20.0) -> None:
+    """Stop a server started in a session of its own: SIGTERM to its process group, then
+    SIGKILL after ``grace`` seconds."""
     if proc.poll() is not None:
         return
     os.killpg(proc.pid, signal.SIGTERM)
     try:
-        proc.wait(timeout=20)
+        proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=15)
@@ -120,4 +122,4 @@ def workers(
         yield started
     finally:
         for w in started:
-            _stop(w.proc)
+            stop_group(w.proc)
