@@ -50,6 +50,17 @@ def _serve(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Comple
     )
 
 
+def _refused(
+    args: list[str], env: dict[str, str], cwd: Path
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """``jarvis serve`` that must refuse to start: exit 2 and one line on stderr (returned)."""
+    done = _serve(args, env, cwd)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return done, lines[0]
+
+
 @pytest.fixture
 def two_workers(pg_url: str, redis_url: str, tmp_path: Path) -> Iterator[tuple[Worker, Worker]]:
     with workers("ab", server_env(pg_url, redis_url), tmp_path, heartbeat=HEARTBEAT) as (a, b):
@@ -136,12 +147,9 @@ def test_serve_refuses_a_bad_setup_with_one_clear_line(
         env["JARVIS_CHECKPOINT_URL"] = f"postgresql://jarvis:{secret}@127.0.0.1:{_closed_port()}/x"
     elif case == "no_config":
         args = []  # the working folder has no langgraph.json
-    done = _serve(args, env, tmp_path)
-    assert done.returncode == 2, done.stdout + done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("error: ")
-    assert expected in lines[0]
+    done, line = _refused(args, env, tmp_path)
+    assert line.startswith("error: ")
+    assert expected in line
     assert secret not in done.stdout + done.stderr
 
 
@@ -282,10 +290,7 @@ def test_a_database_it_may_not_write_is_one_clear_line(
     env = os.environ.copy()
     env["JARVIS_CHECKPOINT_URL"] = f"postgresql://{role}:s3cret-pw@{parts}"
     env["JARVIS_REDIS_URL"] = redis_url
-    done = _serve(["--config", str(REPO / "langgraph.json")], env, tmp_path)
-    assert done.returncode == 2, done.stdout + done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("error: cannot set up the server's tables in postgresql://")
-    assert "permission denied" in lines[0]
+    done, line = _refused(["--config", str(REPO / "langgraph.json")], env, tmp_path)
+    assert line.startswith("error: cannot set up the server's tables in postgresql://")
+    assert "permission denied" in line
     assert "s3cret-pw" not in done.stdout + done.stderr
