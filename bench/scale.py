@@ -192,6 +192,17 @@ def step_script(folder: Path, steps: int, latency: float) -> Path:
     return path
 
 
+def step_runs(
+    folder: Path, pg: Any, runs: int, steps: int, latency: float
+) -> tuple[Path, str, Path, list[Path]]:
+    """A part's folder, a new database, the step script and one empty workspace per run."""
+    folder.mkdir()
+    workspaces = [folder / f"ws{i:03d}" for i in range(runs)]
+    for ws in workspaces:
+        ws.mkdir()
+    return folder, pg.new_database(), step_script(folder, steps, latency), workspaces
+
+
 def run_rows(url: str) -> dict[str, dict[str, Any]]:
     """The server runtime's ``runs`` table: status and times of every run, by run id."""
     import psycopg
@@ -252,14 +263,10 @@ def bench_throughput(
 ) -> dict[str, Any]:  # fmt: skip
     from langgraph_sdk import get_sync_client
 
-    folder = root / f"throughput-{workers}"
-    folder.mkdir()
-    db = pg.new_database()
+    folder, db, script, workspaces = step_runs(
+        root / f"throughput-{workers}", pg, runs, steps, latency
+    )
     env = serve.server_env(db, redis_url)
-    script = step_script(folder, steps, latency)
-    workspaces = [folder / f"ws{i:03d}" for i in range(runs)]
-    for ws in workspaces:
-        ws.mkdir()
     with serve.workers(
         WORKER_NAMES[:workers], env, folder, heartbeat=HEARTBEAT, jobs=jobs
     ) as procs:
@@ -337,13 +344,7 @@ def bench_kill(
     """kill -9 of one of two workers while runs are in flight."""
     from langgraph_sdk import get_sync_client
 
-    folder = root / "kill"
-    folder.mkdir()
-    db = pg.new_database()
-    script = step_script(folder, steps, latency)
-    workspaces = [folder / f"ws{i:03d}" for i in range(runs)]
-    for ws in workspaces:
-        ws.mkdir()
+    folder, db, script, workspaces = step_runs(root / "kill", pg, runs, steps, latency)
     env = serve.server_env(db, redis_url)
     with serve.workers("ab", env, folder, heartbeat=HEARTBEAT, jobs=jobs) as (a, b):
         via_a = get_sync_client(url=a.url, api_key=None, timeout=60)
