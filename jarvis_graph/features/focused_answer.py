@@ -49,7 +49,10 @@ class FocusedAnswer(Feature):
 
 
 def facts_of(messages: list[AnyMessage]) -> list[str]:
-    """The facts for the latest task, oldest first: earlier turns, context, tool results."""
+    """The facts for the latest task, oldest first: earlier turns, context, tool results.
+
+    The model's answers count only from earlier tasks of the thread (what was said then).
+    """
     facts: list[str] = []
     last_task = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
     for index, message in enumerate(messages):
@@ -67,8 +70,13 @@ def facts_of(messages: list[AnyMessage]) -> list[str]:
             said = "The user said" if is_task_message(message) else "Context"
             facts.append(f"{said}:\n{message.text}")
         elif isinstance(message, AIMessage) and message.text and not message.tool_calls:
+            if index > last_task:
+                # The model's own answers to this task are not evidence: one the check sent
+                # back, shown as a fact, is copied again (a 1.5B model answered "10 rows,
+                # total 100.00" again right after running the script that printed 4 rows).
+                continue
             facts.append(f"You answered:\n{message.text}")
-    return facts[:-1] if facts and facts[-1].startswith("You answered") else facts
+    return facts
 
 
 def answer_messages(task: str, facts: list[str]) -> list[AnyMessage]:

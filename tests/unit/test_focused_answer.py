@@ -19,6 +19,7 @@ def test_facts_are_earlier_turns_context_and_every_result_but_not_the_question()
         ToolMessage("   1 | beta", tool_call_id="1", name="read_code"),
         AIMessage("", tool_calls=[{"name": "execute_script", "args": {}, "id": "2"}]),
         ToolMessage("exit code: 1\nboom", tool_call_id="2", name="execute_script", status="error"),
+        AIMessage("It says 7."),
         HumanMessage("the number 7 appears in no tool result", name=CHECK_NAME),
         AIMessage("It says beta."),
     ]
@@ -28,7 +29,7 @@ def test_facts_are_earlier_turns_context_and_every_result_but_not_the_question()
         "Context:\nThe workspace holds b.txt",
         "Result of read_code:\nbeta",
         "Result of execute_script:\nexit code: 1\nboom",  # a failed result is a fact too
-    ]
+    ]  # this task's own answers, "It says 7." (sent back by the check) included, are not
 
 
 def test_the_prompt_asks_the_question_around_the_latest_facts() -> None:
