@@ -14,7 +14,7 @@ from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker
 from jarvis_graph.messages import pending_tool_calls, text_of
 from jarvis_graph.nodes.call_text import MAX_CORRECTIONS, call_in_text, corrections_since_task
-from jarvis_graph.nodes.check_answer import check_enabled
+from jarvis_graph.nodes.check_answer import check_enabled, tools_asked_for
 from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.nodes.run_tools import refused_repeats
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
@@ -38,7 +38,7 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     messages = state["messages"]
     iteration = state.get("iteration", 0) + 1
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
-    model = services.model("normal", state.get("selected_tools"), _tool_choice(messages))
+    model = services.model("normal", _offered(state, services), _tool_choice(messages))
     with counting_requests() as sent:
         try:
             response = model.invoke(messages)
@@ -56,6 +56,18 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
         },
     )
     return {"messages": [response], "iteration": iteration}
+
+
+def _offered(state: AgentState, services: RunServices) -> list[str] | None:
+    """The tools this turn may call: the selected ones, or those the check's notice names."""
+    selected = state.get("selected_tools")
+    messages = state["messages"]
+    if messages and getattr(messages[-1], "name", None) == CHECK_NAME:
+        pool = [n for n in services.tools if selected is None or n in selected]
+        asked = tools_asked_for(state.get("answer_problems") or [], pool)
+        if asked:
+            return asked
+    return selected
 
 
 def _tool_choice(messages: list[Any]) -> Literal["auto", "none", "required"]:

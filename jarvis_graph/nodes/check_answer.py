@@ -7,6 +7,8 @@ then ``complete_task`` ends the run ``unverified``.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from langchain_core.messages import AnyMessage, HumanMessage
@@ -62,6 +64,24 @@ def check_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
         )
         update["messages"] = [HumanMessage(content=note, name=CHECK_NAME)]
     return update
+
+
+def tools_asked_for(problems: list[str], tools: Iterable[str]) -> list[str] | None:
+    """The tools the check's notice tells the model to use, when each problem names some.
+
+    The turn after a notice must call a tool; offered every tool, a small model calls the
+    one it called before (refused as a repeat) instead of the one the notice names. So
+    that turn is offered the named tools only. ``None`` (no narrowing) when a problem
+    names no tool: what it asks for may take any of them.
+    """
+    names = list(tools)
+    asked: set[str] = set()
+    for problem in problems:
+        named = {n for n in names if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", problem)}
+        if not named:
+            return None
+        asked |= named
+    return [n for n in names if n in asked] or None
 
 
 def route_after_check(state: AgentState) -> Literal["call_model", "complete_task"]:

@@ -29,14 +29,19 @@ def llama(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeLlama:
     return use_fake_llama(monkeypatch)
 
 
-def run(workspace: Path, tmp_path: Path, task: str) -> dict[str, Any]:
+def run(workspace: Path, tmp_path: Path, task: str, **context: Any) -> dict[str, Any]:
     conn = sqlite3.connect(str(tmp_path / "sessions.sqlite"), check_same_thread=False)
     try:
         graph = build_agent_graph().compile(checkpointer=SqliteSaver(conn))
         return graph.invoke(
             {"task": task},
             {"configurable": {"thread_id": "t"}, "recursion_limit": 100},
-            context={"platform": "local", "workspace": str(workspace), "non_interactive": True},
+            context={
+                "platform": "local",
+                "workspace": str(workspace),
+                "non_interactive": True,
+                **context,
+            },
         )
     finally:
         conn.close()
@@ -76,3 +81,31 @@ def test_a_prose_answer_needs_no_tool(llama: FakeLlama, workspace: Path, tmp_pat
     out = run(workspace, tmp_path, "hello")
     assert out["status"] == "completed" and out["final_answer"] == "Hello! How can I help?"
     assert not [m for m in out["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_the_turn_after_a_notice_is_offered_the_tools_it_names(
+    llama: FakeLlama, workspace: Path, tmp_path: Path
+) -> None:
+    """A small model offered every tool calls the one it called before; the notice named one."""
+    (workspace / "a.py").write_text("print('hi from a')\n")
+
+    def script(prompt: str) -> list[str]:
+        if "Result of execute_script" in prompt:
+            return ["It prints hi from a."]
+        if "no tool ran anything" in prompt:
+            return [call("execute_script", script="python3 a.py")]
+        return ["It prints hello."]  # answered without running anything
+
+    llama.script = script
+    out = run(
+        workspace, tmp_path, "Run a.py with python3 and tell me what it prints.", confirm="never"
+    )
+
+    assert out["status"] == "completed" and "hi from a" in out["final_answer"]
+    prompts = [c["prompt"] for c in llama.calls]
+    after = [p for p in prompts if "no tool ran anything" in p and "Result of" not in p]
+    before = [p for p in prompts if "no tool ran anything" not in p]
+    assert after and before
+    tools_after = after[0].split("# How to reply")[0]
+    assert "- execute_script:" in tools_after and "- read_code:" not in tools_after
+    assert "- read_code:" in before[0].split("# How to reply")[0]  # every tool, before

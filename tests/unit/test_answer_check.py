@@ -796,3 +796,17 @@ def test_a_word_of_a_match_line_s_path_is_not_what_the_line_says(tmp_path: Path)
     [found] = check("parse", messages, tmp_path)
     assert "stand on no line of the tool results that holds TODO" in found
     assert check("priya", messages, tmp_path) == []
+
+
+def test_the_tools_a_notice_names_are_those_the_next_turn_is_offered() -> None:
+    from jarvis_graph.nodes.check_answer import tools_asked_for
+
+    tools = ["read_code", "execute_script", "compute", "write_file"]
+    ran = "the task asks to run something, but no tool ran anything: do it with execute_script"
+    number = "the number 7 appears in no tool result: compute it with compute or execute_script"
+    assert tools_asked_for([ran], tools) == ["execute_script"]
+    assert tools_asked_for([ran, number], tools) == ["execute_script", "compute"]
+    # a problem that names no tool may need any of them: no narrowing
+    assert tools_asked_for([ran, "the answer repeats the task"], tools) is None
+    assert tools_asked_for([], tools) is None
+    assert tools_asked_for(["read it with read_code_x"], tools) is None  # whole names only
