@@ -408,7 +408,7 @@ def execute_script(script: str, timeout: float | None = None) -> str:
     """Run a bash script in the workspace and return its exit code and output.
 
     Args:
-        script: Shell commands to run with bash.
+        script: The bash command line to run, e.g. `python3 main.py` or `ls -l`.
         timeout: Seconds before the script is killed (default from config).
     """
     return execute_script_impl(current_env(), script, timeout)
