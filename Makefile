@@ -51,7 +51,7 @@ $(STAMP): $(BIN)/python pyproject.toml $(LLAMA_WHEELS)/.built
 demo: $(STAMP)
 	$(BIN)/jarvis models pull local
 	@cd examples/workspace && ../../$(BIN)/jarvis run -n --yes --platform local \
-	    "Look at the files in this workspace, then run report.py with python3 and tell me the total it prints and how many rows it read."
+	    'Look at the files in this workspace, then run `python3 report.py` and tell me the total it prints and how many rows it read.'
 
 # The same workspace driven by a scripted model (instant, shows a multi-step run).
 demo-scripted: $(STAMP)

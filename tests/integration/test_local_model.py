@@ -110,3 +110,31 @@ def test_an_answer_about_two_files_is_right_or_unverified(
         assert not result.get("answer_problems")
     else:
         assert result["status"] == "unverified", result["final_answer"]
+
+
+def test_the_demo_task_completes(use_local_model: Path, tmp_path: Path) -> None:
+    """`make demo`'s run, as the Makefile writes it, ends completed with the report's figures.
+
+    The README's first command must work on a fresh machine: a wrong or unverified answer
+    makes `make demo` fail (exit 4).
+    """
+    import re
+    import shutil
+
+    from tests.support.cli import run_process
+
+    root = Path(__file__).parents[2]
+    recipe = (root / "Makefile").read_text().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    command = re.search(r"jarvis run (.*?) \\\s*'([^']+)'", recipe, re.S)
+    assert command, recipe
+    options, task = command.group(1).split(), command.group(2)
+    ignore = shutil.ignore_patterns(".jarvis")  # what earlier demo runs left there
+    ws = shutil.copytree(root / "examples" / "workspace", tmp_path / "ws", ignore=ignore)
+    proc = run_process(["run", *options, task], cwd=ws, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "■ completed ·" in out and "unverified" not in out, out
+    lines = out.split("■ completed")[0].splitlines()
+    calls = [i for i, line in enumerate(lines) if line.lstrip().startswith(("⚙", "↳"))]
+    answer = "\n".join(lines[calls[-1] + 1 :] if calls else lines[1:])
+    assert "270" in answer and "4" in answer, out
