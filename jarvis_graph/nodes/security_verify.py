@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -18,6 +19,7 @@ from langgraph.types import Send
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.platforms.registry import create_chat_model
 from jarvis_graph.runtime.services import context_of
+from jarvis_graph.security.grounding import check_verdict, code_around
 from jarvis_graph.security.progress import (
     load_progress,
     normalise_verdict,
@@ -35,11 +37,15 @@ if TYPE_CHECKING:
 DEFAULT_MAX_STEPS = 6
 
 SYSTEM = """You verify one candidate security issue found by a static scanner in C, C++ or \
-Rust code under {root}. Read the code around it with read_code and look for callers, \
-checks or definitions with search_code. Decide whether the issue is real on some \
-execution path. Then call submit_verdict exactly once with verdict confirmed, \
-false_positive or uncertain, your reasoning (cite lines) and, when real, a suggested fix. \
-You cannot change files."""
+Rust code under {root}. The code around it is given; read more with read_code and look \
+for callers, checks or definitions with search_code. Decide whether the issue is real on \
+some execution path. Then call submit_verdict exactly once with verdict confirmed, \
+false_positive or uncertain, your reasoning in your own words, the evidence (each item: \
+the location path:start-end of lines you read and the code on them, copied exactly; at \
+least one in the finding's file) and, when real, a suggested fix. You cannot change \
+files. A verdict whose evidence is not on the lines it names counts as uncertain."""
+GROUNDING_RETRIES = 1
+"""How often a verdict whose evidence does not check out is sent back before it counts."""
 
 
 def plan_verification(state: SecurityScanState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
@@ -75,11 +81,18 @@ def verify_candidate(task: CandidateTask, runtime: Runtime[JarvisContext]) -> di
     candidate = task["candidate"]
     tools = verification_tools(task["root"])
     model = _verifier_model(context_of(runtime)).bind_tools(tools)
-    messages: list[BaseMessage] = [
-        SystemMessage(SYSTEM.format(root=task["root"])),
-        HumanMessage(_describe(candidate)),
-    ]
-    verdict = _agent_loop(model, tools, messages, task.get("max_steps", DEFAULT_MAX_STEPS))
+    system = SYSTEM.format(root=task["root"])
+    messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(_describe(candidate))]
+    code = code_around(task["root"], candidate)
+    if code:
+        messages.append(HumanMessage(f"The code around the finding:\n{code}"))
+
+    def check(verdict: dict[str, Any]) -> dict[str, Any]:
+        prompt = "\n".join(str(m.content) for m in messages[:2])
+        return check_verdict(verdict, task["root"], candidate, prompt)
+
+    steps = task.get("max_steps", DEFAULT_MAX_STEPS)
+    verdict = _agent_loop(model, tools, messages, steps, check)
     record_verdict(task["progress_file"], candidate["id"], verdict)
     return {"verdicts": {candidate["id"]: verdict}}
 
@@ -99,28 +112,54 @@ def _describe(candidate: dict[str, Any]) -> str:
 
 
 def _agent_loop(
-    model: Runnable[Any, Any], tools: list[BaseTool], messages: list[BaseMessage], max_steps: int
+    model: Runnable[Any, Any],
+    tools: list[BaseTool],
+    messages: list[BaseMessage],
+    max_steps: int,
+    check: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> dict[str, Any]:
+    """Steps of the verifier until a verdict; ``check`` grounds it (see ``check_verdict``).
+
+    A decision (confirmed or false positive) that does not check out goes back to the
+    model with what was wrong, :data:`GROUNDING_RETRIES` times while steps are left; then
+    it counts as it is (``check`` has made an ungrounded decision ``uncertain``).
+    """
     by_name = {t.name: t for t in tools}
-    for _ in range(max_steps):
+    retries = GROUNDING_RETRIES
+    for step in range(max_steps):
         reply = model.invoke(messages)
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         messages.append(reply)
         if not reply.tool_calls:
-            return _verdict_from_text(str(reply.content))
+            return check(_verdict_from_text(str(reply.content)))
         for call in reply.tool_calls:
+            call_id = call["id"] or call["name"]
             if call["name"] == VERDICT_TOOL:
-                return normalise_verdict(call["args"])
+                verdict = check(normalise_verdict(call["args"]))
+                # Sent back: a decision whose evidence did not check out ("claimed").
+                if "claimed" not in verdict or retries == 0 or step == max_steps - 1:
+                    return verdict
+                retries -= 1
+                messages.append(ToolMessage(_not_grounded(verdict), tool_call_id=call_id))
+                continue
             tool = by_name.get(call["name"])
             output = (
                 str(tool.invoke(call["args"]))
                 if tool is not None
                 else f"unknown tool {call['name']!r}; use read_code, search_code or {VERDICT_TOOL}"
             )
-            messages.append(ToolMessage(output, tool_call_id=call["id"] or call["name"]))
-    return normalise_verdict(
-        {"verdict": "uncertain", "reasoning": f"no verdict after {max_steps} steps"}
+            messages.append(ToolMessage(output, tool_call_id=call_id))
+    reasoning = f"no verdict after {max_steps} steps"
+    return check(normalise_verdict({"verdict": "uncertain", "reasoning": reasoning}))
+
+
+def _not_grounded(verdict: dict[str, Any]) -> str:
+    listed = "\n".join(f"- {p}" for p in verdict.get("grounding_problems", []))
+    return (
+        f"Verdict not recorded: it does not check out against the code:\n{listed}\n"
+        f"Call {VERDICT_TOOL} again with your reasoning in your own words and evidence items "
+        "whose location (path:start-end) holds the code you copy into them."
     )
 
 

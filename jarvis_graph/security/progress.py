@@ -71,12 +71,22 @@ def _append(path: Path, row: dict[str, Any]) -> None:
 
 
 def normalise_verdict(raw: dict[str, Any]) -> dict[str, Any]:
-    """A verdict with the three expected fields and a known verdict value."""
+    """A verdict with the expected fields and a known verdict value.
+
+    ``evidence`` keeps the items that are objects, as ``{"location", "code"}`` strings.
+    """
     verdict = str(raw.get("verdict", "uncertain")).strip().lower().replace("-", "_")
     if verdict not in VERDICTS:
         verdict = "uncertain"
+    items = raw.get("evidence")
+    evidence = [
+        {"location": str(i.get("location") or "").strip(), "code": str(i.get("code") or "")}
+        for i in (items if isinstance(items, list) else [])
+        if isinstance(i, dict)
+    ]
     return {
         "verdict": verdict,
         "reasoning": str(raw.get("reasoning", "")).strip(),
         "suggested_fix": str(raw.get("suggested_fix", "")).strip(),
+        "evidence": evidence,
     }

@@ -86,11 +86,48 @@ def to_markdown(result: ScanResult, verdicts: dict[str, dict[str, Any]] | None =
         ]
         v = verdicts.get(issue.id)
         if v:
-            lines.append(f"- verdict: **{v.get('verdict')}**: {v.get('reasoning', '')}")
-            if v.get("suggested_fix"):
-                lines.append(f"- suggested fix: {v['suggested_fix']}")
+            lines += _verdict_lines(v)
         lines.append("")
     return "\n".join(lines)
+
+
+def _verdict_lines(v: dict[str, Any]) -> list[str]:
+    """A verdict in the Markdown report: the decision, the reasoning, the evidence."""
+    claimed = f" (the verifier said {v['claimed']})" if v.get("claimed") else ""
+    lines = [f"- verdict: **{v.get('verdict')}**{claimed}: {v.get('reasoning', '')}"]
+    for item in v.get("evidence") or []:
+        code = " ".join(str(item.get("code", "")).split()).replace("`", "'")
+        lines.append(f"  - evidence `{item.get('location', '')}`: `{code}`")
+    if v.get("grounded") is False:
+        why = "; ".join(v.get("grounding_problems") or [])
+        lines.append(f"  - not grounded: {why}")
+    if v.get("suggested_fix"):
+        lines.append(f"- suggested fix: {v['suggested_fix']}")
+    return lines
+
+
+def _related_locations(v: dict[str, Any]) -> list[dict[str, Any]]:
+    """SARIF ``relatedLocations`` for the evidence of a grounded verdict."""
+    if not v.get("grounded"):
+        return []
+    related = []
+    for n, item in enumerate(v.get("evidence") or []):
+        path, _, span = str(item.get("location", "")).rpartition(":")
+        start, _, end = span.partition("-")
+        if not (path and start.isdigit()):
+            continue
+        region = {"startLine": int(start), "endLine": int(end) if end.isdigit() else int(start)}
+        related.append(
+            {
+                "id": n,
+                "message": {"text": "verification evidence"},
+                "physicalLocation": {
+                    "artifactLocation": {"uri": path, "uriBaseId": "SRCROOT"},
+                    "region": region,
+                },
+            }
+        )
+    return related
 
 
 def to_sarif(result: ScanResult, verdicts: dict[str, dict[str, Any]] | None = None) -> str:
@@ -128,7 +165,13 @@ def to_sarif(result: ScanResult, verdicts: dict[str, dict[str, Any]] | None = No
             "properties": {"cwe": issue.cwe, "confidence": issue.confidence},
         }
         if issue.id in verdicts:
-            row["properties"]["verdict"] = verdicts[issue.id].get("verdict")
+            v = verdicts[issue.id]
+            row["properties"]["verdict"] = v.get("verdict")
+            row["properties"]["verdictGrounded"] = bool(v.get("grounded"))
+            row["properties"]["verdictReasoning"] = v.get("reasoning", "")
+            related = _related_locations(v)
+            if related:
+                row["relatedLocations"] = related
         results.append(row)
     log = {
         "version": "2.1.0",

@@ -19,13 +19,24 @@ from jarvis_graph.tools.builtin import read_code_impl, search_files_impl
 VERDICT_TOOL = "submit_verdict"
 
 
+class Evidence(BaseModel):
+    """Lines the verdict relies on, and the code on them."""
+
+    location: str = Field(description="path:start-end of the lines, e.g. src/io.c:40-42")
+    code: str = Field(description="the code on those lines that shows it, copied exactly")
+
+
 class VerdictArgs(BaseModel):
     """The structured verdict on one candidate issue."""
 
     verdict: Literal["confirmed", "false_positive", "uncertain"] = Field(
         description="confirmed: the issue is real; false_positive: it is not; uncertain"
     )
-    reasoning: str = Field(description="why, citing the lines you read")
+    reasoning: str = Field(description="why, in your own words, naming the lines you read")
+    evidence: list[Evidence] = Field(
+        default_factory=list,
+        description="the lines your verdict relies on (at least one in the finding's file)",
+    )
     suggested_fix: str = Field(default="", description="the change that fixes it, if real")
 
 
@@ -48,8 +59,13 @@ def verification_tools(root: str | Path) -> list[BaseTool]:
         except ToolFailure as exc:
             return f"search_code failed: {exc}"
 
-    def submit_verdict(verdict: str, reasoning: str, suggested_fix: str = "") -> str:
-        """Hand back the verdict on the candidate; call once, at the end."""
+    def submit_verdict(
+        verdict: str,
+        reasoning: str,
+        evidence: list[dict[str, str]] | None = None,
+        suggested_fix: str = "",
+    ) -> str:
+        """Hand back the verdict on the candidate, with the lines it relies on; call once."""
         return f"verdict recorded: {verdict}"
 
     return [

@@ -42,8 +42,11 @@ class FakeVerifier(BaseChatModel):
         with open(os.environ["FAKE_SEC_LOG"], "a") as log:
             log.write(candidate["id"] + "\\n")
         verdict = "confirmed" if candidate["confidence"] >= 0.7 else "uncertain"
+        cited = {"location": f"{candidate['file']}:{candidate['line']}",
+                 "code": candidate["evidence"]}
+        reasoning = "the fake verifier trusts rule " + candidate["pattern"] + " on this line"
         call = {"name": "submit_verdict", "id": "v1", "type": "tool_call",
-                "args": {"verdict": verdict, "reasoning": "fake: " + candidate["pattern"]}}
+                "args": {"verdict": verdict, "reasoning": reasoning, "evidence": [cited]}}
         return ChatResult(generations=[ChatGeneration(message=AIMessage("", tool_calls=[call]))])
 
 
@@ -71,7 +74,8 @@ def test_scripted_verification_merges_verdicts_into_the_report(workspace: Path) 
                         "name": "submit_verdict",
                         "args": {
                             "verdict": "false_positive",
-                            "reasoning": "looked",
+                            "reasoning": "every path frees p once and sets it to NULL after",
+                            "evidence": [{"location": "memory.c:16-17", "code": "free(p);"}],
                             "suggested_fix": "",
                         },
                     }
@@ -86,7 +90,69 @@ def test_scripted_verification_merges_verdicts_into_the_report(workspace: Path) 
     data = json.loads(out.read_text())
     assert data["issues"]
     assert {i["verification"]["verdict"] for i in data["issues"]} == {"false_positive"}
+    assert {i["verification"]["grounded"] for i in data["issues"]} == {True}
     assert data["verification"]["false_positive"] == len(data["issues"])
+
+
+def _verdict_call(reasoning: str, location: str, code: str) -> dict[str, object]:
+    args = {"verdict": "confirmed", "reasoning": reasoning}
+    args["evidence"] = [{"location": location, "code": code}]  # type: ignore[assignment]
+    return {"tool_calls": [{"name": "submit_verdict", "args": args}]}
+
+
+def test_a_verdict_whose_evidence_is_not_on_its_lines_is_sent_back_then_counts_uncertain(
+    workspace: Path,
+) -> None:
+    """The verifier cites code that is not on the lines it names, twice: uncertain, shown so."""
+    target = workspace / "src"
+    target.mkdir()
+    (target / "twice.c").write_text((FIXTURES / "memory.c").read_text().split("void once")[0])
+    wrong = _verdict_call("the pointer p is freed twice on this path", "twice.c:2", "free(p);")
+    script = write_script(workspace / "verify.yaml", [wrong, wrong])
+    reports = {}
+    for fmt in ("json", "md", "sarif"):
+        out = workspace / f"report.{fmt}"
+        args = ["sec", "scan", str(target), "--verify", "-w", str(workspace), "-f", fmt]
+        args += ["--platform", "scripted", "--script", str(script), "-o", str(out)]
+        args += ["--run-id", "grounding"]  # the second and third formats reuse the verdict
+        result = invoke(args)
+        assert result.exit_code == 0, result.output
+        reports[fmt] = out.read_text()
+    (issue,) = json.loads(reports["json"])["issues"]
+    v = issue["verification"]
+    assert v["verdict"] == "uncertain" and v["claimed"] == "confirmed" and not v["grounded"]
+    assert v["grounding_problems"] == ["evidence 1: the cited code is not on twice.c:2"]
+    assert "- verdict: **uncertain** (the verifier said confirmed)" in reports["md"]
+    assert "  - not grounded: evidence 1: the cited code is not on twice.c:2" in reports["md"]
+    (row,) = json.loads(reports["sarif"])["runs"][0]["results"]
+    assert row["properties"]["verdict"] == "uncertain"
+    assert row["properties"]["verdictGrounded"] is False and "relatedLocations" not in row
+
+
+def test_a_verdict_sent_back_and_corrected_is_grounded_with_its_evidence_in_sarif(
+    workspace: Path,
+) -> None:
+    target = workspace / "src"
+    target.mkdir()
+    (target / "twice.c").write_text((FIXTURES / "memory.c").read_text().split("void once")[0])
+    reason = "the pointer p is freed on line 8 and again on line 9"
+    script = write_script(
+        workspace / "verify.yaml",
+        [
+            _verdict_call(reason, "twice.c:2", "free(p);"),
+            _verdict_call(reason, "twice.c:8-9", "free(p);\n    free(p);"),
+        ],
+    )
+    out = workspace / "report.sarif"
+    args = ["sec", "scan", str(target), "--verify", "-w", str(workspace), "-f", "sarif"]
+    result = invoke([*args, "--platform", "scripted", "--script", str(script), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(out.read_text())["runs"][0]["results"]
+    assert row["properties"]["verdict"] == "confirmed" and row["properties"]["verdictGrounded"]
+    (related,) = row["relatedLocations"]
+    location = related["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "twice.c"
+    assert location["region"] == {"startLine": 8, "endLine": 9}
 
 
 def _run(workspace: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
