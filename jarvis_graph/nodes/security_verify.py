@@ -44,6 +44,8 @@ false_positive or uncertain, your reasoning in your own words, the evidence (eac
 the location path:start-end of lines you read and the code on them, copied exactly; at \
 least one in the finding's file) and, when real, a suggested fix. You cannot change \
 files. A verdict whose evidence is not on the lines it names counts as uncertain."""
+NOT_RECORDED = "Verdict not recorded:"
+NOT_AGAIN = "Not run again:"
 GROUNDING_RETRIES = 1
 """How often a verdict whose evidence does not check out is sent back before it counts."""
 
@@ -80,7 +82,12 @@ def verify_candidate(task: CandidateTask, runtime: Runtime[JarvisContext]) -> di
     """Run the read-only agent on one candidate and record its verdict durably."""
     candidate = task["candidate"]
     tools = verification_tools(task["root"])
-    model = _verifier_model(context_of(runtime)).bind_tools(tools)
+    # Every turn calls a tool: reading, searching, or the verdict (a prose reply is none).
+    base = _verifier_model(context_of(runtime))
+    model = base.bind_tools(tools, tool_choice="required")
+    verdict_only = base.bind_tools(
+        [t for t in tools if t.name == VERDICT_TOOL], tool_choice="required"
+    )
     system = SYSTEM.format(root=task["root"])
     messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(_describe(candidate))]
     code = code_around(task["root"], candidate)
@@ -92,7 +99,7 @@ def verify_candidate(task: CandidateTask, runtime: Runtime[JarvisContext]) -> di
         return check_verdict(verdict, task["root"], candidate, prompt)
 
     steps = task.get("max_steps", DEFAULT_MAX_STEPS)
-    verdict = _agent_loop(model, tools, messages, steps, check)
+    verdict = _agent_loop((model, verdict_only), tools, messages, steps, check)
     record_verdict(task["progress_file"], candidate["id"], verdict)
     return {"verdicts": {candidate["id"]: verdict}}
 
@@ -112,7 +119,7 @@ def _describe(candidate: dict[str, Any]) -> str:
 
 
 def _agent_loop(
-    model: Runnable[Any, Any],
+    models: tuple[Runnable[Any, Any], Runnable[Any, Any]],
     tools: list[BaseTool],
     messages: list[BaseMessage],
     max_steps: int,
@@ -120,14 +127,25 @@ def _agent_loop(
 ) -> dict[str, Any]:
     """Steps of the verifier until a verdict; ``check`` grounds it (see ``check_verdict``).
 
+    ``models``: the model bound to every tool, and bound to ``submit_verdict`` alone (the
+    last step must give the verdict: a small model otherwise reads until the steps run out).
+
     A decision (confirmed or false positive) that does not check out goes back to the
     model with what was wrong, :data:`GROUNDING_RETRIES` times while steps are left; then
     it counts as it is (``check`` has made an ungrounded decision ``uncertain``).
     """
     by_name = {t.name: t for t in tools}
     retries = GROUNDING_RETRIES
+    model, verdict_only = models
+    made: set[str] = set()
     for step in range(max_steps):
-        reply = model.invoke(messages)
+        # The last step, and the step after a repeated read or a verdict sent back, can
+        # only submit the verdict.
+        last = step == max_steps - 1 or (
+            isinstance(messages[-1], ToolMessage)
+            and str(messages[-1].content).startswith((NOT_RECORDED, NOT_AGAIN))
+        )
+        reply = (verdict_only if last else model).invoke(messages)
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         messages.append(reply)
@@ -144,11 +162,14 @@ def _agent_loop(
                 messages.append(ToolMessage(_not_grounded(verdict), tool_call_id=call_id))
                 continue
             tool = by_name.get(call["name"])
-            output = (
-                str(tool.invoke(call["args"]))
-                if tool is not None
-                else f"unknown tool {call['name']!r}; use read_code, search_code or {VERDICT_TOOL}"
-            )
+            key = json.dumps([call["name"], call["args"]], sort_keys=True)
+            if tool is None:
+                output = f"unknown tool {call['name']!r}; use {', '.join(by_name)}"
+            elif key in made:  # a small model repeats a read; the next step gives the verdict
+                output = f"{NOT_AGAIN} its result is above. Now call {VERDICT_TOOL}."
+            else:
+                output = str(tool.invoke(call["args"]))
+            made.add(key)
             messages.append(ToolMessage(output, tool_call_id=call_id))
     reasoning = f"no verdict after {max_steps} steps"
     return check(normalise_verdict({"verdict": "uncertain", "reasoning": reasoning}))
@@ -157,7 +178,7 @@ def _agent_loop(
 def _not_grounded(verdict: dict[str, Any]) -> str:
     listed = "\n".join(f"- {p}" for p in verdict.get("grounding_problems", []))
     return (
-        f"Verdict not recorded: it does not check out against the code:\n{listed}\n"
+        f"{NOT_RECORDED} it does not check out against the code:\n{listed}\n"
         f"Call {VERDICT_TOOL} again with your reasoning in your own words and evidence items "
         "whose location (path:start-end) holds the code you copy into them."
     )

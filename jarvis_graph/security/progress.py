@@ -73,14 +73,15 @@ def _append(path: Path, row: dict[str, Any]) -> None:
 def normalise_verdict(raw: dict[str, Any]) -> dict[str, Any]:
     """A verdict with the expected fields and a known verdict value.
 
-    ``evidence`` keeps the items that are objects, as ``{"location", "code"}`` strings.
+    ``evidence`` keeps the items that are objects, as ``{"location", "code"}`` strings
+    (``path``, ``start_line`` and ``end_line`` become the location ``path:start-end``).
     """
     verdict = str(raw.get("verdict", "uncertain")).strip().lower().replace("-", "_")
     if verdict not in VERDICTS:
         verdict = "uncertain"
     items = raw.get("evidence")
     evidence = [
-        {"location": str(i.get("location") or "").strip(), "code": str(i.get("code") or "")}
+        {"location": _location(i), "code": str(i.get("code") or "")}
         for i in (items if isinstance(items, list) else [])
         if isinstance(i, dict)
     ]
@@ -90,3 +91,12 @@ def normalise_verdict(raw: dict[str, Any]) -> dict[str, Any]:
         "suggested_fix": str(raw.get("suggested_fix", "")).strip(),
         "evidence": evidence,
     }
+
+
+def _location(item: dict[str, Any]) -> str:
+    """An evidence item's ``path:start-end`` (given as such, or as its three parts)."""
+    if item.get("location") or not item.get("path"):
+        return str(item.get("location") or "").strip()
+    start, end = item.get("start_line"), item.get("end_line")
+    span = f"{start}-{end}" if end not in (None, start) else f"{start}"
+    return f"{str(item['path']).strip()}:{span}"

@@ -22,20 +22,26 @@ VERDICT_TOOL = "submit_verdict"
 class Evidence(BaseModel):
     """Lines the verdict relies on, and the code on them."""
 
-    location: str = Field(description="path:start-end of the lines, e.g. src/io.c:40-42")
+    path: str = Field(description="the file, as read_code takes it")
+    start_line: int = Field(description="first line of the evidence")
+    end_line: int = Field(description="last line of the evidence")
     code: str = Field(description="the code on those lines that shows it, copied exactly")
 
 
 class VerdictArgs(BaseModel):
-    """The structured verdict on one candidate issue."""
+    """The structured verdict on one candidate issue.
 
+    The reasoning and the evidence come before the decision: a model writing the fields in
+    order decides after it has said what the code shows.
+    """
+
+    reasoning: str = Field(description="what the code shows, in your own words, naming lines")
+    evidence: list[Evidence] = Field(
+        min_length=1,
+        description="the lines your verdict relies on (at least one in the finding's file)",
+    )
     verdict: Literal["confirmed", "false_positive", "uncertain"] = Field(
         description="confirmed: the issue is real; false_positive: it is not; uncertain"
-    )
-    reasoning: str = Field(description="why, in your own words, naming the lines you read")
-    evidence: list[Evidence] = Field(
-        default_factory=list,
-        description="the lines your verdict relies on (at least one in the finding's file)",
     )
     suggested_fix: str = Field(default="", description="the change that fixes it, if real")
 
@@ -60,10 +66,7 @@ def verification_tools(root: str | Path) -> list[BaseTool]:
             return f"search_code failed: {exc}"
 
     def submit_verdict(
-        verdict: str,
-        reasoning: str,
-        evidence: list[dict[str, str]] | None = None,
-        suggested_fix: str = "",
+        reasoning: str, evidence: list[dict[str, str]], verdict: str, suggested_fix: str = ""
     ) -> str:
         """Hand back the verdict on the candidate, with the lines it relies on; call once."""
         return f"verdict recorded: {verdict}"

@@ -191,3 +191,43 @@ def test_killed_run_resumes_with_exactly_the_remaining_candidates(
     report = json.loads((workspace / "r.json").read_text())
     assert {i["id"] for i in report["issues"] if "verification" in i} == set(ids)
     assert set(load_progress(progress)) == set(ids)
+
+
+def test_a_repeated_read_is_not_run_again_and_the_next_step_must_give_the_verdict(
+    tmp_path: Path,
+) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from jarvis_graph.nodes.security_verify import _agent_loop
+    from jarvis_graph.security.grounding import check_verdict
+    from jarvis_graph.tools.security_verify import verification_tools
+
+    (tmp_path / "twice.c").write_text((FIXTURES / "memory.c").read_text().split("void once")[0])
+    read = {"name": "read_code", "args": {"path": "twice.c"}, "id": "r"}
+    cited = {"path": "twice.c", "start_line": 8, "end_line": 9, "code": "free(p);\nfree(p);"}
+    args = {"reasoning": "p is freed at line 8 and again at line 9", "evidence": [cited]}
+    submit = {"name": "submit_verdict", "args": {**args, "verdict": "confirmed"}, "id": "v"}
+    used: list[str] = []
+
+    class Model:
+        def __init__(self, name: str, replies: list[dict[str, object]]) -> None:
+            self.name, self.replies = name, replies
+
+        def invoke(self, messages: list[object]) -> AIMessage:
+            used.append(self.name)
+            return AIMessage("", tool_calls=[self.replies.pop(0)])
+
+    messages: list[object] = [HumanMessage("verify")]
+    candidate = {"file": "twice.c", "line": 9, "description": "double free", "evidence": ""}
+    verdict = _agent_loop(
+        (Model("all", [read, read, read]), Model("verdict", [submit])),  # type: ignore[arg-type]
+        verification_tools(tmp_path),
+        messages,  # type: ignore[arg-type]
+        6,
+        lambda v: check_verdict(v, tmp_path, candidate),
+    )
+    assert used == ["all", "all", "verdict"]
+    results = [str(m.content) for m in messages if isinstance(m, ToolMessage)]
+    assert "free(p);" in results[0] and results[1].startswith("Not run again:")
+    assert verdict["verdict"] == "confirmed" and verdict["grounded"]
+    assert verdict["evidence"] == [{"location": "twice.c:8-9", "code": "free(p);\nfree(p);"}]
