@@ -21,6 +21,7 @@ from jarvis_graph.cli import (
     sec_cmd,
     serve_cmd,
     sessions_cmd,
+    tasks_cmd,
     tools_cmd,
 )
 
@@ -45,6 +46,7 @@ app.add_typer(mcp_cmd.app, name="mcp")
 app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(sec_cmd.app, name="sec")
 app.add_typer(methodology_cmd.app, name="methodology")
+app.add_typer(tasks_cmd.app, name="tasks")
 
 
 def _version(value: bool) -> None:

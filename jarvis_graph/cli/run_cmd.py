@@ -10,7 +10,13 @@ from jarvis_graph.cli import options as o
 
 
 def run(
-    task: str = typer.Argument(..., help="What the agent should do."),
+    task: str | None = typer.Argument(None, help="What the agent should do."),
+    preset: str | None = typer.Option(
+        None, "--task", help="Run this predefined task (`jarvis tasks list`) instead of TASK."
+    ),
+    sets: list[str] = typer.Option(  # noqa: B008 - typer's way of declaring a list option
+        [], "--set", help="KEY=VALUE for a {placeholder} of the --task (repeatable)."
+    ),
     non_interactive: bool = typer.Option(
         False, "--non-interactive", "-n", help="Never ask: finish when the model answers."
     ),
@@ -31,6 +37,7 @@ def run(
     ),
 ) -> None:
     """Run the agent on TASK until it completes (a new session, or --thread to continue one)."""
+    task = _task_text(task, preset, sets, workspace)
     from jarvis_graph.cli.driver import run_task
 
     ctx = o.context_kwargs(
@@ -48,6 +55,31 @@ def run(
     kind = "planner" if plan else "agent"
     code = run_task(ctx, {"task": task}, thread, verbose, kind, new_thread=new_thread)
     raise typer.Exit(code)
+
+
+def _task_text(
+    task: str | None, preset: str | None, sets: list[str], workspace: Path | None
+) -> str:
+    """TASK as given, or the predefined task ``--task`` names, filled from ``--set``."""
+    if preset is None:
+        if sets:
+            raise _usage("--set fills the placeholders of a --task; give --task NAME")
+        if task is None:
+            raise _usage("give a TASK, or --task NAME for a predefined one (`jarvis tasks list`)")
+        return task
+    if task is not None:
+        raise _usage(f"give either a TASK or --task {preset}, not both")
+    from jarvis_graph.task_presets import TaskPresetError, get_preset, parse_sets
+
+    try:
+        return get_preset((workspace or Path.cwd()).resolve(), preset).fill(parse_sets(sets))
+    except TaskPresetError as exc:
+        raise _usage(str(exc)) from None
+
+
+def _usage(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
 
 
 def chat(
