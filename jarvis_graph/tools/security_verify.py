@@ -25,25 +25,33 @@ class Evidence(BaseModel):
     path: str = Field(description="the file, as read_code takes it")
     start_line: int = Field(description="first line of the evidence")
     end_line: int = Field(description="last line of the evidence")
-    code: str = Field(description="the code on those lines that shows it, copied exactly")
+    code: str = Field(
+        max_length=300, description="the code on those lines that shows it, copied exactly"
+    )
 
 
 class VerdictArgs(BaseModel):
     """The structured verdict on one candidate issue.
 
     The reasoning and the evidence come before the decision: a model writing the fields in
-    order decides after it has said what the code shows.
+    order decides after it has said what the code shows. Lengths are bounded: a small
+    model otherwise writes the prompt back into a field for hundreds of tokens.
     """
 
-    reasoning: str = Field(description="what the code shows, in your own words, naming lines")
+    reasoning: str = Field(
+        max_length=600, description="what the code shows, in your own words, naming lines"
+    )
     evidence: list[Evidence] = Field(
         min_length=1,
+        max_length=4,
         description="the lines your verdict relies on (at least one in the finding's file)",
     )
     verdict: Literal["confirmed", "false_positive", "uncertain"] = Field(
         description="confirmed: the issue is real; false_positive: it is not; uncertain"
     )
-    suggested_fix: str = Field(default="", description="the change that fixes it, if real")
+    suggested_fix: str = Field(
+        default="", max_length=400, description="the change that fixes it, if real"
+    )
 
 
 def verification_tools(root: str | Path) -> list[BaseTool]:
