@@ -597,6 +597,24 @@ def test_a_count_of_every_file_does_not_answer_how_many_of_one_kind_in_a_folder(
     assert check("There are 3.", messages, tmp_path) == []
 
 
+def test_a_search_of_every_file_does_not_count_the_files_of_one_kind(tmp_path: Path) -> None:
+    """The 0.5B searched ``.*`` in docs and answered with the number of files it matched."""
+    docs_tree(tmp_path)
+    task = "How many Markdown (.md) files are in the docs folder, including its subfolders?"
+    every = "4 matching lines in 4 files:\na.md:1:x\nb.md:1:x\nnotes.txt:1:x\napi/c.md:1:x"
+    messages = conversation(task, ("search_files", {"pattern": ".*", "path": "docs"}, every))
+    [found] = check("4", messages, tmp_path)
+    assert "4 counts every file the search matched (3 .md, 1 .txt)" in found
+    assert "asks about .md files only" in found and "*.md" in found
+    only_md = "3 matching lines in 3 files:\na.md:1:x\nb.md:1:x\napi/c.md:1:x"
+    messages = conversation(task, ("search_files", {"pattern": ".*", "glob": "*.md"}, only_md))
+    assert check("3", messages, tmp_path) == []
+    # a count of matching lines is an answer when the task asks for lines
+    lines = "How many lines of the docs folder's Markdown (.md) files mention x?"
+    messages = conversation(lines, ("search_files", {"pattern": "x", "glob": "*.md"}, only_md))
+    assert check("3", messages, tmp_path) == []
+
+
 def test_a_count_per_kind_or_a_question_about_everything_passes(tmp_path: Path) -> None:
     docs_tree(tmp_path)
     everything = "5 files under . (4 .md, 1 .txt):\nREADME.md\ndocs/a.md"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -770,6 +771,9 @@ def _in_content(answer: str, task: str, evidence: Evidence) -> bool:
 _LISTING = re.compile(r"^(\d+) files? under (.+?)(?: \(([^()]*)\))?:?$", re.MULTILINE)
 """A listing's count line: ``11 files under docs (8 .md, 2 .txt, 1 .json):``."""
 _LISTING_TOTAL = re.compile(r"^\d+(?= files? under )", re.MULTILINE)
+_SEARCH_HEAD = re.compile(r"^(\d+) matching lines? in (\d+) files?:\n((?:.+\n?)*)", re.MULTILINE)
+"""A search's count line and its hits: ``10 matching lines in 10 files:`` then ``path:n:text``."""
+_SEARCH_COUNT = re.compile(r"^\d+ matching lines? in \d+ files?:", re.MULTILINE)
 _TASK_EXT = re.compile(r"(?<![\w/.])\.([A-Za-z][A-Za-z0-9]{0,4})\b")
 _KIND_WORDS = {
     "markdown": ".md",
@@ -812,6 +816,19 @@ def _task_folders(task: str, root: Path) -> list[Path]:
     return folders
 
 
+def _search_wider(number: float, calls: list[Call], kinds: set[str]) -> str:
+    """The kinds of file a search matched, when ``number`` is its count and they are wider."""
+    results = "\n\n".join(c.result for c in calls if not c.failed)
+    for match in _SEARCH_HEAD.finditer(results):
+        if number not in (float(match.group(1)), float(match.group(2))):
+            continue
+        hits = [line.split(":", 1)[0] for line in match.group(3).splitlines() if ":" in line]
+        suffixes = Counter(Path(hit).suffix or "(none)" for hit in dict.fromkeys(hits))
+        if set(suffixes) - kinds:
+            return ", ".join(f"{n} {kind}" for kind, n in suffixes.most_common())
+    return ""
+
+
 def _count_wider_than_task(
     answer: str, task: str, evidence: Evidence, workspace: Path
 ) -> list[str]:
@@ -830,9 +847,16 @@ def _count_wider_than_task(
         return []
     pattern = f"*{min(kinds)}" if kinds else "*"
     text = f"{evidence.text}\n{evidence.counts}"
-    elsewhere = _numbers(_LISTING_TOTAL.sub("", text))
+    elsewhere = _numbers(_LISTING_TOTAL.sub("", _SEARCH_COUNT.sub("", text)))
     found: list[str] = []
     for number in sorted(_answer_numbers(answer) - elsewhere):
+        if kinds and (wider := _search_wider(number, evidence.calls, kinds)):
+            found.append(
+                f"{number:g} counts every file the search matched ({wider}), but the task "
+                f"asks about {' '.join(sorted(kinds))} files only: list or count just those "
+                f"(list_files with a pattern such as {pattern}), then answer with that count"
+            )
+            continue
         for match in _LISTING.finditer(text):
             if float(match.group(1)) != number:
                 continue
