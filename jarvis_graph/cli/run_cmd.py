@@ -69,6 +69,7 @@ def _task_text(
         return task
     if task is not None:
         raise _usage(f"give either a TASK or --task {preset}, not both")
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.task_presets import TaskPresetError, get_preset, parse_sets
 
     try:

@@ -16,6 +16,7 @@ app = typer.Typer(
 @app.command("list")
 def list_tasks(workspace: Path | None = o.Workspace) -> None:
     """List the predefined tasks: name, placeholders, description, file."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.task_presets import TaskPresetError, load_presets, preset_files
 
     project = (workspace or Path.cwd()).resolve()
