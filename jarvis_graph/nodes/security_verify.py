@@ -41,8 +41,8 @@ Rust code under {root}. The code around it is given; read more with read_code an
 for callers, checks or definitions with search_code. Decide whether the issue is real on \
 some execution path. Then call submit_verdict exactly once with verdict confirmed, \
 false_positive or uncertain, your reasoning in your own words, the evidence (each item: \
-the location path:start-end of lines you read and the code on them, copied exactly; at \
-least one in the finding's file) and, when real, a suggested fix. You cannot change \
+a file you read, the first and last line, and the code on those lines, copied exactly; \
+at least one in the finding's file) and, when real, a suggested fix. You cannot change \
 files. A verdict whose evidence is not on the lines it names counts as uncertain."""
 NOT_RECORDED = "Verdict not recorded:"
 NOT_AGAIN = "Not run again:"
@@ -180,7 +180,7 @@ def _not_grounded(verdict: dict[str, Any]) -> str:
     return (
         f"{NOT_RECORDED} it does not check out against the code:\n{listed}\n"
         f"Call {VERDICT_TOOL} again with your reasoning in your own words and evidence items "
-        "whose location (path:start-end) holds the code you copy into them."
+        "whose lines (path, start_line to end_line) hold the code you copy into them."
     )
 
 
