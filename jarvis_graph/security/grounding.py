@@ -60,7 +60,7 @@ def grounding_problems(
     found = _reasoning_problems(str(verdict.get("reasoning") or ""), candidate, prompt)
     evidence = verdict.get("evidence") or []
     if not isinstance(evidence, list) or not evidence:
-        return [*found, "no evidence: cite the lines (path:start-end) and the code on them"]
+        return [*found, "no evidence: cite a file, its first and last line and the code on them"]
     base = Path(root).resolve()
     folder = base if base.is_dir() else base.parent
     own = _resolve(folder, str(candidate.get("file") or ""))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -99,4 +100,6 @@ def _location(item: dict[str, Any]) -> str:
         return str(item.get("location") or "").strip()
     start, end = item.get("start_line"), item.get("end_line")
     span = f"{start}-{end}" if end not in (None, start) else f"{start}"
-    return f"{str(item['path']).strip()}:{span}"
+    # A small model copies the "path:start-end" it was shown into the path field.
+    path = re.sub(r":\d+(?:-\d+)?$", "", str(item["path"]).strip())
+    return f"{path}:{span}"

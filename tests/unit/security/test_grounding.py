@@ -126,3 +126,13 @@ def test_the_code_around_a_finding_is_numbered_under_its_location(root: Path) ->
     assert shown.splitlines()[0] == "memory.c:6-9"
     assert "    8 |     free(p);" in shown.splitlines()
     assert code_around(root, {**CANDIDATE, "file": "../x.c"}) == ""
+
+
+def test_a_path_that_carries_the_shown_range_is_read_as_the_path(root: Path) -> None:
+    from jarvis_graph.security.progress import normalise_verdict
+
+    item = {"path": "memory.c:6-9", "start_line": 8, "end_line": 8, "code": "free(p);"}
+    raw = {"verdict": "confirmed", "reasoning": REASON, "evidence": [item]}
+    verdict = normalise_verdict(raw)
+    assert verdict["evidence"] == [{"location": "memory.c:8", "code": "free(p);"}]
+    assert check_verdict(verdict, root, CANDIDATE)["grounded"] is True
