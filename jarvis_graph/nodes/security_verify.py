@@ -46,6 +46,7 @@ at least one in the finding's file) and, when real, a suggested fix. You cannot 
 files. A verdict whose evidence is not on the lines it names counts as uncertain."""
 NOT_RECORDED = "Verdict not recorded:"
 NOT_AGAIN = "Not run again:"
+UNPARSED_VERDICT = f"Your call to {VERDICT_TOOL} could not be run"
 GROUNDING_RETRIES = 1
 """How often a verdict whose evidence does not check out is sent back before it counts."""
 
@@ -143,12 +144,20 @@ def _agent_loop(
         # only submit the verdict.
         last = step == max_steps - 1 or (
             isinstance(messages[-1], ToolMessage)
-            and str(messages[-1].content).startswith((NOT_RECORDED, NOT_AGAIN))
+            and str(messages[-1].content).startswith((NOT_RECORDED, NOT_AGAIN, UNPARSED_VERDICT))
         )
         reply = (verdict_only if last else model).invoke(messages)
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         messages.append(reply)
+        if not reply.tool_calls and reply.invalid_tool_calls and step < max_steps - 1:
+            # A call that did not parse (cut off at the token limit, say): told, not taken
+            # for an empty verdict.
+            for bad in reply.invalid_tool_calls:
+                why = bad.get("error") or "its arguments are not valid JSON"
+                note = f"Your call to {bad.get('name') or 'a tool'} could not be run: {why}."
+                messages.append(ToolMessage(note, tool_call_id=bad.get("id") or "invalid"))
+            continue
         if not reply.tool_calls:
             return check(_verdict_from_text(str(reply.content)))
         for call in reply.tool_calls:

@@ -231,3 +231,50 @@ def test_a_repeated_read_is_not_run_again_and_the_next_step_must_give_the_verdic
     assert "free(p);" in results[0] and results[1].startswith("Not run again:")
     assert verdict["verdict"] == "confirmed" and verdict["grounded"]
     assert verdict["evidence"] == [{"location": "twice.c:8-9", "code": "free(p);\nfree(p);"}]
+
+
+def test_a_verdict_call_that_did_not_parse_is_told_and_the_next_step_gives_the_verdict(
+    tmp_path: Path,
+) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from jarvis_graph.nodes.security_verify import _agent_loop
+    from jarvis_graph.security.grounding import check_verdict
+    from jarvis_graph.tools.security_verify import verification_tools
+
+    (tmp_path / "twice.c").write_text((FIXTURES / "memory.c").read_text().split("void once")[0])
+    cited = {"path": "twice.c", "start_line": 8, "end_line": 9, "code": "free(p);\nfree(p);"}
+    args = {"reasoning": "p is freed at line 8 and again at line 9", "evidence": [cited]}
+    error = "the reply was cut off at the output-token limit"
+    broken = {"name": "submit_verdict", "args": '{"reasoning": "p is fr', "id": "c"}
+    cut = AIMessage(
+        "", invalid_tool_calls=[{**broken, "error": error, "type": "invalid_tool_call"}]
+    )
+    submit = {"name": "submit_verdict", "args": {**args, "verdict": "confirmed"}, "id": "v"}
+    good = AIMessage("", tool_calls=[submit])
+    used: list[str] = []
+
+    class Model:
+        def __init__(self, name: str, replies: list[AIMessage]) -> None:
+            self.name, self.replies = name, replies
+
+        def invoke(self, messages: list[object]) -> AIMessage:
+            used.append(self.name)
+            return self.replies.pop(0)
+
+    messages: list[object] = [HumanMessage("verify")]
+    candidate = {"file": "twice.c", "line": 9, "description": "double free", "evidence": ""}
+    verdict = _agent_loop(
+        (Model("all", [cut]), Model("verdict", [good])),  # type: ignore[arg-type]
+        verification_tools(tmp_path),
+        messages,  # type: ignore[arg-type]
+        6,
+        lambda v: check_verdict(v, tmp_path, candidate),
+    )
+    assert used == ["all", "verdict"]
+    notes = [str(m.content) for m in messages if isinstance(m, ToolMessage)]
+    assert notes == [
+        "Your call to submit_verdict could not be run: the reply was cut off at the "
+        "output-token limit."
+    ]
+    assert verdict["verdict"] == "confirmed" and verdict["grounded"]
