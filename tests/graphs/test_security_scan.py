@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from jarvis_graph.graphs.security_scan import build_security_scan_graph
 from jarvis_graph.security import scan_path
@@ -94,6 +95,30 @@ def test_scripted_verification_merges_verdicts_into_the_report(workspace: Path) 
     assert data["verification"]["false_positive"] == len(data["issues"])
 
 
+def _twice(root: Path) -> Path:
+    """``root`` holding twice.c: the double free of memory.c alone (free(p) on lines 8-9)."""
+    root.mkdir(exist_ok=True)
+    (root / "twice.c").write_text((FIXTURES / "memory.c").read_text().split("void once")[0])
+    return root
+
+
+class _Replies:
+    """A verifier model that gives its replies in turn and notes which model was asked."""
+
+    def __init__(self, name: str, replies: list[Any], used: list[str]) -> None:
+        self.name, self.replies, self.used = name, list(replies), used
+
+    def invoke(self, messages: list[object]) -> Any:
+        self.used.append(self.name)
+        return self.replies.pop(0)
+
+
+def _calling(call: dict[str, object]) -> Any:
+    from langchain_core.messages import AIMessage
+
+    return AIMessage("", tool_calls=[call])
+
+
 def _verdict_call(reasoning: str, location: str, code: str) -> dict[str, object]:
     args = {"verdict": "confirmed", "reasoning": reasoning}
     args["evidence"] = [{"location": location, "code": code}]  # type: ignore[assignment]
@@ -104,9 +129,7 @@ def test_a_verdict_whose_evidence_is_not_on_its_lines_is_sent_back_then_counts_u
     workspace: Path,
 ) -> None:
     """The verifier cites code that is not on the lines it names, twice: uncertain, shown so."""
-    target = workspace / "src"
-    target.mkdir()
-    (target / "twice.c").write_text((FIXTURES / "memory.c").read_text().split("void once")[0])
+    target = _twice(workspace / "src")
     wrong = _verdict_call("the pointer p is freed twice on this path", "twice.c:2", "free(p);")
     script = write_script(workspace / "verify.yaml", [wrong, wrong])
     reports = {}
@@ -132,9 +155,7 @@ def test_a_verdict_whose_evidence_is_not_on_its_lines_is_sent_back_then_counts_u
 def test_a_verdict_sent_back_and_corrected_is_grounded_with_its_evidence_in_sarif(
     workspace: Path,
 ) -> None:
-    target = workspace / "src"
-    target.mkdir()
-    (target / "twice.c").write_text((FIXTURES / "memory.c").read_text().split("void once")[0])
+    target = _twice(workspace / "src")
     reason = "the pointer p is freed on line 8 and again on line 9"
     script = write_script(
         workspace / "verify.yaml",
@@ -196,31 +217,26 @@ def test_killed_run_resumes_with_exactly_the_remaining_candidates(
 def test_a_repeated_read_is_not_run_again_and_the_next_step_must_give_the_verdict(
     tmp_path: Path,
 ) -> None:
-    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.messages import HumanMessage, ToolMessage
 
     from jarvis_graph.nodes.security_verify import _agent_loop
     from jarvis_graph.security.grounding import check_verdict
     from jarvis_graph.tools.security_verify import verification_tools
 
-    (tmp_path / "twice.c").write_text((FIXTURES / "memory.c").read_text().split("void once")[0])
+    _twice(tmp_path)
     read = {"name": "read_code", "args": {"path": "twice.c"}, "id": "r"}
     cited = {"path": "twice.c", "start_line": 8, "end_line": 9, "code": "free(p);\nfree(p);"}
     args = {"reasoning": "p is freed at line 8 and again at line 9", "evidence": [cited]}
     submit = {"name": "submit_verdict", "args": {**args, "verdict": "confirmed"}, "id": "v"}
     used: list[str] = []
 
-    class Model:
-        def __init__(self, name: str, replies: list[dict[str, object]]) -> None:
-            self.name, self.replies = name, replies
-
-        def invoke(self, messages: list[object]) -> AIMessage:
-            used.append(self.name)
-            return AIMessage("", tool_calls=[self.replies.pop(0)])
-
     messages: list[object] = [HumanMessage("verify")]
     candidate = {"file": "twice.c", "line": 9, "description": "double free", "evidence": ""}
     verdict = _agent_loop(
-        (Model("all", [read, read, read]), Model("verdict", [submit])),  # type: ignore[arg-type]
+        (
+            _Replies("all", [_calling(read)] * 3, used),
+            _Replies("verdict", [_calling(submit)], used),
+        ),  # type: ignore[arg-type]
         verification_tools(tmp_path),
         messages,  # type: ignore[arg-type]
         6,
@@ -242,7 +258,7 @@ def test_a_verdict_call_that_did_not_parse_is_told_and_the_next_step_gives_the_v
     from jarvis_graph.security.grounding import check_verdict
     from jarvis_graph.tools.security_verify import verification_tools
 
-    (tmp_path / "twice.c").write_text((FIXTURES / "memory.c").read_text().split("void once")[0])
+    _twice(tmp_path)
     cited = {"path": "twice.c", "start_line": 8, "end_line": 9, "code": "free(p);\nfree(p);"}
     args = {"reasoning": "p is freed at line 8 and again at line 9", "evidence": [cited]}
     error = "the reply was cut off at the output-token limit"
@@ -254,18 +270,10 @@ def test_a_verdict_call_that_did_not_parse_is_told_and_the_next_step_gives_the_v
     good = AIMessage("", tool_calls=[submit])
     used: list[str] = []
 
-    class Model:
-        def __init__(self, name: str, replies: list[AIMessage]) -> None:
-            self.name, self.replies = name, replies
-
-        def invoke(self, messages: list[object]) -> AIMessage:
-            used.append(self.name)
-            return self.replies.pop(0)
-
     messages: list[object] = [HumanMessage("verify")]
     candidate = {"file": "twice.c", "line": 9, "description": "double free", "evidence": ""}
     verdict = _agent_loop(
-        (Model("all", [cut]), Model("verdict", [good])),  # type: ignore[arg-type]
+        (_Replies("all", [cut], used), _Replies("verdict", [good], used)),  # type: ignore[arg-type]
         verification_tools(tmp_path),
         messages,  # type: ignore[arg-type]
         6,
