@@ -101,18 +101,26 @@ def _copies(words: list[str], source: str) -> bool:
     return copied / len(runs) > 0.5
 
 
+def parse_location(location: str) -> tuple[str, int, int] | None:
+    """``path:start-end`` (or ``path:line``) as path, first and last line; None if not so."""
+    match = _LOCATION.match(location)
+    if not match:
+        return None
+    start = int(match["start"])
+    return match["path"].strip(), start, int(match["end"] or start)
+
+
 def _item_problem(item: Any, folder: Path) -> tuple[str, Path | None]:
     if not isinstance(item, dict):
         return "not an object with location and code", None
     location, code = str(item.get("location") or ""), str(item.get("code") or "")
-    match = _LOCATION.match(location)
-    if not match:
+    parsed = parse_location(location)
+    if parsed is None:
         return f"location {location!r} is not path:start-end", None
-    path = _resolve(folder, match["path"].strip())
+    name, start, end = parsed
+    path = _resolve(folder, name)
     if path is None:
-        return f"{match['path']} is not a file under the scanned root", None
-    start = int(match["start"])
-    end = int(match["end"] or start)
+        return f"{name} is not a file under the scanned root", None
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     if not 1 <= start <= end <= len(lines):
         return f"{location} is outside the file's {len(lines)} lines", path

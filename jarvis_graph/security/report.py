@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from jarvis_graph import __version__
+from jarvis_graph.security.grounding import parse_location
 from jarvis_graph.security.model import ScanResult
 from jarvis_graph.security.rules import RULES
 
@@ -112,11 +113,11 @@ def _related_locations(v: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     related = []
     for n, item in enumerate(v.get("evidence") or []):
-        path, _, span = str(item.get("location", "")).rpartition(":")
-        start, _, end = span.partition("-")
-        if not (path and start.isdigit()):
+        parsed = parse_location(str(item.get("location", "")))
+        if parsed is None:
             continue
-        region = {"startLine": int(start), "endLine": int(end) if end.isdigit() else int(start)}
+        path, start, end = parsed
+        region = {"startLine": start, "endLine": end}
         related.append(
             {
                 "id": n,
