@@ -102,6 +102,65 @@ class McpServerSpec(BaseModel):
         return self
 
 
+WebBackend = Literal["searxng", "tavily", "brave"]
+WEB_DEFAULT_URLS: dict[str, str] = {
+    "tavily": "https://api.tavily.com",
+    "brave": "https://api.search.brave.com",
+}
+WEB_DEFAULT_KEY_ENVS: dict[str, str] = {"tavily": "TAVILY_API_KEY", "brave": "BRAVE_API_KEY"}
+
+
+class WebSettings(BaseModel):
+    """``search_web`` and ``read_webpage``: off until a search backend is chosen.
+
+    The backend's URL is the user's (a self-hosted SearxNG on loopback is fine); a URL a
+    model gives ``read_webpage`` never reaches a private or loopback address unless
+    ``allow_private`` is on.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    search: WebBackend | None = None
+    """The search backend; unset: both web tools are off (unless ``read_pages``)."""
+    url: str | None = None
+    """Base URL of the backend (SearxNG: required; Tavily, Brave: their public API)."""
+    api_key_env: str | None = None
+    """The NAME of the variable holding the backend's key (Tavily, Brave; default
+    ``TAVILY_API_KEY`` / ``BRAVE_API_KEY``). Tools never see it."""
+    read_pages: bool = False
+    """Offer ``read_webpage`` even with no search backend."""
+    confirm_reads: bool = True
+    """``read_webpage`` counts as a risky tool (``confirm: risky`` asks before each page):
+    a model's URL can carry what it read out of the workspace."""
+    allow_private: bool = False
+    """Let ``read_webpage`` reach loopback, private, link-local and reserved addresses."""
+    allow_hosts: list[str] = Field(default_factory=list)
+    """Host names ``read_webpage`` may reach on a private address (an intranet wiki); the
+    name must match exactly, after every redirect too."""
+    timeout: float = Field(default=20.0, gt=0)
+    """Seconds for one request, all of it (connect, redirects, body)."""
+    max_page_bytes: int = Field(default=3_000_000, ge=1024)
+    """Pages larger than this are refused."""
+    max_redirects: int = Field(default=5, ge=0)
+
+    @model_validator(mode="after")
+    def _complete(self) -> WebSettings:
+        if self.search == "searxng" and not self.url:
+            msg = "web.search is searxng but web.url (the SearxNG base URL) is not set"
+            raise ValueError(msg)
+        return self
+
+    def base_url(self) -> str:
+        """The search backend's base URL."""
+        return (self.url or WEB_DEFAULT_URLS.get(self.search or "", "")).rstrip("/")
+
+    def key_env(self) -> str | None:
+        """The variable holding the backend's key (``None`` for SearxNG)."""
+        if self.search in WEB_DEFAULT_KEY_ENVS:
+            return self.api_key_env or WEB_DEFAULT_KEY_ENVS[self.search]
+        return self.api_key_env
+
+
 class Settings(BaseModel):
     """All Jarvis settings after merging files and environment."""
 
@@ -154,6 +213,8 @@ class Settings(BaseModel):
     mcp: list[McpServerSpec] = Field(default_factory=list)
     mcp_timeout: float = Field(default=60.0, gt=0)
     mcp_start_timeout: float = Field(default=30.0, gt=0)
+    web: WebSettings = Field(default_factory=WebSettings)
+    """Web search and page reading (``search_web``, ``read_webpage``)."""
     force_save_memory: bool = False
     """Ask the model once per task, before the history is cleared or when the task
     completes, to save what is worth remembering (Jarvis' ``force_save_memory``)."""
@@ -458,4 +519,9 @@ episodic_archive: true        # index completed tasks for `jarvis memory episode
 #     type: streamable
 #     base_url: http://127.0.0.1:3001/mcp
 #     headers: {Authorization: "Bearer ${SEARCH_TOKEN}"}
+# web:                          # search_web / read_webpage (off until search is set)
+#   search: searxng             # searxng | tavily | brave
+#   url: http://127.0.0.1:8888  # SearxNG's base URL (its JSON format must be enabled)
+#   # api_key_env: TAVILY_API_KEY   # tavily / brave: the NAME of the key's variable
+#   allow_private: false        # model URLs may not reach loopback / private addresses
 """

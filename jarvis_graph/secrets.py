@@ -101,12 +101,14 @@ def strip_userinfo(value: str) -> str:
 def configured_secret_names(settings: Settings, mcp: Iterable[McpServerSpec] = ()) -> set[str]:
     """Variables that hold configured secrets: every ``api_key_env``, every MCP ``${VAR}``.
 
-    The names an MCP server's ``env`` sets are included too: the same name in our
+    ``api_key_env`` of every model and of the web search backend. The names an MCP
+    server's ``env`` sets are included too: the same name in our
     environment is most likely the same secret.
     """
     names = {
         spec.api_key_env for group in settings.model_groups.values() for spec in group.values()
     }
+    names.add(settings.web.key_env() or "")
     for server in [*settings.mcp, *mcp]:
         names.update(server.env)
         for value in [*server.env.values(), *server.headers.values()]:

@@ -48,6 +48,11 @@ def list_tools(
         console.print(count + (f" in group {group!r}" if group else ""), markup=False)
         for note in services.problems:
             console.print(f"[yellow]warning:[/] {escape(note)}")
+        hints: dict[str, list[str]] = {}
+        for name, hint in services.unavailable.items():
+            hints.setdefault(hint, []).append(name)
+        for hint, names in hints.items():
+            console.print(f"off: {', '.join(names)}: {hint}", markup=False)
     except ConfigError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(1) from None

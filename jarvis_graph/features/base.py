@@ -58,6 +58,10 @@ class Feature:
         """Tools it adds; a name already taken is left out with a warning."""
         return []
 
+    def unavailable(self, setup: RunSetup) -> dict[str, str]:
+        """Tools it could add but does not in this run, each with how to turn it on."""
+        return {}
+
     def problems(self, setup: RunSetup) -> list[str]:
         """What it had to leave out and why (shown to the user before the run)."""
         return []

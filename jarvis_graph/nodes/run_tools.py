@@ -7,6 +7,7 @@ were not valid JSON) becomes a readable error message for the model; the run goe
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -44,6 +45,7 @@ def run_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, A
     messages = state["messages"]
     calls = pending_tool_calls(messages)
     tools, env, bus = services.tools, services.env, services.bus
+    off = services.unavailable
     limit = services.settings.model_for("normal").max_repeats
     repeats = [
         c for c in calls if not c.get("invalid") and _runs_so_far(messages, c, tools) >= limit
@@ -54,10 +56,10 @@ def run_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, A
     if not calls:
         return {"messages": answers}
     if len(calls) == 1:
-        results = [_run_one(calls[0], tools, env, bus, config)]
+        results = [_run_one(calls[0], tools, env, bus, config, off)]
     else:
         with get_executor_for_config(config) as pool:
-            results = list(pool.map(lambda c: _run_one(c, tools, env, bus, config), calls))
+            results = list(pool.map(lambda c: _run_one(c, tools, env, bus, config, off), calls))
     return {"messages": [*answers, *results]}
 
 
@@ -126,6 +128,7 @@ def _run_one(
     env: ToolEnv,
     bus: EventBus,
     config: RunnableConfig,
+    off: Mapping[str, str],
 ) -> ToolMessage:
     name, args, call_id = call.get("name") or "", call.get("args"), call["id"]
     bus.emit(Event.BEFORE_TOOL_CALL, {"name": name, "args": args or {}, "tool_call_id": call_id})
@@ -141,6 +144,8 @@ def _run_one(
     elif name not in tools:
         known = ", ".join(sorted(tools))
         text = f"There is no tool named {name!r}. Available tools: {known}."
+        if name in off:
+            text = f"{name} is not available in this run: {off[name]}. Available tools: {known}."
     else:
         text, status = invoke_tool(tools[name], args or {}, config, call_id)
     text, saved = limit_output(text, env, name or "tool")  # secrets masked: it is stored

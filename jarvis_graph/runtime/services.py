@@ -32,6 +32,7 @@ from jarvis_graph.features.methodology import Methodology
 from jarvis_graph.features.planner import Planner
 from jarvis_graph.features.task_graph import TaskGraph
 from jarvis_graph.features.user_tools import UserTools
+from jarvis_graph.features.web import Web
 from jarvis_graph.marker import COMPLETE_MARKER
 from jarvis_graph.platforms.registry import create_chat_model, resolve_platform
 from jarvis_graph.prompts import load_prompt, tool_use_line
@@ -57,6 +58,7 @@ FEATURES: tuple[Feature, ...] = (
     CodeTools(),
     UserTools(),
     McpTools(),
+    Web(),
     Planner(),
     Handoff(),
     FocusedAnswer(),
@@ -97,6 +99,13 @@ class RunServices:
         )
         self.features = [f for f in features or FEATURES if f.enabled(self.setup)]
         self.tools, self.problems = compose_tools(self.features, self.setup)
+        self.unavailable = {
+            name: hint
+            for feature in self.features
+            for name, hint in feature.unavailable(self.setup).items()
+            if name not in self.tools
+        }
+        """Tools this run lacks that a setting would add, with how to turn each on."""
         channel = get_event_bus(ctx.event_bus, self.settings.after_tool_call_cb_dirs)
         self.bus = EventBus(channel=channel)  # the run's subscribers, then the caller's
         for feature in self.features:

@@ -97,6 +97,18 @@ def current_env() -> ToolEnv:
     return ToolEnv.from_context(running_context())
 
 
+def save_output(text: str, env: ToolEnv, tool_name: str) -> Path:
+    """Save a whole tool output in the workspace's tool outputs folder, secrets masked."""
+    text = env.mask(text)
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
+    out_dir = env.outputs_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    safe_name = re.sub(r"[^\w.-]", "_", tool_name)[:64]  # the name may come from the model
+    path = out_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe_name}-{digest}.txt"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def limit_output(text: str, env: ToolEnv, tool_name: str) -> tuple[str, str | None]:
     """Mask secrets; keep head and tail of an over-long output and save the whole to a file.
 
@@ -110,12 +122,7 @@ def limit_output(text: str, env: ToolEnv, tool_name: str) -> tuple[str, str | No
     limit = env.settings.tool_output_limit
     if len(text) <= limit:
         return text, None
-    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
-    out_dir = env.outputs_dir()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    safe_name = re.sub(r"[^\w.-]", "_", tool_name)[:64]  # the name may come from the model
-    path = out_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe_name}-{digest}.txt"
-    path.write_text(text, encoding="utf-8")
+    path = save_output(text, env, tool_name)
     head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
     omitted = len(text) - len(head) - len(tail)
     note = (

@@ -9,6 +9,8 @@ an isolated process with limits, files read-only inside the workspace, never sec
 
 from __future__ import annotations
 
+import ast
+
 from langchain_core.tools import tool
 
 from jarvis_graph.secrets import SECRET_FILE_GLOBS
@@ -29,11 +31,31 @@ def compute(expression: str) -> str:
     """
     env = current_env()
     expression = calculator.repair(expression)
+    if _only_a_value(expression):
+        msg = (
+            f"{expression} is a value, not a computation: write the expression that computes "
+            "it from the files, e.g. len(open('data.csv').readlines()) - 1"
+        )
+        raise ToolFailure(msg)
     try:
         value = calculator.evaluate(expression, workspace=env.workspace, private=SECRET_FILE_GLOBS)
     except calculator.CalculationError as exc:
         raise ToolFailure(f"{expression} failed: {exc}") from exc
     return f"{expression} = {value}"
+
+
+def _only_a_value(expression: str) -> bool:
+    """Whether the expression is a bare literal (``100``, ``-3.5``, ``'x'``): no evidence.
+
+    Its result would be taken as computed evidence for an answer the model made up.
+    """
+    try:
+        body = ast.parse(expression.strip(), mode="eval").body
+    except SyntaxError:
+        return False  # the calculator says what is wrong
+    if isinstance(body, ast.UnaryOp):
+        body = body.operand
+    return isinstance(body, ast.Constant)
 
 
 compute.metadata = {"computes": True}

@@ -29,6 +29,14 @@ def test_a_refused_expression_says_why(workspace: Path, monkeypatch: pytest.Monk
         compute.invoke({"expression": "__import__('os').system('id')"})
 
 
+@pytest.mark.parametrize("literal", ["100", "-3.5", "'forty'", " 7 "])
+def test_a_bare_value_is_not_a_computation(literal: str) -> None:
+    # the 1.5B model wrote compute("100") and answered 100: a made-up value taken as evidence
+    with pytest.raises(ToolFailure, match="is a value, not a computation"):
+        compute.invoke({"expression": literal})
+    assert compute.invoke({"expression": "2 * 50"}) == "2 * 50 = 100"
+
+
 def test_memory_tools_are_offered_to_a_local_model_only_when_the_task_speaks_of_them(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
