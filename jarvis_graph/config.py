@@ -137,6 +137,9 @@ class WebSettings(BaseModel):
     allow_hosts: list[str] = Field(default_factory=list)
     """Host names ``read_webpage`` may reach on a private address (an intranet wiki); the
     name must match exactly, after every redirect too."""
+    ca_file: str | None = None
+    """A CA bundle (PEM) to verify HTTPS pages with, e.g. a company's root; default: the
+    certifi bundle."""
     timeout: float = Field(default=20.0, gt=0)
     """Seconds for one request, all of it (connect, redirects, body)."""
     max_page_bytes: int = Field(default=3_000_000, ge=1024)

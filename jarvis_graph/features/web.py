@@ -71,6 +71,7 @@ def read_webpage_impl(env: ToolEnv, url: str, question: str = "") -> str:
         timeout=web.timeout,
         max_bytes=web.max_page_bytes,
         max_redirects=web.max_redirects,
+        ca_file=web.ca_file,
     )
     try:
         document = to_document(fetch(url, policy))

@@ -8,6 +8,7 @@ slow and oversized answers for the web tools' tests.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -52,10 +53,14 @@ class Seen:
 class WebServer:
     """``with WebServer({"/": Reply("<html>..")}) as web: web.url("/")``."""
 
-    def __init__(self, routes: dict[str, Reply] | None = None) -> None:
+    def __init__(
+        self, routes: dict[str, Reply] | None = None, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.routes: dict[str, Reply] = dict(routes or {})
         self.requests: list[Seen] = []
         self._server = _Server(("127.0.0.1", 0), _Handler)
+        if tls is not None:  # HTTPS: the context holds the server's certificate
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._server.owner = self
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

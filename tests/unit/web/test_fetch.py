@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ssl
 import time
+from pathlib import Path
 
 import pytest
+import trustme
 
 from jarvis_graph.web.fetch import FetchPolicy, WebError, check_url, fetch, resolve
 from tests.support.web_server import Reply, WebServer
@@ -129,3 +132,25 @@ def test_an_error_status_and_a_dead_server_are_clear() -> None:
         url = web.url("/gone")
     with pytest.raises(WebError, match="could not be fetched"):
         fetch(url, OPEN)  # the server is stopped
+
+
+def test_https_goes_to_the_checked_address_with_the_host_name_for_tls(tmp_path: Path) -> None:
+    # the request is sent to 127.0.0.1 (the address checked), the certificate is verified
+    # for the name in the URL (SNI and hostname check), and Host carries the name
+    ca = trustme.CA()
+    cert = ca.issue_cert("localhost")
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    cert.configure_cert(context)
+    with WebServer({"/s": Reply(PAGE)}, tls=context) as web:
+        url = f"https://localhost:{web.port}/s"
+        policy = FetchPolicy(allowed_hosts=frozenset({"localhost"}), ca_file=str(ca_file))
+        page = fetch(url, policy)
+        assert "Hello page" in page.text() and page.url == url
+        assert web.requests[0].headers["Host"] == f"localhost:{web.port}"
+        with pytest.raises(WebError, match="could not be fetched: .*CERTIFICATE_VERIFY_FAILED"):
+            fetch(url, FetchPolicy(allowed_hosts=frozenset({"localhost"})))  # certifi's CAs
+        wrong = FetchPolicy(allowed_hosts=frozenset({"127.0.0.1"}), ca_file=str(ca_file))
+        with pytest.raises(WebError, match="could not be fetched: .*(mismatch|match)"):
+            fetch(f"https://127.0.0.1:{web.port}/s", wrong)  # the cert names localhost only
