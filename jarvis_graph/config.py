@@ -183,7 +183,7 @@ class Settings(BaseModel):
     answer_check_retries: int = Field(default=2, ge=0)
     """Times a failed answer goes back to the model before the run ends ``unverified``."""
 
-    @field_validator("answer_check", "focused_answers", mode="before")
+    @field_validator("answer_check", "focused_answers", "sub_agents", mode="before")
     @classmethod
     def _yaml_switch(cls, value: Any, info: Any) -> Any:
         """YAML reads ``off``/``on`` as booleans: ``off``, and ``rules`` or ``on``."""
@@ -228,6 +228,11 @@ class Settings(BaseModel):
     plan_max_depth: int = Field(default=2, ge=0)
     plan_concurrency: int = Field(default=4, ge=1)
     plan_adjust: bool = True
+    sub_agents: Literal["auto", "on", "off"] = "auto"
+    """Offer ``sub_agent`` and ``sub_code_agent``: ``auto`` for models other than the local
+    platform's (a small model does better with fewer tools)."""
+    sub_agent_max_iterations: int = Field(default=20, ge=1)
+    """Model calls a ``sub_agent`` / ``sub_code_agent`` run may make (its own cap)."""
     task_graph_tool: bool = False
     """Offer ``run_task_graph``: several tool calls with dependencies as one parallel plan."""
     # jarvis code: every successful edit is committed as "<prefix> <summary> <suffix>".

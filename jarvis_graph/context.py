@@ -38,6 +38,8 @@ class JarvisContext:
     agent: str | None = None
     toolset: str = "agent"
     """``agent`` (the built-in tools) or ``code`` (adds edit_file, rewrite_file, search_code)."""
+    only_tools: str | None = None
+    """A sub-agent's tools: comma-separated names (``None``: every tool the run would have)."""
 
     def workspace_path(self) -> Path:
         """The workspace root, resolved (current directory when unset)."""

@@ -57,9 +57,12 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
 def show(
     thread_id: str = typer.Argument(..., help="Session id (see `jarvis sessions list`)."),
     history: bool = typer.Option(False, "--history", help="List the checkpoints too."),
+    tree: bool = typer.Option(
+        False, "--tree", help="Only the tree of sub-runs (planner steps, sub-agents, hand-offs)."
+    ),
     workspace: Path | None = o.Workspace,
 ) -> None:
-    """Show a session's messages (and, with --history, its checkpoints)."""
+    """Show a session's messages and sub-runs (and, with --history, its checkpoints)."""
     from rich.markup import escape
 
     from jarvis_graph.cli.driver import console, open_agent, thread_config
@@ -67,6 +70,12 @@ def show(
 
     with open_agent(_ctx(workspace)) as graph:
         state = _existing(graph, thread_id)
+        if tree:
+            task = " ".join(str(state.values.get("task", "")).split())
+            console.print(f"{state.values.get('status', '?')} · {task}", markup=False)
+            if not _show_sub_runs(graph.checkpointer, thread_id):
+                console.print("no sub-runs", markup=False)
+            return
         for message in state.values.get("messages", []):
             if message.type == "system":
                 continue
@@ -86,7 +95,7 @@ def show(
                 console.print(line, markup=False)
 
 
-def _show_sub_runs(saver: Any, thread_id: str) -> None:
+def _show_sub_runs(saver: Any, thread_id: str) -> bool:
     from rich.markup import escape
 
     from jarvis_graph.cli.driver import console
@@ -97,6 +106,7 @@ def _show_sub_runs(saver: Any, thread_id: str) -> None:
         console.print("[bold]sub-runs[/]")
     for run in runs:
         console.print(f"{'  ' * run.level}└ {escape(describe(run))}")
+    return bool(runs)
 
 
 def _existing(graph: Any, thread_id: str) -> Any:

@@ -34,8 +34,8 @@ def sub_runs(saver: Any, thread_id: str) -> list[SubRun]:
     runs = [
         SubRun(
             ns=ns,
-            level=ns.count("|") + 1,
-            node=ns.rsplit("|", 1)[-1].split(":", 1)[0],
+            level=len(_levels(ns)),
+            node=_label(_levels(ns)[-1].split(":", 1)[0]),
             values=dict(item.checkpoint.get("channel_values") or {}),
         )
         for ns, item in latest.items()
@@ -47,6 +47,25 @@ def sub_runs(saver: Any, thread_id: str) -> list[SubRun]:
         return [first.get("|".join(parts[: i + 1]), "") for i in range(len(parts))]
 
     return sorted(runs, key=key)
+
+
+NODE_LABELS = {"run_tools": "sub-agent"}
+"""A run started by a tool (``sub_agent``, ``sub_code_agent``) is named for what it is."""
+
+
+def _levels(ns: str) -> list[str]:
+    """The nesting levels of a namespace: ``a:1|2`` (a node's second subgraph) is one."""
+    levels: list[str] = []
+    for part in ns.split("|"):
+        if part.isdigit() and levels:
+            levels[-1] += f"|{part}"
+        else:
+            levels.append(part)
+    return levels
+
+
+def _label(node: str) -> str:
+    return NODE_LABELS.get(node, node)
 
 
 def describe(run: SubRun, width: int = 90) -> str:

@@ -1,1 +1,12 @@
-"""Graph wiring: ``build_<name>_graph()`` factories and module-level compiled ``graph``s."""
+"""Graph wiring: ``build_<name>_graph()`` factories and module-level compiled ``graph``s.
+
+The graphs a tool may start a run of (sub-agents) are registered by name here, imported
+when first asked for, since the features that start them may not import this package.
+"""
+
+from importlib import import_module
+
+from jarvis_graph.graph_registry import register
+
+register("agent", lambda: import_module("jarvis_graph.graphs.agent").graph)
+register("code_agent", lambda: import_module("jarvis_graph.graphs.code_agent").graph)

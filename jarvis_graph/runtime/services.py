@@ -30,6 +30,7 @@ from jarvis_graph.features.mcp import McpTools
 from jarvis_graph.features.memory import Memory
 from jarvis_graph.features.methodology import Methodology
 from jarvis_graph.features.planner import Planner
+from jarvis_graph.features.sub_agents import SubAgents
 from jarvis_graph.features.task_graph import TaskGraph
 from jarvis_graph.features.user_tools import UserTools
 from jarvis_graph.features.web import Web
@@ -59,6 +60,7 @@ FEATURES: tuple[Feature, ...] = (
     UserTools(),
     McpTools(),
     Web(),
+    SubAgents(),
     Planner(),
     Handoff(),
     FocusedAnswer(),
@@ -204,6 +206,9 @@ def compose_tools(
             else:
                 tools[tool.name] = tool
     tools = {name: tool for name, tool in tools.items() if in_group(name, patterns)}
+    if setup.context.only_tools is not None:
+        only = set(setup.context.only_tools.split(","))
+        tools = {name: tool for name, tool in tools.items() if name in only}
     for feature in features:
         tools = feature.select_tools(tools, setup)
     return tools, problems

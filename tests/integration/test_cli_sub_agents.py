@@ -1,0 +1,112 @@
+"""`sub_agent` and `sub_code_agent` in `jarvis run`: a fresh child run, seen in the session tree."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.support.cli import run_process, write_script
+
+CHILD_TASK = "SUBTASK: count the lines of notes.txt and answer with the number"
+
+
+def _session(stdout: str) -> str:
+    found = re.search(r"session (\S+)", stdout)
+    assert found, stdout
+    return found.group(1)
+
+
+def test_a_sub_agent_runs_the_task_and_its_answer_comes_back(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "notes.txt").write_text("a\nb\nc\n")
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"when": "SUBTASK: count", "tool_calls": [
+                {"name": "execute_script", "args": {"script": "wc -l < notes.txt"}}]},
+            {"when": "SUBTASK: count", "text": "notes.txt has 3 lines. !!!COMPLETE!!!"},
+            {"tool_calls": [{"name": "sub_agent", "args": {
+                "task": CHILD_TASK, "tools": ["execute_script", "read_code"]}}]},
+            {"text": "The sub-agent counted 3 lines. !!!COMPLETE!!!"},
+        ],
+    )  # fmt: skip
+    args = ["run", "how many lines has notes.txt?", "-n", "--yes"]
+    done = run_process([*args, "--platform", "scripted", "--script", str(script)], cwd=workspace)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "Sub-agent (level 1) completed after 2 model calls; it called execute_script x1." in out
+    assert "notes.txt has 3 lines." in out and "The sub-agent counted 3 lines." in out
+    tree = run_process(["sessions", "show", _session(out), "--tree"], cwd=workspace)
+    assert tree.returncode == 0, tree.stdout + tree.stderr
+    assert "  └ sub-agent · completed · SUBTASK: count the lines" in tree.stdout
+    assert "→ notes.txt has 3 lines." in tree.stdout
+
+
+def test_a_sub_agent_gets_only_the_tools_it_was_given(workspace: Path, tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"when": "SUBTASK", "tool_calls": [
+                {"name": "execute_script", "args": {"script": "echo hi"}}]},
+            {"when": "SUBTASK", "text": "I could not run it. !!!COMPLETE!!!"},
+            {"tool_calls": [{"name": "sub_agent", "args": {"task": "SUBTASK: run echo hi",
+                                                           "tools": ["read_code"]}}]},
+            {"tool_calls": [{"name": "sub_agent", "args": {"task": "SUBTASK: x",
+                                                           "tools": ["rm_rf"]}}]},
+            {"text": "done !!!COMPLETE!!!"},
+        ],
+    )  # fmt: skip
+    args = ["run", "delegate", "-n", "--yes", "--platform", "scripted", "--script", str(script)]
+    done = run_process(args, cwd=workspace)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "it called execute_script x1 (1 failed). Its answer: I could not run it." in done.stdout
+    assert "no tool named rm_rf; the tools are:" in done.stdout
+
+
+def test_a_sub_code_agent_edits_and_commits(workspace: Path, tmp_path: Path) -> None:
+    for command in (["init", "-q"], ["config", "user.name", "t"], ["config", "user.email", "t@e"]):
+        subprocess.run(["git", *command], cwd=workspace, check=True)
+    (workspace / "app.py").write_text("print('helo')\n")
+    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
+    subprocess.run(["git", "commit", "-qm", "start"], cwd=workspace, check=True)
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"when": "SUBTASK: fix", "tool_calls": [{"name": "edit_file", "args": {"files": [
+                {"path": "app.py", "diffs": [{"search": "helo", "replace": "hello"}]}]}}]},
+            {"when": "SUBTASK: fix", "text": "Fixed the typo in app.py. !!!COMPLETE!!!"},
+            {"tool_calls": [{"name": "sub_code_agent", "args": {
+                "task": "SUBTASK: fix the typo helo in app.py"}}]},
+            {"text": "The code agent fixed it. !!!COMPLETE!!!"},
+        ],
+    )  # fmt: skip
+    args = ["run", "fix the typo", "-n", "--yes", "--platform", "scripted", "--script", str(script)]
+    done = run_process(args, cwd=workspace)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "it called edit_file x1." in done.stdout
+    assert (workspace / "app.py").read_text() == "print('hello')\n"
+    log = subprocess.run(
+        ["git", "log", "--format=%s"], cwd=workspace, capture_output=True, text=True
+    )
+    assert log.stdout.splitlines()[0].startswith("jarvis:")
+
+
+def test_the_readme_example_delegates_and_shows_the_tree(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    ws = tmp_path / "workspace"
+    shutil.copytree(examples / "workspace", ws, ignore=shutil.ignore_patterns(".jarvis"))
+    script = str(examples / "sub_agent_script.yaml")
+    args = ["run", "-n", "--yes", "--platform", "scripted", "--script", script]
+    done = run_process([*args, "How many rows has data.csv?"], cwd=ws)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "it called read_code x1. Its answer: data.csv has 4 data rows" in done.stdout
+    tree = run_process(["sessions", "show", _session(done.stdout), "--tree"], cwd=ws)
+    assert tree.stdout.splitlines() == [
+        "completed · How many rows has data.csv?",
+        "sub-runs",
+        "  └ sub-agent · completed · SUB-TASK: count the data rows of data.csv (n… → data.csv "
+        "has 4 data rows below its header.",
+    ]
