@@ -228,6 +228,9 @@ class Settings(BaseModel):
     plan_max_depth: int = Field(default=2, ge=0)
     plan_concurrency: int = Field(default=4, ge=1)
     plan_adjust: bool = True
+    chat_picker: bool = True
+    """A new ``jarvis chat`` on a terminal first offers the agent definitions and the
+    predefined tasks."""
     sub_agents: Literal["auto", "on", "off"] = "auto"
     """Offer ``sub_agent`` and ``sub_code_agent``: ``auto`` for models other than the local
     platform's (a small model does better with fewer tools)."""

@@ -39,7 +39,10 @@ class JarvisContext:
     toolset: str = "agent"
     """``agent`` (the built-in tools) or ``code`` (adds edit_file, rewrite_file, search_code)."""
     only_tools: str | None = None
-    """A sub-agent's tools: comma-separated names (``None``: every tool the run would have)."""
+    """Only these tools: comma-separated names or globs (a sub-agent's, an agent
+    definition's); ``None``: every tool the run would have."""
+    role_prompt: str | None = None
+    """An agent definition's instructions, added to the system prompt."""
 
     def workspace_path(self) -> Path:
         """The workspace root, resolved (current directory when unset)."""

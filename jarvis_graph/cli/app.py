@@ -9,6 +9,7 @@ import typer
 
 from jarvis_graph import __version__
 from jarvis_graph.cli import (
+    agents_cmd,
     code_cmd,
     config_cmd,
     graph_cmd,
@@ -47,6 +48,7 @@ app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(sec_cmd.app, name="sec")
 app.add_typer(methodology_cmd.app, name="methodology")
 app.add_typer(tasks_cmd.app, name="tasks")
+app.add_typer(agents_cmd.app, name="agents")
 
 
 def _version(value: bool) -> None:

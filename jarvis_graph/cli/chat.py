@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,12 @@ from jarvis_graph.cli.driver import (
     open_agent,
     prepare_tools,
 )
+from jarvis_graph.cli.picker import pick_start
 from jarvis_graph.cli.preflight import RunSetupError, check_model, check_thread
 from jarvis_graph.config import ConfigError
+from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.memory.records import MemoryStoreError
+from jarvis_graph.multi.definitions import AgentDefinition
 from jarvis_graph.platforms.registry import PlatformError
 from jarvis_graph.thread_lock import ThreadBusyError
 
@@ -46,22 +50,44 @@ _AT_PATH = re.compile(r"(?<!\S)@([^\s]+)")
 MAX_ATTACH = 100_000
 
 
+def start_choice(ctx: dict[str, Any]) -> tuple[AgentDefinition | None, str | None]:
+    """The picker's choice when it applies (a terminal, ``chat_picker`` on), else nothing.
+
+    Returns:
+        The agent definition to run (``None``: the Jarvis agent) and the first message
+        (``None``: the user types it).
+    """
+    if not (sys.stdin.isatty() and console.is_terminal):
+        return None, None
+    try:
+        if not resolve_settings(JarvisContext(**ctx)).chat_picker:
+            return None, None
+    except ConfigError:
+        return None, None  # the chat reports a broken config where it starts
+    choice = pick_start(Path(ctx["workspace"]))
+    return choice.definition, choice.task
+
+
 def chat_loop(
     ctx: dict[str, Any],
     thread_id: str | None = None,
     verbose: bool = False,
     new_thread: str | None = None,
+    kind: str = "agent",
+    first: str | None = None,
 ) -> int:
     """Run the REPL until /exit or end of input; returns the exit code.
 
-    The session id and the model are checked before the first prompt.
+    The session id and the model are checked before the first prompt. ``kind`` is the
+    graph to talk to; ``first`` is sent as the first message.
     """
     try:
         check_thread(ctx, thread_id, new_thread)
-        check_model(ctx)
-        with open_agent(ctx) as graph:
+        check_model(ctx, kind)
+        with open_agent(ctx, kind) as graph:
             prepare_tools(ctx)
-            return _loop(graph, ctx, thread_id or new_thread or new_thread_id(), verbose)
+            tid = thread_id or new_thread or new_thread_id()
+            return _loop(graph, ctx, tid, verbose, first)
     except RunSetupError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
         return exc.code
@@ -70,22 +96,33 @@ def chat_loop(
         return EXIT_ERROR
 
 
-def _loop(graph: Any, ctx: dict[str, Any], thread_id: str, verbose: bool) -> int:
+def _loop(graph: Any, ctx: dict[str, Any], thread_id: str, verbose: bool, first: str | None) -> int:
     # The session is held for the whole REPL, not only while a message runs: another
     # process must not take the thread while the user types.
     with ExitStack() as held:
         held.enter_context(held_thread(graph, ctx, thread_id))
-        return _repl(graph, ctx, thread_id, verbose, held)
+        return _repl(graph, ctx, thread_id, verbose, held, first)
 
 
-def _repl(graph: Any, ctx: dict[str, Any], thread_id: str, verbose: bool, held: ExitStack) -> int:
+def _repl(
+    graph: Any,
+    ctx: dict[str, Any],
+    thread_id: str,
+    verbose: bool,
+    held: ExitStack,
+    first: str | None = None,
+) -> int:
     workspace = Path(ctx["workspace"])
     waiting = bool(graph.get_state({"configurable": {"thread_id": thread_id}}).interrupts)
     where = escape(f"session {thread_id} · workspace {workspace}")
     console.print(f"[dim]{where} · /help for commands[/]")
     while True:
         try:
-            line = console.input("[bold green]you>[/] ")
+            if first is not None:
+                line, first = first, None
+                console.print(f"[bold green]you>[/] {escape(line)}")
+            else:
+                line = console.input("[bold green]you>[/] ")
         except (EOFError, KeyboardInterrupt):
             console.print()
             return 0

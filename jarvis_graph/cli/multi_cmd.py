@@ -42,7 +42,7 @@ def multi(
     )
     ctx["agents_file"] = str(config.expanduser().resolve())
     try:
-        _check_agents(ctx)
+        check_agents(ctx)
     except ConfigError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         raise typer.Exit(EXIT_ERROR) from None
@@ -55,7 +55,7 @@ def multi(
     raise typer.Exit(run_task(ctx, {"task": task}, thread_id=thread, verbose=verbose, kind=kind))
 
 
-def _check_agents(ctx: dict[str, object]) -> None:
+def check_agents(ctx: dict[str, object]) -> None:
     """The agents file is valid and every tool it names exists (before anything runs)."""
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.driver import prepare_tools

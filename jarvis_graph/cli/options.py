@@ -60,3 +60,11 @@ def context_kwargs(
         "non_interactive": non_interactive,
         "tool_group": tool_group,
     }
+
+
+Definition = typer.Option(
+    None,
+    "--definition",
+    "-c",
+    help="Run this agent, role or team (`jarvis agents list`) instead of the Jarvis agent.",
+)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -35,6 +36,7 @@ def run(
     plan: bool = typer.Option(
         False, "--plan/--no-plan", help="Let the planner split the task into sub-tasks first."
     ),
+    definition: str | None = o.Definition,
 ) -> None:
     """Run the agent on TASK until it completes (a new session, or --thread to continue one)."""
     task = _task_text(task, preset, sets, workspace)
@@ -53,6 +55,8 @@ def run(
         tool_group,
     )
     kind = "planner" if plan else "agent"
+    if definition is not None:
+        kind = _apply(ctx, definition, plan)
     code = run_task(ctx, {"task": task}, thread, verbose, kind, new_thread=new_thread)
     raise typer.Exit(code)
 
@@ -78,6 +82,27 @@ def _task_text(
         raise _usage(str(exc)) from None
 
 
+def _apply(ctx: dict[str, Any], definition: str, plan: bool = False) -> str:
+    """Set ``ctx`` up for the agent definition ``-c`` names; the graph kind to run."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.cli.agents_cmd import apply_definition
+    from jarvis_graph.config import ConfigError
+    from jarvis_graph.tools.registry import close_registries
+
+    try:
+        kind = apply_definition(ctx, definition, plan)
+        if ctx.get("agents_file"):
+            # deferred: as above
+            from jarvis_graph.cli.multi_cmd import check_agents
+
+            check_agents(ctx)
+        return kind
+    except ConfigError as exc:
+        raise _usage(str(exc)) from None
+    finally:
+        close_registries()
+
+
 def _usage(message: str) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(2)
@@ -96,9 +121,14 @@ def chat(
     max_iterations: int | None = o.MaxIter,
     tool_group: str | None = o.ToolGroup,
     verbose: bool = o.Verbose,
+    definition: str | None = o.Definition,
 ) -> None:
-    """Talk with the agent in a REPL (!cmd runs a shell command, @path adds a file, /help)."""
-    from jarvis_graph.cli.chat import chat_loop
+    """Talk with the agent in a REPL (!cmd runs a shell command, @path adds a file, /help).
+
+    On a terminal, a new chat without -c first offers the agent definitions and the
+    predefined tasks (`chat_picker: false` in the config turns that off).
+    """
+    from jarvis_graph.cli.chat import chat_loop, start_choice
 
     ctx = o.context_kwargs(
         workspace,
@@ -112,4 +142,11 @@ def chat(
         False,
         tool_group,
     )
-    raise typer.Exit(chat_loop(ctx, thread_id=thread, verbose=verbose, new_thread=new_thread))
+    kind, first = "agent", None
+    if definition is None and thread is None and new_thread is None:
+        chosen, first = start_choice(ctx)
+        definition = chosen.name if chosen is not None else None
+    if definition is not None:
+        kind = _apply(ctx, definition)
+    code = chat_loop(ctx, thread, verbose, new_thread, kind=kind, first=first)
+    raise typer.Exit(code)

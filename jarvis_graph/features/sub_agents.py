@@ -100,7 +100,8 @@ def delegate(setup: RunSetup, graph: str, task: str, tools: list[str] | None) ->
         depth=ctx.depth + 1,
         non_interactive=True,
         max_iterations=min(cap, ctx.max_iterations or cap),
-        only_tools=only,
+        only_tools=only if only is not None else ctx.only_tools,
+        role_prompt=None,  # a fresh agent: the task says what it is to do
         toolset="code" if graph == "code_agent" else ctx.toolset,
     )
     try:

@@ -54,6 +54,10 @@ class AgentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     main_agent: str
+    description: str = ""
+    """One line for ``jarvis agents list`` and the ``jarvis chat`` picker."""
+    route: bool = False
+    """Selected by name (``jarvis run -c``): one agent, picked by its description, answers."""
     common_system_prompt: str = ""
     max_handoffs: int = Field(default=10, ge=1)
     agents: list[AgentSpec] = Field(min_length=1)

@@ -181,6 +181,8 @@ class RunServices:
             tool_names=", ".join(sorted(self.tools)),
         )
         sections = [f.prompt_section(self.setup, task) for f in self.features]
+        if ctx.role_prompt:
+            sections.insert(0, f"\n# Your role\n{ctx.role_prompt.strip()}\n")
         return "".join([prompt, *(s if s.endswith("\n") else f"{s}\n" for s in sections if s)])
 
 
@@ -207,8 +209,8 @@ def compose_tools(
                 tools[tool.name] = tool
     tools = {name: tool for name, tool in tools.items() if in_group(name, patterns)}
     if setup.context.only_tools is not None:
-        only = set(setup.context.only_tools.split(","))
-        tools = {name: tool for name, tool in tools.items() if name in only}
+        only = setup.context.only_tools.split(",")
+        tools = {name: tool for name, tool in tools.items() if in_group(name, only)}
     for feature in features:
         tools = feature.select_tools(tools, setup)
     return tools, problems
