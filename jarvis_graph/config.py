@@ -183,12 +183,14 @@ class Settings(BaseModel):
     answer_check_retries: int = Field(default=2, ge=0)
     """Times a failed answer goes back to the model before the run ends ``unverified``."""
 
-    @field_validator("answer_check", "focused_answers", "sub_agents", mode="before")
+    @field_validator(
+        "answer_check", "focused_answers", "sub_agents", "code_agent_switch", mode="before"
+    )
     @classmethod
     def _yaml_switch(cls, value: Any, info: Any) -> Any:
-        """YAML reads ``off``/``on`` as booleans: ``off``, and ``rules`` or ``on``."""
+        """YAML reads ``off``/``on`` as booleans: ``off``, and ``rules``, ``ask`` or ``on``."""
         if isinstance(value, bool):
-            on = "rules" if info.field_name == "answer_check" else "on"
+            on = {"answer_check": "rules", "code_agent_switch": "ask"}.get(info.field_name, "on")
             return on if value else "off"
         return value
 
@@ -228,6 +230,9 @@ class Settings(BaseModel):
     plan_max_depth: int = Field(default=2, ge=0)
     plan_concurrency: int = Field(default=4, ge=1)
     plan_adjust: bool = True
+    code_agent_switch: Literal["ask", "auto", "off"] = "ask"
+    """``jarvis run``/``chat`` in a git repository: offer the code agent (``ask``, on a
+    terminal), switch without asking (``auto``), or never (``off``)."""
     chat_picker: bool = True
     """A new ``jarvis chat`` on a terminal first offers the agent definitions and the
     predefined tasks."""

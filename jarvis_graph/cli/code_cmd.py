@@ -47,6 +47,15 @@ def code(
     )
 
 
+def start_code(ctx: dict[str, Any], requirement: str | None, verbose: bool = False) -> int:
+    """Run the code agent with a ``jarvis run``/``chat`` context; the exit code."""
+    from jarvis_graph.cli.code_driver import run_code
+
+    code_ctx = {**ctx, "toolset": "code", "event_bus": "code"}
+    _check(code_ctx, requirement, None, None)
+    return run_code(code_ctx, requirement, verbose=verbose)
+
+
 def _check(
     ctx: dict[str, Any], requirement: str | None, thread: str | None, new_thread: str | None
 ) -> None:

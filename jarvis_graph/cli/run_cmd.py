@@ -57,6 +57,10 @@ def run(
     kind = "planner" if plan else "agent"
     if definition is not None:
         kind = _apply(ctx, definition, plan)
+    elif not plan and thread is None and new_thread is None and _to_code(ctx):
+        from jarvis_graph.cli.code_cmd import start_code
+
+        raise typer.Exit(start_code(ctx, task, verbose))
     code = run_task(ctx, {"task": task}, thread, verbose, kind, new_thread=new_thread)
     raise typer.Exit(code)
 
@@ -103,6 +107,14 @@ def _apply(ctx: dict[str, Any], definition: str, plan: bool = False) -> str:
         close_registries()
 
 
+def _to_code(ctx: dict[str, Any]) -> bool:
+    """Whether to hand the run to the code agent (a git repository; see code_switch)."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.cli.code_switch import switch_to_code
+
+    return switch_to_code(ctx)
+
+
 def _usage(message: str) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(2)
@@ -144,6 +156,10 @@ def chat(
     )
     kind, first = "agent", None
     if definition is None and thread is None and new_thread is None:
+        if _to_code(ctx):
+            from jarvis_graph.cli.code_cmd import start_code
+
+            raise typer.Exit(start_code(ctx, None, verbose))
         chosen, first = start_choice(ctx)
         definition = chosen.name if chosen is not None else None
     if definition is not None:
