@@ -25,9 +25,13 @@ class Memory(Feature):
     def prompt_section(self, setup: RunSetup, task: str) -> str:
         """The tiers and the tags saved so far."""
         # deferred: the memory tiers load the vector store (numpy) only when a prompt is built
+        from jarvis_graph.memory.records import MemoryStoreError
         from jarvis_graph.memory.tiers import memory_prompt
 
-        return memory_prompt(setup.workspace, setup.store)
+        try:
+            return memory_prompt(setup.workspace, setup.store)
+        except MemoryStoreError as exc:  # a memory server that is down: the run goes on
+            return f"Memory: long-term memory is unavailable now ({exc})."
 
     def subscribers(self, setup: RunSetup) -> list[tuple[Event, Subscriber]]:
         """Forced saves (when configured) and the episodic archive."""

@@ -22,6 +22,7 @@ from jarvis_graph.checkpointing import (
     postgres_setup_lock,
     redact_url,
 )
+from jarvis_graph.memory.mem0_store import Mem0Store, is_mem0_url
 from jarvis_graph.memory.records import MemoryStoreError
 
 STORE_URL_VAR = "JARVIS_STORE_URL"
@@ -38,7 +39,10 @@ def store_url() -> str | None:
 
 
 def shared_store(url: str) -> Any:
-    """The process-wide ``PostgresStore`` of ``url`` (opened and set up on first use).
+    """The process-wide shared store of ``url`` (opened and set up on first use).
+
+    A ``postgresql://`` URL gives LangGraph's ``PostgresStore``; a ``mem0+http(s)://`` URL
+    a :class:`~jarvis_graph.memory.mem0_store.Mem0Store`.
 
     Raises:
         MemoryStoreError: The packages are missing, the server cannot be reached, or it
@@ -47,6 +51,10 @@ def shared_store(url: str) -> Any:
     with _lock:
         if url in _opened:
             return _opened[url][0]
+        if is_mem0_url(url):  # a Mem0 server: opened without a request (it may be down)
+            mem0 = Mem0Store(url)
+            _opened[url] = (mem0, mem0)
+            return mem0
         store, pool = _open(url)
         _opened[url] = (store, pool)
         return store
@@ -55,7 +63,7 @@ def shared_store(url: str) -> Any:
 def _open(url: str) -> tuple[Any, Any]:
     where = redact_url(url)
     if not url.startswith(("postgres://", "postgresql://")):
-        msg = f"{STORE_URL_VAR} must be a postgresql:// URL, not {where!r}"
+        msg = f"{STORE_URL_VAR} must be a postgresql:// or mem0+http(s):// URL, not {where!r}"
         raise MemoryStoreError(msg)
     try:
         import psycopg
@@ -105,7 +113,7 @@ def close_shared() -> None:
     """Close the shared stores' pools (tests, exit)."""
     with _lock:
         for _store, pool in _opened.values():
-            pool.close()
+            pool.close()  # a Mem0Store closes its HTTP connections
         _opened.clear()
 
 

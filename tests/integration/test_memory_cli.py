@@ -1,7 +1,8 @@
 """``jarvis memory``: save, list, search, export/import, Jarvis files, organize, clear.
 
-Every test runs on both long-term stores: the local FAISS stores, and PostgreSQL with
-pgvector (``JARVIS_STORE_URL``, a server started for the test session).
+Every test runs on the three long-term stores: the local FAISS stores, PostgreSQL with
+pgvector (``JARVIS_STORE_URL``, a server started for the test session), and a Mem0 server
+(``JARVIS_STORE_URL=mem0+http://...``, a Mem0-shaped REST server on loopback).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support.cli import invoke, write_script
+from tests.support.mem0_server import Mem0Server
 
 FACTS = [
     ("Releases are deployed with ./deploy.sh --prod", ["deploy", "ops"], "project_long_term"),
@@ -22,14 +24,20 @@ FACTS = [
 ]
 
 
-@pytest.fixture(autouse=True, params=["local", "postgres"])
+@pytest.fixture(autouse=True, params=["local", "postgres", "mem0"])
 def memory_store(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, workspace: Path
 ) -> Iterator[str]:
     if request.param == "postgres":
         monkeypatch.setenv("JARVIS_STORE_URL", str(request.getfixturevalue("pgvector_url")))
+    if request.param == "mem0":  # a Mem0-shaped REST server on loopback, with a key
+        server = Mem0Server(key="m0-test-key")
+        server.__enter__()
+        request.addfinalizer(lambda: server.__exit__(None, None, None))
+        monkeypatch.setenv("JARVIS_STORE_URL", f"mem0+{server.url}")
+        monkeypatch.setenv("JARVIS_STORE_KEY", "m0-test-key")
     yield str(request.param)
-    if request.param == "postgres":  # nothing was written to the local stores
+    if request.param != "local":  # nothing was written to the local stores
         assert not (workspace / ".jarvis" / "memory").exists()
 
 
