@@ -6,8 +6,11 @@ the FAISS stores on local disk; short-term memory stays in the process. Each loc
 becomes a namespace prefix in the database (the router's ``PrefixedStore``), so the memory
 router, the tiers, tags, filters, the organizer, export/import and the archive work on it
 unchanged. Vectors come from the same embedder as the local stores (cosine distance, an
-HNSW index). A server without the pgvector extension is refused at start-up, with the
-reason: there is no silent fallback to local memory.
+HNSW index), or from any OpenAI-compatible ``/embeddings`` endpoint
+(``JARVIS_STORE_EMBED_MODEL``, ``JARVIS_STORE_EMBED_URL``, ``JARVIS_STORE_EMBED_KEY``); a
+database set up with vectors of another length is refused with the reason. A server
+without the pgvector extension is refused at start-up, with the reason: there is no silent
+fallback to local memory.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from jarvis_graph.memory.mem0_store import Mem0Store, is_mem0_url
 from jarvis_graph.memory.records import MemoryStoreError
 
 STORE_URL_VAR = "JARVIS_STORE_URL"
+EMBED_MODEL_VAR = "JARVIS_STORE_EMBED_MODEL"
+EMBED_URL_VAR = "JARVIS_STORE_EMBED_URL"
+EMBED_KEY_VAR = "JARVIS_STORE_EMBED_KEY"
 CONNECT_TIMEOUT = 10.0
 
 _lock = threading.Lock()
@@ -71,17 +77,25 @@ def _open(url: str) -> tuple[Any, Any]:
     except ImportError as exc:
         msg = f"{STORE_URL_VAR} needs PostgreSQL support: pip install 'jarvis-graph[postgres]'"
         raise MemoryStoreError(msg) from exc
-    # deferred: the embedder loads ONNX Runtime on first use
-    from jarvis_graph.memory.embedder import MINILM_DIMS, default_embedder
-
+    embed, dims = _embedder()
     try:
         with psycopg.connect(url, connect_timeout=int(CONNECT_TIMEOUT)) as conn:
             row = conn.execute(
                 "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
             ).fetchone()
+            column = conn.execute(
+                "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass('store_vectors')"
+                " AND attname = 'embedding'"
+            ).fetchone()
     except psycopg.Error as exc:
         msg = f"cannot open the memory store {where}: {error_reason(exc, url)}"
         raise MemoryStoreError(msg) from None
+    if column is not None and column[0] > 0 and column[0] != dims:
+        msg = (
+            f"the memory store {where} holds {column[0]}-dimension vectors and this embedder "
+            f"gives {dims}: use the embedder it was set up with, or another database"
+        )
+        raise MemoryStoreError(msg)
     if row is None:
         msg = (
             f"the memory store {where} has no pgvector extension, which semantic search "
@@ -92,8 +106,8 @@ def _open(url: str) -> tuple[Any, Any]:
     pool = postgres_pool(url, "jarvis-memory")
     pool.open(wait=False)
     index: Any = {
-        "dims": MINILM_DIMS,
-        "embed": default_embedder(),
+        "dims": dims,
+        "embed": embed,
         "fields": ["content"],
         "distance_type": "cosine",
         "ann_index_config": {"kind": "hnsw", "vector_type": "vector"},
@@ -115,6 +129,45 @@ def close_shared() -> None:
         for _store, pool in _opened.values():
             pool.close()  # a Mem0Store closes its HTTP connections
         _opened.clear()
+
+
+def _embedder() -> tuple[Any, int]:
+    """The store's embedder and its vector length: MiniLM, or an OpenAI-compatible endpoint.
+
+    With ``JARVIS_STORE_EMBED_MODEL`` set, vectors come from ``/embeddings`` of
+    ``JARVIS_STORE_EMBED_URL`` (default OpenAI's) with the key in ``JARVIS_STORE_EMBED_KEY``
+    (else ``OPENAI_API_KEY``); the length is asked of the endpoint once.
+
+    Raises:
+        MemoryStoreError: The endpoint cannot be reached or refuses.
+    """
+    model = os.environ.get(EMBED_MODEL_VAR, "").strip()
+    if not model:
+        # deferred: the embedder loads ONNX Runtime on first use
+        from jarvis_graph.memory.embedder import MINILM_DIMS, default_embedder
+
+        return default_embedder(), MINILM_DIMS
+    # deferred: langchain_openai costs seconds to import; only this store needs it here
+    from langchain_openai import OpenAIEmbeddings
+    from pydantic import SecretStr
+
+    base = os.environ.get(EMBED_URL_VAR, "").strip() or None
+    key = os.environ.get(EMBED_KEY_VAR) or os.environ.get("OPENAI_API_KEY") or "none"
+    embed = OpenAIEmbeddings(
+        model=model,
+        base_url=base,
+        api_key=SecretStr(key),
+        check_embedding_ctx_length=False,  # plain strings: any compatible server takes them
+        max_retries=1,
+        timeout=CONNECT_TIMEOUT * 3,
+    )
+    try:
+        dims = len(embed.embed_query("dimension probe"))
+    except Exception as exc:  # the SDK's errors: connection, authentication, not found
+        where = base or "https://api.openai.com/v1"
+        msg = f"the embeddings endpoint {where} (model {model}) cannot be used: {exc}"
+        raise MemoryStoreError(msg) from None
+    return embed, dims
 
 
 def prefix_of(workspace: str) -> tuple[str, ...]:

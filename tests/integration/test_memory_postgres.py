@@ -10,9 +10,11 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from tests.support.cli import run_process, write_script
+from tests.support.fake_openai import EMBED_DIMS, FakeOpenAI
 
 
 def test_a_server_without_pgvector_is_refused_with_the_reason(
@@ -86,3 +88,50 @@ def test_a_laptop_s_memories_move_into_the_shared_store(
     assert found.returncode == 0 and "Builds run on the staging box" in found.stdout
     listed = run_process(["memory", "list"], cwd=workspace).stdout
     assert "I write in British English" in listed
+
+
+def test_vectors_from_an_openai_compatible_endpoint(
+    workspace: Path, pgvector_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JARVIS_STORE_URL", pgvector_url)
+    with FakeOpenAI(api_key="emb-key-123") as fake:
+        monkeypatch.setenv("JARVIS_STORE_EMBED_MODEL", "text-embedding-fake")
+        monkeypatch.setenv("JARVIS_STORE_EMBED_URL", fake.base_url)
+        monkeypatch.setenv("JARVIS_STORE_EMBED_KEY", "emb-key-123")
+        facts = ["Releases go out with make deploy", "The favourite editor is vim"]
+        for fact in facts:
+            saved = run_process(["memory", "save", fact, "--type", "project_long_term"], workspace)
+            assert saved.returncode == 0, saved.stdout + saved.stderr
+        found = run_process(["memory", "search", "how do releases go out", "-n", "1"], workspace)
+        assert found.returncode == 0, found.stdout + found.stderr
+        assert "make deploy" in found.stdout and "vim" not in found.stdout
+        inputs = [str(b["input"]) for b in fake.embedded]
+        assert any("make deploy" in i for i in inputs) and any(
+            "releases go out" in i for i in inputs
+        )
+        assert {b["model"] for b in fake.embedded} == {"text-embedding-fake"}
+    with psycopg.connect(pgvector_url) as conn:
+        dims = conn.execute(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'store_vectors'::regclass "
+            "AND attname = 'embedding'"
+        ).fetchone()
+    assert dims == (EMBED_DIMS,)
+    monkeypatch.delenv("JARVIS_STORE_EMBED_MODEL")  # back to MiniLM: 384 is not 64
+    done = run_process(["memory", "list"], workspace)
+    assert done.returncode == 1
+    assert "holds 64-dimension vectors and this embedder gives 384" in done.stdout + done.stderr
+
+
+def test_an_embeddings_endpoint_that_refuses_is_one_line(
+    workspace: Path, pgvector_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JARVIS_STORE_URL", pgvector_url)
+    with FakeOpenAI(api_key="right") as fake:
+        monkeypatch.setenv("JARVIS_STORE_EMBED_MODEL", "m")
+        monkeypatch.setenv("JARVIS_STORE_EMBED_URL", fake.base_url)
+        monkeypatch.setenv("JARVIS_STORE_EMBED_KEY", "wrong-key-999")
+        done = run_process(["memory", "list"], workspace)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert f"the embeddings endpoint {fake.base_url} (model m) cannot be used" in out
+    assert "wrong-key-999" not in out and "Traceback" not in out

@@ -14,8 +14,13 @@ request does not consume a turn.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import itertools
 import json
+import math
+import re
+import struct
 import threading
 import time
 from collections import deque
@@ -24,6 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+EMBED_DIMS = 64
+"""Length of the vectors ``/v1/embeddings`` answers."""
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error"}
 
@@ -109,6 +116,8 @@ class FakeOpenAI:
         self.models = models
         self.api_key = api_key
         self.requests: list[dict[str, Any]] = []
+        self.embedded: list[dict[str, Any]] = []
+        """Bodies of ``/v1/embeddings`` requests."""
         self.rejected: list[tuple[dict[str, Any], str]] = []
         self._turns: deque[Turn] = deque()
         self._lock = threading.Lock()
@@ -239,7 +248,32 @@ class _Handler(BaseHTTPRequestHandler):
             ]
             self._send_json(200, {"object": "list", "data": data})
 
+    def _embeddings(self) -> None:
+        """``/v1/embeddings``: each word hashed into one of ``EMBED_DIMS`` axes, normalised."""
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        self.fake.embedded.append(body)
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = []
+        for index, text in enumerate(texts):
+            vector = [0.0] * EMBED_DIMS
+            for word in re.findall(r"[a-z0-9]+", str(text).lower()):
+                vector[int(hashlib.sha1(word.encode()).hexdigest(), 16) % EMBED_DIMS] += 1.0
+            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+            vector = [v / norm for v in vector]
+            if body.get("encoding_format") == "base64":
+                raw: Any = base64.b64encode(struct.pack(f"<{EMBED_DIMS}f", *vector)).decode()
+            else:
+                raw = vector
+            data.append({"object": "embedding", "index": index, "embedding": raw})
+        usage = {"prompt_tokens": 1, "total_tokens": 1}
+        self._send_json(
+            200, {"object": "list", "data": data, "model": body["model"], "usage": usage}
+        )
+
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        if self.path.rstrip("/") == "/v1/embeddings" and self._authorized():
+            self._embeddings()
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send_error(404, f"unknown path {self.path}")
             return
