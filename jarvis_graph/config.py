@@ -233,6 +233,13 @@ class Settings(BaseModel):
     code_agent_switch: Literal["ask", "auto", "off"] = "ask"
     """``jarvis run``/``chat`` in a git repository: offer the code agent (``ask``, on a
     terminal), switch without asking (``auto``), or never (``off``)."""
+    thread_routing: bool = False
+    """``jarvis chat``: send each new message to the open session it belongs to (asked with
+    one key); see the README for how often it is right."""
+    thread_routing_hours: float = Field(default=12.0, gt=0)
+    """Sessions with a checkpoint this recent are open."""
+    thread_routing_threshold: float = Field(default=0.12, ge=0, le=1)
+    """Below this score (cosine, MiniLM) a message starts a new session."""
     chat_picker: bool = True
     """A new ``jarvis chat`` on a terminal first offers the agent definitions and the
     predefined tasks."""

@@ -18,6 +18,7 @@ from langgraph.types import Command
 from rich.markup import escape
 
 from jarvis_graph.checkpointing import CheckpointError, list_threads
+from jarvis_graph.cli.chat_routing import ChatRouter, print_open_threads
 from jarvis_graph.cli.driver import (
     EXIT_ERROR,
     WAITING,
@@ -39,6 +40,7 @@ from jarvis_graph.thread_lock import ThreadBusyError
 
 HELP = """\
   !cmd        run a shell command in the workspace and show its output
+  /threads    list the open sessions (thread_routing sends each message to its own)
   @path       add the contents of a workspace file to your message
   /tools      list the tools the agent can use
   /sessions   list saved sessions
@@ -66,6 +68,16 @@ def start_choice(ctx: dict[str, Any]) -> tuple[AgentDefinition | None, str | Non
         return None, None  # the chat reports a broken config where it starts
     choice = pick_start(Path(ctx["workspace"]))
     return choice.definition, choice.task
+
+
+def list_open(ctx: dict[str, Any]) -> int:
+    """``jarvis chat --threads``: print the open sessions; the exit code."""
+    try:
+        with open_agent(ctx) as graph:
+            return print_open_threads(graph, ctx)
+    except (ConfigError, CheckpointError) as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        return EXIT_ERROR
 
 
 def chat_loop(
@@ -113,6 +125,7 @@ def _repl(
     first: str | None = None,
 ) -> int:
     workspace = Path(ctx["workspace"])
+    router = ChatRouter(graph, ctx)
     waiting = bool(graph.get_state({"configurable": {"thread_id": thread_id}}).interrupts)
     where = escape(f"session {thread_id} · workspace {workspace}")
     console.print(f"[dim]{where} · /help for commands[/]")
@@ -145,6 +158,19 @@ def _repl(
                 _builtin(command, graph, ctx)
             continue
         message = expand_mentions(text, workspace)
+        if router.enabled and not waiting:
+            target = router.choose(text, thread_id)
+            if target != thread_id:
+                try:
+                    held.close()
+                    held.enter_context(held_thread(graph, ctx, target))
+                except ThreadBusyError as exc:  # another process has it: stay here
+                    console.print(f"[yellow]{escape(str(exc))}; staying in this session[/]")
+                    held.enter_context(held_thread(graph, ctx, thread_id))
+                else:
+                    thread_id = target
+                    state = graph.get_state({"configurable": {"thread_id": thread_id}})
+                    waiting = bool(state.interrupts)
         pending: Any = Command(resume=message) if waiting else {"task": message}
         code = drive(graph, ctx, pending, thread_id, verbose, chat=True)
         waiting = code == WAITING
@@ -161,6 +187,8 @@ def _builtin(command: str, graph: Any, ctx: dict[str, Any]) -> None:
         for name, tool in sorted(RunServices(JarvisContext(**ctx)).tools.items()):
             first = (tool.description or "").strip().splitlines()[0:1]
             console.print(f"  [cyan]{escape(name)}[/] {escape(first[0] if first else '')}")
+    elif command == "/threads":
+        print_open_threads(graph, ctx)
     elif command == "/sessions":
         for row in list_threads(graph.checkpointer)[:20]:
             console.print(f"  {row.thread_id}  ({row.checkpoints} checkpoints)", markup=False)

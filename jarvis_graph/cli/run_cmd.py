@@ -134,13 +134,16 @@ def chat(
     tool_group: str | None = o.ToolGroup,
     verbose: bool = o.Verbose,
     definition: str | None = o.Definition,
+    threads: bool = typer.Option(
+        False, "--threads", help="List the open sessions (those thread_routing chooses from)."
+    ),
 ) -> None:
     """Talk with the agent in a REPL (!cmd runs a shell command, @path adds a file, /help).
 
     On a terminal, a new chat without -c first offers the agent definitions and the
     predefined tasks (`chat_picker: false` in the config turns that off).
     """
-    from jarvis_graph.cli.chat import chat_loop, start_choice
+    from jarvis_graph.cli.chat import chat_loop, list_open, start_choice
 
     ctx = o.context_kwargs(
         workspace,
@@ -154,6 +157,8 @@ def chat(
         False,
         tool_group,
     )
+    if threads:
+        raise typer.Exit(list_open(ctx))
     kind, first = "agent", None
     if definition is None and thread is None and new_thread is None:
         if _to_code(ctx):
