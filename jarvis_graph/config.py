@@ -7,6 +7,7 @@ The files are validated with pydantic; a broken file or an unknown key raises
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,7 +65,30 @@ class ModelSpec(BaseModel):
     """Local model: offer the ``compute`` tool (checked Python expressions, read-only)."""
     memory_tools_on_mention: bool = True
     """Local model: offer the memory tools only to tasks that speak of remembering."""
+    vision: bool | None = None
+    """Whether the model takes images (``None``: known from its name, see
+    :meth:`takes_images`)."""
 
+    def takes_images(self) -> bool:
+        """Whether images may be sent to this model: ``vision`` if set, else by its name.
+
+        Models of the ``local`` and ``scripted`` platforms never do; for others a name of a
+        known vision family (GPT-4o, GPT-4.1, GPT-5, o1/o3/o4, Claude 3+, Gemini, LLaVA,
+        Qwen-VL, Llama 3.2 Vision, Pixtral, Gemma 3, MiniCPM-V, Moondream) says yes.
+        """
+        if self.vision is not None:
+            return self.vision
+        if self.platform in ("local", "scripted"):
+            return False
+        return bool(VISION_MODELS.search(self.model.lower()))
+
+
+VISION_MODELS = re.compile(
+    r"gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-5|(^|[/:])o[134](-|$)|claude-(3|sonnet|opus|haiku)"
+    r"|gemini|llava|bakllava|qwen[\d.]*-?vl|llama3\.2-vision|llama-3\.2-\d+b-vision|pixtral"
+    r"|gemma-?3|minicpm-v|moondream|vision"
+)
+"""Model names of families that take images (lower case)."""
 
 McpTransport = Literal["stdio", "sse", "streamable"]
 MCP_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$"
@@ -240,6 +264,10 @@ class Settings(BaseModel):
     """Sessions with a checkpoint this recent are open."""
     thread_routing_threshold: float = Field(default=0.12, ge=0, le=1)
     """Below this score (cosine, MiniLM) a message starts a new session."""
+    image_max_side: int = Field(default=1568, ge=64)
+    """Images sent to a model are scaled down to at most this many pixels a side."""
+    image_max_bytes: int = Field(default=20_000_000, ge=1024)
+    """Image files larger than this are refused."""
     chat_picker: bool = True
     """A new ``jarvis chat`` on a terminal first offers the agent definitions and the
     predefined tasks."""

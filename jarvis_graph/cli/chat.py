@@ -29,10 +29,12 @@ from jarvis_graph.cli.driver import (
     open_agent,
     prepare_tools,
 )
+from jarvis_graph.cli.images_input import task_input
 from jarvis_graph.cli.picker import pick_start
 from jarvis_graph.cli.preflight import RunSetupError, check_model, check_thread
 from jarvis_graph.config import ConfigError
 from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.images import ImageError, is_image_path
 from jarvis_graph.memory.records import MemoryStoreError
 from jarvis_graph.multi.definitions import AgentDefinition
 from jarvis_graph.platforms.registry import PlatformError
@@ -172,6 +174,15 @@ def _repl(
                     state = graph.get_state({"configurable": {"thread_id": thread_id}})
                     waiting = bool(state.interrupts)
         pending: Any = Command(resume=message) if waiting else {"task": message}
+        images = mentioned_images(text, workspace)
+        if images and waiting:
+            console.print("[yellow]images go with a new message, not an answer; not sent[/]")
+        elif images:
+            try:
+                pending = task_input(ctx, message, images)
+            except (ImageError, ConfigError) as exc:
+                console.print(f"[red]error:[/] {escape(str(exc))}")
+                continue
         code = drive(graph, ctx, pending, thread_id, verbose, chat=True)
         waiting = code == WAITING
 
@@ -212,8 +223,19 @@ def _shell(command: str, workspace: Path) -> None:
         console.print(f"[dim]exit code {proc.returncode}[/]")
 
 
+def mentioned_images(text: str, workspace: Path) -> list[Path]:
+    """The image files of the workspace that ``@path`` mentions name."""
+    found = []
+    for match in _AT_PATH.finditer(text):
+        rel = match.group(1).rstrip(".,;:!?)'\"")
+        path = (workspace / rel).resolve()
+        if is_image_path(path) and path.is_relative_to(workspace.resolve()) and path.is_file():
+            found.append(path)
+    return found
+
+
 def expand_mentions(text: str, workspace: Path) -> str:
-    """Append the contents of every ``@path`` that names a file in the workspace."""
+    """Append the contents of every ``@path`` that names a (non-image) file in the workspace."""
     attachments = []
     for match in _AT_PATH.finditer(text):
         rel = match.group(1).rstrip(".,;:!?)'\"")  # "what is in @notes.txt?"
@@ -221,6 +243,8 @@ def expand_mentions(text: str, workspace: Path) -> str:
         if not path.is_relative_to(workspace.resolve()) or not path.is_file():
             console.print(f"[yellow]@{escape(rel)}: no such file in the workspace; sent as text[/]")
             continue
+        if is_image_path(path):
+            continue  # sent as an image part (mentioned_images)
         body = path.read_text(encoding="utf-8", errors="replace")
         if len(body) > MAX_ATTACH:
             body = body[:MAX_ATTACH] + f"\n[... cut at {MAX_ATTACH} characters]"

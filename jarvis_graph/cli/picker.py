@@ -83,7 +83,11 @@ def _numbered(entries: list[tuple[str, str, str, AgentDefinition | TaskPreset]])
 
 
 def _with_fzf(entries: list[tuple[str, str, str, AgentDefinition | TaskPreset]]) -> int | None:
-    lines = [f"{n}\t{name}\t{kind}\t{desc}" for n, (name, kind, desc, _) in enumerate(entries)]
+    width = max(len(name) for name, *_ in entries)
+    lines = [
+        f"{n}\t{name:<{width}}  {kind:<14}  {desc}"
+        for n, (name, kind, desc, _) in enumerate(entries)
+    ]
     try:
         done = subprocess.run(
             [

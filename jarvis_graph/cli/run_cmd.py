@@ -37,6 +37,9 @@ def run(
         False, "--plan/--no-plan", help="Let the planner split the task into sub-tasks first."
     ),
     definition: str | None = o.Definition,
+    images: list[Path] = typer.Option(  # noqa: B008 - typer's way of declaring a list option
+        [], "--image", help="An image for a vision model (repeatable); see the README."
+    ),
 ) -> None:
     """Run the agent on TASK until it completes (a new session, or --thread to continue one)."""
     task = _task_text(task, preset, sets, workspace)
@@ -57,11 +60,14 @@ def run(
     kind = "planner" if plan else "agent"
     if definition is not None:
         kind = _apply(ctx, definition, plan)
-    elif not plan and thread is None and new_thread is None and _to_code(ctx):
+    elif not (plan or images) and thread is None and new_thread is None and _to_code(ctx):
         from jarvis_graph.cli.code_cmd import start_code
 
         raise typer.Exit(start_code(ctx, task, verbose))
-    code = run_task(ctx, {"task": task}, thread, verbose, kind, new_thread=new_thread)
+    graph_input: dict[str, Any] = {"task": task}
+    if images:
+        graph_input = _with_images(ctx, task, images)
+    code = run_task(ctx, graph_input, thread, verbose, kind, new_thread=new_thread)
     raise typer.Exit(code)
 
 
@@ -105,6 +111,19 @@ def _apply(ctx: dict[str, Any], definition: str, plan: bool = False) -> str:
         raise _usage(str(exc)) from None
     finally:
         close_registries()
+
+
+def _with_images(ctx: dict[str, Any], task: str, images: list[Path]) -> dict[str, Any]:
+    """The graph input with the images (see cli/images_input); refusals are usage errors."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.cli.images_input import task_input
+    from jarvis_graph.config import ConfigError
+    from jarvis_graph.images import ImageError
+
+    try:
+        return task_input(ctx, task, images)
+    except (ImageError, ConfigError) as exc:
+        raise _usage(str(exc)) from None
 
 
 def _to_code(ctx: dict[str, Any]) -> bool:

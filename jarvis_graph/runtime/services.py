@@ -26,6 +26,7 @@ from jarvis_graph.features.compute import Compute
 from jarvis_graph.features.files import FileTools
 from jarvis_graph.features.focused_answer import FocusedAnswer
 from jarvis_graph.features.handoff import Handoff
+from jarvis_graph.features.images import Images
 from jarvis_graph.features.mcp import McpTools
 from jarvis_graph.features.memory import Memory
 from jarvis_graph.features.methodology import Methodology
@@ -60,6 +61,7 @@ FEATURES: tuple[Feature, ...] = (
     UserTools(),
     McpTools(),
     Web(),
+    Images(),
     SubAgents(),
     Planner(),
     Handoff(),
