@@ -12,6 +12,7 @@ from jarvis_graph.cli import (
     agents_cmd,
     code_cmd,
     config_cmd,
+    feedback_cmd,
     graph_cmd,
     mcp_cmd,
     memory_cmd,
@@ -38,6 +39,7 @@ app.command("chat")(run_cmd.chat)
 app.command("multi")(multi_cmd.multi)
 app.command("code")(code_cmd.code)
 app.command("serve")(serve_cmd.serve)
+app.command("feedback")(feedback_cmd.feedback)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(models_cmd.app, name="models")

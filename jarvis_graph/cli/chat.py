@@ -29,6 +29,7 @@ from jarvis_graph.cli.driver import (
     open_agent,
     prepare_tools,
 )
+from jarvis_graph.cli.feedback_cmd import rate
 from jarvis_graph.cli.images_input import task_input
 from jarvis_graph.cli.picker import pick_start
 from jarvis_graph.cli.preflight import RunSetupError, check_model, check_thread
@@ -42,6 +43,8 @@ from jarvis_graph.thread_lock import ThreadBusyError
 
 HELP = """\
   !cmd        run a shell command in the workspace and show its output
+  /good       rate this session's task good (what worked is kept for similar tasks)
+  /bad [why]  rate it bad: a lesson is written for similar tasks
   /threads    list the open sessions (thread_routing sends each message to its own)
   @path       add the contents of a workspace file to your message
   /tools      list the tools the agent can use
@@ -151,6 +154,14 @@ def _repl(
             command = text.split()[0]
             if command in ("/exit", "/quit"):
                 return 0
+            if command in ("/good", "/bad"):
+                values = graph.get_state({"configurable": {"thread_id": thread_id}}).values
+                if not values.get("messages"):
+                    console.print("[yellow]nothing to rate yet in this session[/]")
+                    continue
+                comment = text[len(command) :].strip()
+                rate(graph, ctx, values, thread_id, 5 if command == "/good" else 1, comment)
+                continue
             if command == "/clear":
                 thread_id, waiting = new_thread_id(), False
                 held.close()

@@ -69,7 +69,7 @@ def show(
     from jarvis_graph.cli.render import short
 
     with open_agent(_ctx(workspace)) as graph:
-        state = _existing(graph, thread_id)
+        state = existing_session(graph, thread_id)
         if tree:
             task = " ".join(str(state.values.get("task", "")).split())
             console.print(f"{state.values.get('status', '?')} · {task}", markup=False)
@@ -109,7 +109,8 @@ def _show_sub_runs(saver: Any, thread_id: str) -> bool:
     return bool(runs)
 
 
-def _existing(graph: Any, thread_id: str) -> Any:
+def existing_session(graph: Any, thread_id: str) -> Any:
+    """The latest state of ``thread_id``; an unknown or unreadable session exits 1."""
     from rich.markup import escape
 
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
@@ -154,11 +155,11 @@ def resume(
 
     base = _ctx(workspace)
     with open_agent(base) as graph:
-        state = _existing(graph, thread_id)
+        state = existing_session(graph, thread_id)
         kind = str((state.metadata or {}).get("jarvis_graph") or "agent")
     ctx = {**base, **saved_context(state), "workspace": base["workspace"]}
     with open_agent(ctx, kind) as graph:
-        state = _existing(graph, thread_id)
+        state = existing_session(graph, thread_id)
         ctx["workspace"] = base["workspace"]
         if yes:
             ctx["confirm"] = "never"
@@ -198,7 +199,7 @@ def fork(
     from jarvis_graph.cli.driver import console, new_thread_id, open_agent
 
     with open_agent(_ctx(workspace)) as graph:
-        _existing(graph, thread_id)
+        existing_session(graph, thread_id)
         new_id = new_thread_id()
         try:
             at = fork_thread(graph.checkpointer, thread_id, new_id, checkpoint)
@@ -226,7 +227,7 @@ def unlock(
     from jarvis_graph.thread_lock import break_lock
 
     with open_agent(_ctx(workspace)) as graph:
-        _existing(graph, thread_id)
+        existing_session(graph, thread_id)
         holder = break_lock(graph.checkpointer, thread_id)
     if holder is None:
         console.print(f"session {escape(thread_id)} was not locked")
@@ -247,7 +248,7 @@ def delete(
 
     ctx = _ctx(workspace)
     with open_agent(ctx) as graph:
-        _existing(graph, thread_id)
+        existing_session(graph, thread_id)
         try:
             with held_thread(graph, ctx, thread_id):  # not under a run that is using it
                 graph.checkpointer.delete_thread(thread_id)

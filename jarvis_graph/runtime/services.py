@@ -27,6 +27,7 @@ from jarvis_graph.features.files import FileTools
 from jarvis_graph.features.focused_answer import FocusedAnswer
 from jarvis_graph.features.handoff import Handoff
 from jarvis_graph.features.images import Images
+from jarvis_graph.features.lessons import Lessons
 from jarvis_graph.features.mcp import McpTools
 from jarvis_graph.features.memory import Memory
 from jarvis_graph.features.methodology import Methodology
@@ -55,6 +56,7 @@ FEATURES: tuple[Feature, ...] = (
     FileTools(),
     Compute(),
     Memory(),
+    Lessons(),
     Methodology(),
     TaskGraph(),
     CodeTools(),
