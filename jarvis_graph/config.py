@@ -264,6 +264,11 @@ class Settings(BaseModel):
     """Sessions with a checkpoint this recent are open."""
     thread_routing_threshold: float = Field(default=0.12, ge=0, le=1)
     """Below this score (cosine, MiniLM) a message starts a new session."""
+    docs_max_bytes: int = Field(default=100_000_000, ge=1024)
+    """Documents larger than this are refused (``jarvis docs add``, ``ask_document``)."""
+    docs_max_pages: int = Field(default=2000, ge=1)
+    docs_max_rows: int = Field(default=20_000, ge=1)
+    """Rows read per spreadsheet sheet (the rest is left out, and said so)."""
     image_max_side: int = Field(default=1568, ge=64)
     """Images sent to a model are scaled down to at most this many pixels a side."""
     image_max_bytes: int = Field(default=20_000_000, ge=1024)

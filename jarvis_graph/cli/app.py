@@ -12,6 +12,7 @@ from jarvis_graph.cli import (
     agents_cmd,
     code_cmd,
     config_cmd,
+    docs_cmd,
     feedback_cmd,
     graph_cmd,
     mcp_cmd,
@@ -51,6 +52,7 @@ app.add_typer(sec_cmd.app, name="sec")
 app.add_typer(methodology_cmd.app, name="methodology")
 app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(agents_cmd.app, name="agents")
+app.add_typer(docs_cmd.app, name="docs")
 
 
 def _version(value: bool) -> None:

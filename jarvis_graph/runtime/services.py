@@ -23,6 +23,7 @@ from jarvis_graph.features.base import Feature, RunSetup
 from jarvis_graph.features.builtin import BuiltinTools
 from jarvis_graph.features.code import CodeTools
 from jarvis_graph.features.compute import Compute
+from jarvis_graph.features.documents import Documents
 from jarvis_graph.features.files import FileTools
 from jarvis_graph.features.focused_answer import FocusedAnswer
 from jarvis_graph.features.handoff import Handoff
@@ -64,6 +65,7 @@ FEATURES: tuple[Feature, ...] = (
     McpTools(),
     Web(),
     Images(),
+    Documents(),
     SubAgents(),
     Planner(),
     Handoff(),

@@ -1,0 +1,172 @@
+"""The project's document knowledge: passages of indexed documents in the memory store.
+
+``jarvis docs add`` (and ``ask_document`` on a document not indexed yet or changed since)
+extracts a document whole (:mod:`jarvis_graph.documents.extract`), cuts it into passages
+with their anchors and stores them in the project store under ``("documents", <key>)``,
+embedded with the project's embedder; ``("documents_index",)`` keeps, per document, its
+path, content hash, kind and passage count. The same content is not indexed twice (the
+hash is compared), a changed file is indexed again, and a failure before the passages are
+written leaves the index as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from jarvis_graph.documents.extract import (
+    DocumentError,
+    Limits,
+    Progress,
+    extract,
+    kind_of,
+    passages,
+)
+from jarvis_graph.memory.records import now_iso
+from jarvis_graph.memory.router import project_store
+
+INDEX = ("documents_index",)
+SEARCH_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class Found:
+    """A retrieved passage: where it is and how close it is to the question."""
+
+    path: str
+    anchor: str
+    heading: str
+    text: str
+    score: float
+
+
+def file_hash(path: Path) -> str:
+    """The SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _key(rel: str) -> str:
+    return hashlib.sha256(rel.encode()).hexdigest()[:16]
+
+
+class DocumentIndex:
+    """The indexed documents of one workspace."""
+
+    def __init__(self, workspace: Path, store: BaseStore | None = None) -> None:
+        self.workspace = workspace.resolve()
+        self.store = project_store(self.workspace, store)
+
+    def relative(self, path: Path) -> str:
+        """How a document is named in the index: relative to the workspace when inside."""
+        full = path.resolve()
+        return (
+            str(full.relative_to(self.workspace))
+            if full.is_relative_to(self.workspace)
+            else str(full)
+        )
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The indexed documents, by path."""
+        items = self.store.search(INDEX, limit=100_000)
+        return sorted((dict(i.value) for i in items), key=lambda e: e["path"])
+
+    def entry(self, path: Path) -> dict[str, Any] | None:
+        """The index entry of ``path`` (``None``: not indexed)."""
+        item = self.store.get(INDEX, _key(self.relative(path)))
+        return dict(item.value) if item is not None else None
+
+    def current(self, path: Path) -> bool:
+        """Whether ``path`` is indexed with its present content."""
+        entry = self.entry(path)
+        return entry is not None and entry.get("sha") == file_hash(path)
+
+    def add(
+        self, path: Path, limits: Limits | None = None, progress: Progress | None = None
+    ) -> tuple[dict[str, Any], bool]:
+        """Index ``path`` (again, if its content changed); its entry and whether it was.
+
+        Raises:
+            DocumentError: The document cannot be read (nothing is changed).
+        """
+        if not path.is_file():
+            msg = f"{path} not found"
+            raise DocumentError(msg)
+        kind_of(path)  # an unknown type is refused before the file is read
+        rel = self.relative(path)
+        sha = file_hash(path)
+        entry = self.entry(path)
+        if entry is not None and entry.get("sha") == sha:
+            return entry, False
+        document = extract(path, limits or Limits(), progress)  # whole, before any write
+        parts = passages(document)
+        self.remove(path)
+        key = _key(rel)
+        for number, part in enumerate(parts):
+            value = {
+                "content": f"{part.heading}\n{part.text}" if part.heading else part.text,
+                "path": rel,
+                "anchor": part.anchor,
+                "heading": part.heading,
+                "text": part.text,
+                "sha": sha,
+            }
+            self.store.put(("documents", key), f"p{number:05d}", value)
+        entry = {
+            "path": rel,
+            "sha": sha,
+            "kind": document.kind,
+            "passages": len(parts),
+            "note": document.note,
+            "indexed_at": now_iso(),
+        }
+        self.store.put(INDEX, key, entry)
+        return entry, True
+
+    def remove(self, path: Path | str) -> bool:
+        """Forget a document; whether it was indexed."""
+        rel = path if isinstance(path, str) else self.relative(path)
+        key = _key(rel)
+        namespace = ("documents", key)
+        for item in self.store.search(namespace, limit=100_000):
+            self.store.delete(namespace, item.key)
+        existed = self.store.get(INDEX, key) is not None
+        self.store.delete(INDEX, key)
+        return existed
+
+    def search(self, question: str, paths: list[str] | None = None, limit: int = 5) -> list[Found]:
+        """The passages closest to ``question`` (of ``paths`` only, when given), best first."""
+        namespaces = [("documents", _key(p)) for p in paths] if paths else [("documents",)]
+        found = []
+        for namespace in namespaces:
+            for item in self.store.search(namespace, query=question, limit=SEARCH_LIMIT):
+                value = item.value
+                found.append(
+                    Found(value["path"], value["anchor"], value.get("heading", ""),
+                          value.get("text", ""), float(item.score or 0.0))
+                )  # fmt: skip
+        found.sort(key=lambda f: -f.score)
+        return found[:limit]
+
+
+def index_with_progress(
+    index: DocumentIndex, path: Path, limits: Limits, show: Callable[[str], None]
+) -> tuple[dict[str, Any], bool]:
+    """:meth:`DocumentIndex.add` that reports progress every tenth of the way."""
+    shown = [-1]
+
+    def progress(done: int, total: int) -> None:
+        tenth = 10 * done // max(total, 1)
+        if total >= 20 and tenth != shown[0]:
+            shown[0] = tenth
+            show(f"{path.name}: {done}/{total}")
+
+    return index.add(path, limits, progress)
