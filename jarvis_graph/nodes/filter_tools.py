@@ -63,6 +63,10 @@ def filter_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
 _ON_MENTION = {
     "memory": re.compile(r"\b(remember|memor|recall|forget|note that)", re.IGNORECASE),
     "methodolog": re.compile(r"\b(methodolog|playbook|procedure)", re.IGNORECASE),
+    "document": re.compile(
+        r"\.(pdf|docx|xlsx|xlsm|html?|md|markdown)\b|\b(document|spreadsheet|sheet|manual)",
+        re.IGNORECASE,
+    ),
 }
 """Tools offered to a local model only when the task speaks of them: name part -> words."""
 
@@ -70,9 +74,10 @@ _ON_MENTION = {
 def unmentioned_tools(services: RunServices, task: str) -> set[str]:
     """Tools a local model is not offered for ``task``.
 
-    Memory and methodology tools unless the task speaks of them: offered on every task, a
-    small model calls them to look for what is in the files (``memory_tools_on_mention`` in
-    the model config). ``ask_user`` in a non-interactive run: nobody can answer, and a small
+    Memory, methodology and document tools unless the task speaks of them (for documents:
+    a ``.pdf``/``.docx``/``.xlsx``/``.html``/``.md`` file, "document", "spreadsheet"):
+    offered on every task, a small model calls them to look for what is in the files
+    (``memory_tools_on_mention`` in the model config). ``ask_user`` in a non-interactive run: nobody can answer, and a small
     model asks it anything. Other platforms get every tool.
     """
     spec = services.settings.model_for("normal")

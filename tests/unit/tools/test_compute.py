@@ -47,6 +47,8 @@ def test_memory_tools_are_offered_to_a_local_model_only_when_the_task_speaks_of_
     quiet = RunServices(JarvisContext(workspace=str(workspace), non_interactive=True))
     assert "ask_user" in unmentioned_tools(quiet, "Run build.py")  # nobody could answer
     assert not {"save_memory"} & unmentioned_tools(services, "Remember that I use tabs.")
+    assert {"ask_document", "read_document"} <= hidden
+    assert not {"ask_document"} & unmentioned_tools(services, "What does manual.pdf say?")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     other = RunServices(JarvisContext(workspace=str(workspace)))
     assert unmentioned_tools(other, "How many lines does notes.txt have?") == set()
