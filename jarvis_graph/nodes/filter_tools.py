@@ -77,8 +77,9 @@ def unmentioned_tools(services: RunServices, task: str) -> set[str]:
     Memory, methodology and document tools unless the task speaks of them (for documents:
     a ``.pdf``/``.docx``/``.xlsx``/``.html``/``.md`` file, "document", "spreadsheet"):
     offered on every task, a small model calls them to look for what is in the files
-    (``memory_tools_on_mention`` in the model config). ``ask_user`` in a non-interactive run: nobody can answer, and a small
-    model asks it anything. Other platforms get every tool.
+    (``memory_tools_on_mention`` in the model config). ``ask_user`` in a non-interactive
+    run: nobody can answer, and a small model asks it anything. Other platforms get every
+    tool.
     """
     spec = services.settings.model_for("normal")
     if resolve_platform(spec) != "local":
