@@ -31,9 +31,10 @@ MAX_LESSONS = 3
 MAX_PREFERENCES = 10
 
 _PREFERENCE = re.compile(
-    r"(?:^|(?<=[.!?;\n]))\s*(?P<text>(?:(?:please\s+)?(?:always|never|from now on)\b"
+    r"(?:^|(?<=[.!?;\n]))\s*(?P<text>(?:(?:please\s+)?(?:always|never|from now on),?\s"
     r"|i\s+(?:always\s+)?(?:prefer|want you to|like you to)\b"
-    r"|(?:please\s+)?use\s+[\w.+#-]+(?:\s+\w+)?\s*,?\s+not\s+[\w.+#-]+)[^.!?\n]*)",
+    r"|(?:please\s+)?use\s+[\w+#-]+(?:\.[\w+#-]+)*(?:\s+\w+)?\s*,?\s+not\s+"
+    r"[\w+#-]+(?:\.[\w+#-]+)*)[^.!?\n]*)",
     re.IGNORECASE,
 )
 """A sentence of standing request: "always ...", "never ...", "from now on ...", "I prefer
@@ -44,6 +45,8 @@ def preference_sentences(task: str) -> list[str]:
     """The sentences of ``task`` that state a standing preference."""
     found = []
     for match in _PREFERENCE.finditer(task):
+        if task[match.end() : match.end() + 1] == "?":
+            continue  # a question, not a request
         text = " ".join(match.group("text").split()).rstrip(",;: ")
         if 8 <= len(text) <= 300:
             found.append(text[0].upper() + text[1:])
