@@ -275,14 +275,18 @@ def retrieval(workspace: Path) -> dict[str, Any]:
     }
 
 
-def answers(workspace: Path, model: str) -> dict[str, Any]:
-    """The whole path: ``jarvis run`` with ``model`` on each question; answers with the fact."""
+def answers(workspace: Path, model: str, steps: int) -> dict[str, Any]:
+    """The whole path: ``jarvis run`` with ``model`` on each question; answers with the fact.
+
+    Each run may make ``steps`` model calls (``--max-iterations``): ask, then answer.
+    """
     platform_name, _, name = model.partition(":")
     right, rows = 0, []
     started = time.perf_counter()
     for question, file, _anchor, fact in QUESTIONS:
         task = f"Use ask_document on {file} to answer: {question}"
         args = [sys.executable, "-m", "jarvis_graph.cli", "run", "-n", "--platform", platform_name]
+        args += ["--max-iterations", str(steps)]
         done = subprocess.run(
             [*args, *(["--model", name] if name else []), task],
             cwd=workspace, capture_output=True, text=True, timeout=900,
@@ -299,6 +303,7 @@ def answers(workspace: Path, model: str) -> dict[str, Any]:
         "model": model,
         "with_fact": right,
         "of": len(QUESTIONS),
+        "steps": steps,
         "seconds_per_question": round((time.perf_counter() - started) / len(QUESTIONS), 1),
         "rows": rows,
     }
@@ -309,6 +314,7 @@ def main() -> None:
     parser.add_argument(
         "--answers", help="also answer every question with this model, e.g. local:0.5b"
     )
+    parser.add_argument("--steps", type=int, default=6, help="model calls a run may make")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="jarvis-doc-qa-") as tmp:
@@ -330,7 +336,7 @@ def main() -> None:
             where = f"want {miss['want']}, got {miss['got']}"
             print(f"  missed ({miss['scope']}): {miss['question']} ({where})")
         if args.answers:
-            result["answers"] = answers(workspace, args.answers)
+            result["answers"] = answers(workspace, args.answers, args.steps)
             a = result["answers"]
             print(f"answers with the expected fact ({args.answers}): {a['with_fact']}/{a['of']}, "
                   f"{a['seconds_per_question']} s a question")  # fmt: skip
