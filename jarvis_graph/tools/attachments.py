@@ -112,10 +112,13 @@ def _text_lines(path: Path) -> tuple[list[str], bool] | None:
             data = handle.read(READ_BYTES + 1)
     except OSError:
         return None
-    if b"\0" in data[:8192]:
+    if b"\0" in data[:8192] or path.suffix.lower() in BINARY_SUFFIXES:
+        return None
+    text = data[:READ_BYTES].decode("utf-8", errors="replace")
+    if text.count("\ufffd") > max(8, len(text) // 100):  # not UTF-8 text
         return None
     cut = len(data) > READ_BYTES
-    lines = data[:READ_BYTES].decode("utf-8", errors="replace").splitlines()
+    lines = text.splitlines()
     return (lines[:-1] if cut else lines), cut
 
 
@@ -138,6 +141,15 @@ def _is_bare_absent(name: str, listing: list[str]) -> bool:
     return not any(p.rsplit("/", 1)[-1] == name for p in listing)
 
 
+DOCUMENT_SUFFIXES = (".pdf", ".docx", ".xlsx", ".xlsm")
+"""Documents the document tools read (they are not text to attach)."""
+BINARY_SUFFIXES = (
+    *DOCUMENT_SUFFIXES, ".zip", ".gz", ".tar", ".png", ".jpg", ".jpeg", ".gif", ".webp",
+    ".bmp", ".ico", ".pyc", ".so", ".o", ".a", ".exe", ".dll", ".class", ".jar", ".sqlite",
+)  # fmt: skip
+"""Files never attached as text, whatever their first bytes look like."""
+
+
 def attachment_text(task: str, root: Path, limits: AttachLimits) -> str | None:
     """The context message for ``task`` in workspace ``root``; ``None`` if nothing to attach."""
     listing = small_listing(root, limits.listing) if limits.listing else None
@@ -154,6 +166,10 @@ def attachment_text(task: str, root: Path, limits: AttachLimits) -> str | None:
         full = attachable(root.resolve(), rel)  # again: the file may have changed meanwhile
         read = _text_lines(full) if full is not None else None
         if read is None:
+            if full is not None and full.suffix.lower() in DOCUMENT_SUFFIXES:
+                parts.append(
+                    f"{rel} is a document: ask it with ask_document or read it with read_document"
+                )
             continue
         lines, cut = read
         shown = lines[: limits.max_lines]

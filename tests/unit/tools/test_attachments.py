@@ -95,6 +95,18 @@ def test_binary_files_and_disabled_parts_attach_nothing(ws: Path) -> None:
     assert attachment_text("open app.json", ws, AttachLimits(named_files=0, listing=0)) is None
 
 
+def test_a_document_is_named_not_attached_as_text(ws: Path) -> None:
+    # a PDF opens with a text header and no NUL byte; its raw bytes once reached the prompt
+    (ws / "manual.pdf").write_bytes(b"%PDF-1.3\n% ReportLab\n1 0 obj << /F1 2 0 R >> endobj\n")
+    (ws / "latin.txt").write_bytes("caf\xe9 ".encode("latin-1") * 200)
+    text = attachment_text("what does manual.pdf say? and latin.txt?", ws, AttachLimits(listing=0))
+    assert text is not None
+    assert (
+        "manual.pdf is a document: ask it with ask_document or read it with read_document" in text
+    )
+    assert "%PDF" not in text and "--- latin.txt" not in text
+
+
 def test_a_huge_file_is_read_only_up_to_the_byte_cap(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
