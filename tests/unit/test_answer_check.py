@@ -828,3 +828,13 @@ def test_the_tools_a_notice_names_are_those_the_next_turn_is_offered() -> None:
     assert tools_asked_for([ran, "the answer repeats the task"], tools) is None
     assert tools_asked_for([], tools) is None
     assert tools_asked_for(["read it with read_code_x"], tools) is None  # whole names only
+
+
+def test_a_tool_the_task_names_is_not_a_term_the_answer_must_stand_on(tmp_path: Path) -> None:
+    # "Use ask_document on manual.pdf ..." answered "24" from its passage was sent back
+    # three times: ask_document (a tool) was taken for a term the answer's line must hold
+    task = "Use ask_document on manual.pdf to answer: What supply voltage does it need?"
+    passage = "[1] manual.pdf, page 1 (score 0.68):\nThe Orbit 7 controller needs a 24 volt supply."
+    messages = conversation(task, ("ask_document", {"path": "manual.pdf"}, passage))
+    assert check("24", messages, tmp_path) == []
+    assert check("12", messages, tmp_path)  # a number the passage does not hold still fails

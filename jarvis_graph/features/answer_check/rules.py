@@ -921,7 +921,8 @@ def _answer_off_the_term(answer: str, task: str, asked: list[str], evidence: Evi
     said = [w for w in _words(answer) if w not in _FILLER]
     if not said or len(_words(answer)) > _SHORT_ANSWER_WORDS:
         return []
-    terms = {t for t in _TERM.findall(task) if not FILE_NAME.fullmatch(t)}
+    tools = {call.name for call in evidence.calls}  # "use ask_document on ...": a tool, not a term
+    terms = {t for t in _TERM.findall(task) if not FILE_NAME.fullmatch(t) and t not in tools}
     terms |= {t for t in _TAG.findall(task) if t not in _FORMATS}
     text = evidence.text.splitlines()
     held = [
