@@ -351,7 +351,8 @@ def main() -> None:
     result.update(date=dt.date.today().isoformat(), machine=platform.machine())
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"written to {args.output.relative_to(ROOT)}")
+    shown = args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output
+    print(f"written to {shown}")
 
 
 if __name__ == "__main__":
