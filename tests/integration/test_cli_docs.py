@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
+from tests.support.bench import load_bench
 from tests.support.cli import run_process, write_script
-
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "doc_qa.py"
 
 
 def _build(workspace: Path) -> list[Path]:
-    spec = importlib.util.spec_from_file_location("bench_doc_qa_cli", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return list(module.build_documents(workspace))
+    return list(load_bench("doc_qa").build_documents(workspace))
 
 
 def test_add_list_remove_and_a_bad_file(workspace: Path) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import zipfile
 from pathlib import Path
 from types import ModuleType
@@ -14,18 +12,12 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.documents.extract import DocumentError, Limits, extract, passages
 from jarvis_graph.memory.documents import DocumentIndex
 from jarvis_graph.runtime.services import RunServices
-
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "doc_qa.py"
+from tests.support.bench import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_doc_qa", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("doc_qa")
 
 
 @pytest.fixture

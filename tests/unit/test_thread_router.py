@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -19,18 +16,12 @@ from jarvis_graph.runtime.thread_router import (
     profile_of,
 )
 from jarvis_graph.state import CONTEXT_NAME
-
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "routing.py"
+from tests.support.bench import load_bench
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_routing", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("routing")
 
 
 def test_the_bench_messages_are_routed_as_measured(bench: ModuleType) -> None:
