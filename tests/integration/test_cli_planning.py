@@ -92,7 +92,8 @@ def test_multi_hands_off_and_answers(example_ws: Path) -> None:
         ),
         (
             "main_agent: lead\nagents:\n  - name: lead\n    tools: [read_code, nuke]\n",
-            r"agents.yaml:4: agent 'lead' names unknown tool 'nuke'; known tools: ask_user",
+            r"agents.yaml:4: agent 'lead' names unknown tool 'nuke'; known tools: ask_document, "
+            r"ask_user",
         ),
         (
             "main_agent: lead\nagents:\n  - name: lead\n    colour: red\n",

@@ -56,7 +56,7 @@ def test_the_cheap_models_pick_is_all_the_model_is_offered(
     agent: Any, server: FakeOpenAI, ws: Path
 ) -> None:
     with FakeOpenAI(api_key=server.api_key) as cheap:
-        configure(ws, server, cheap, tool_filter_always_include=["read_*"])
+        configure(ws, server, cheap, tool_filter_always_include=["read_co*"])
         cheap.reply(text="1")
         server.reply(text="Done. !!!COMPLETE!!!")
         out, events = run(agent, ws)

@@ -27,8 +27,12 @@ def _picture(path: Path, size: tuple[int, int], colour: str = "red", mode: str =
     return path
 
 
-def _run(server: FakeOpenAI, ws: Path, model: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    server: FakeOpenAI, ws: Path, model: str, *args: str, ocr: bool = True
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OPENAI_API_KEY": KEY}
+    if not ocr:  # a PATH without tesseract (Python's own folder only)
+        env["PATH"] = str(Path(sys.executable).parent)
     cli = ["run", "-n", "--yes", "--platform", "openai", "--base-url", server.base_url]
     return subprocess.run(
         [sys.executable, "-m", "jarvis_graph.cli", *cli, "--model", model, *args],
@@ -74,7 +78,7 @@ def test_an_image_goes_to_a_vision_model_as_a_scaled_down_part(workspace: Path) 
 def test_a_model_without_vision_is_refused_before_any_call(workspace: Path) -> None:
     _picture(workspace / "a.png", (10, 10))
     with FakeOpenAI(models=("text-only-model",), api_key=KEY) as server:
-        done = _run(server, workspace, "text-only-model", "look", "--image", "a.png")
+        done = _run(server, workspace, "text-only-model", "look", "--image", "a.png", ocr=False)
     assert done.returncode == 2, done.stdout + done.stderr
     assert (
         "the model openai:text-only-model does not take images (set `vision: true`" in done.stderr

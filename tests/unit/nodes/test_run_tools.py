@@ -86,9 +86,9 @@ def test_unknown_tool_lists_the_available_ones(workspace: Path) -> None:
     assert result.status == "error"
     assert result.content == (
         "There is no tool named 'delete_all'. Available tools: "
-        "ask_user, clear_memory, compute, edit_file, execute_script, list_files, methodology, "
-        "read_code, retrieve_memory, save_memory, search_episodic_memory, search_files, "
-        "write_file."
+        "ask_document, ask_user, clear_memory, compute, edit_file, execute_script, list_files, "
+        "methodology, read_code, read_document, retrieve_memory, save_memory, "
+        "search_episodic_memory, search_files, write_file."
     )
 
 

@@ -33,9 +33,9 @@ def test_system_prompt_is_filled_in(workspace: Path) -> None:
     prompt = RunServices(JarvisContext(workspace=str(workspace))).system_prompt()
     assert f"`{workspace.resolve()}`" in prompt
     assert (
-        "Tools available: ask_user, clear_memory, compute, edit_file, execute_script, "
-        "list_files, methodology, read_code, retrieve_memory, save_memory, "
-        "search_episodic_memory, search_files, write_file.\nMemory: " in prompt
+        "Tools available: ask_document, ask_user, clear_memory, compute, edit_file, "
+        "execute_script, list_files, methodology, read_code, read_document, retrieve_memory, "
+        "save_memory, search_episodic_memory, search_files, write_file.\nMemory: " in prompt
     )
     assert prompt.rstrip().endswith("No memories are saved yet.")
     assert f"end it with {COMPLETE_MARKER}" in prompt
