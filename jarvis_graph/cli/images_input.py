@@ -30,10 +30,11 @@ def task_input(ctx: dict[str, Any], task: str, paths: list[Path]) -> dict[str, A
         image_part(p.expanduser().resolve(), settings.image_max_side, settings.image_max_bytes)
         for p in paths
     ]
-    if spec.takes_images():
+    platform = resolve_platform(spec)  # "auto" with no key is the embedded model
+    if platform not in ("local", "scripted") and spec.takes_images():
         content: list[str | dict[str, Any]] = [{"type": "text", "text": task}, *parts]
         return {"task": task, "messages": [HumanMessage(content=content)]}
-    name = f"{resolve_platform(spec)}:{spec.model or 'default'}"
+    name = f"{platform}:{spec.model or 'default'}"
     texts = []
     for path in paths:
         text = ocr_text(path.expanduser().resolve())

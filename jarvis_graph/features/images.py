@@ -23,8 +23,12 @@ class Images(Feature):
     settings = ("image_max_side", "image_max_bytes")
 
     def enabled(self, setup: RunSetup) -> bool:
-        """On for a normal model that takes images."""
-        return setup.settings.model_for("normal").takes_images()
+        """On for a normal model that takes images (never the embedded one)."""
+        # deferred: resolving the platform reads the model spec only, no provider import
+        from jarvis_graph.platforms.registry import resolve_platform
+
+        spec = setup.settings.model_for("normal")
+        return resolve_platform(spec) not in ("local", "scripted") and spec.takes_images()
 
     def tools(self, setup: RunSetup) -> list[BaseTool]:
         """The ``analyze_image`` tool, bound to this run's model."""

@@ -190,3 +190,22 @@ def test_without_vision_the_text_in_an_image_is_read_by_tesseract(workspace: Pat
     task = server.requests[0]["messages"][1]["content"]
     assert "Text read from the image receipt.png by OCR (you cannot see the image):" in task
     assert "TOTAL 270.00 EUR" in task and _image_parts(server.requests[0]) == []
+
+
+def test_the_embedded_model_behind_auto_never_gets_images(workspace: Path) -> None:
+    # platform auto with no key is the local model, whatever model name the config gives
+    _picture(workspace / "a.png", (10, 10))
+    (workspace / ".jarvis").mkdir()
+    (workspace / ".jarvis" / "config.yaml").write_text(
+        "model_groups:\n  default:\n    normal: {platform: auto, model: gpt-4o-mini}\n"
+    )
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent)}
+    env.pop("OPENAI_API_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "jarvis_graph.cli", "run", "-n", "look", "--image", "a.png"],
+        cwd=workspace, env=env, capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "the model local:gpt-4o-mini does not take images" in done.stderr
+    listed = run_process(["tools", "list"], workspace)
+    assert "analyze_image" not in listed.stdout
