@@ -22,15 +22,11 @@ app = typer.Typer(
 def _index(workspace: Path | None) -> tuple[DocumentIndex, Limits]:
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.context import JarvisContext, resolve_settings
-    from jarvis_graph.documents.extract import Limits
+    from jarvis_graph.documents.extract import limits_of
     from jarvis_graph.memory.documents import DocumentIndex
 
     ws = (workspace or Path.cwd()).resolve()
-    s = resolve_settings(JarvisContext(workspace=str(ws)))
-    limits = Limits(
-        max_bytes=s.docs_max_bytes, max_pages=s.docs_max_pages, max_rows=s.docs_max_rows
-    )
-    return DocumentIndex(ws), limits
+    return DocumentIndex(ws), limits_of(resolve_settings(JarvisContext(workspace=str(ws))))
 
 
 @app.command("add")

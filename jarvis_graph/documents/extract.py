@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from jarvis_graph.config import Settings
+
 Progress = Callable[[int, int], None]
 """Called with (done, total) while a document is read (pages, rows)."""
 
@@ -57,6 +59,15 @@ class Limits:
     max_pages: int = 2000
     max_rows: int = 20_000
     """Rows read per sheet (the rest is left out, and said so)."""
+
+
+def limits_of(settings: Settings) -> Limits:
+    """The document limits the settings give (``docs_max_bytes``, ``_pages``, ``_rows``)."""
+    return Limits(
+        max_bytes=settings.docs_max_bytes,
+        max_pages=settings.docs_max_pages,
+        max_rows=settings.docs_max_rows,
+    )
 
 
 @dataclass(frozen=True)

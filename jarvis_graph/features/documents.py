@@ -13,18 +13,12 @@ import re
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from jarvis_graph.documents.extract import DocumentError, Limits, extract
+from jarvis_graph.documents.extract import DocumentError, extract, limits_of
 from jarvis_graph.features.base import Feature, RunSetup
 from jarvis_graph.memory.documents import DocumentIndex
 from jarvis_graph.tools.base import ToolEnv, ToolFailure, ToolInputError
 
 PASSAGES = 5
-
-
-def limits_of(setup: RunSetup) -> Limits:
-    """The document limits of the run's settings."""
-    s = setup.settings
-    return Limits(max_bytes=s.docs_max_bytes, max_pages=s.docs_max_pages, max_rows=s.docs_max_rows)
 
 
 class Documents(Feature):
@@ -52,7 +46,7 @@ class Documents(Feature):
             if path.strip() != "*":
                 full = ToolEnv(setup.workspace, setup.settings).resolve(path)
                 try:
-                    index.add(full, limits_of(setup))
+                    index.add(full, limits_of(setup.settings))
                 except DocumentError as exc:
                     raise ToolFailure(str(exc)) from None
                 paths = [index.relative(full)]
@@ -81,7 +75,7 @@ class Documents(Feature):
             """
             full = ToolEnv(setup.workspace, setup.settings).resolve(path)
             try:
-                document = extract(full, limits_of(setup))
+                document = extract(full, limits_of(setup.settings))
             except DocumentError as exc:
                 raise ToolFailure(str(exc)) from None
             sections = document.sections

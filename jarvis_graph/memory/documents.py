@@ -84,11 +84,6 @@ class DocumentIndex:
         item = self.store.get(INDEX, _key(self.relative(path)))
         return dict(item.value) if item is not None else None
 
-    def current(self, path: Path) -> bool:
-        """Whether ``path`` is indexed with its present content."""
-        entry = self.entry(path)
-        return entry is not None and entry.get("sha") == file_hash(path)
-
     def add(
         self, path: Path, limits: Limits | None = None, progress: Progress | None = None
     ) -> tuple[dict[str, Any], bool]:
