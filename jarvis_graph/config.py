@@ -208,7 +208,12 @@ class Settings(BaseModel):
     """Times a failed answer goes back to the model before the run ends ``unverified``."""
 
     @field_validator(
-        "answer_check", "focused_answers", "sub_agents", "code_agent_switch", mode="before"
+        "answer_check",
+        "focused_answers",
+        "sub_agents",
+        "code_agent_switch",
+        "chains",
+        mode="before",
     )
     @classmethod
     def _yaml_switch(cls, value: Any, info: Any) -> Any:
@@ -281,6 +286,9 @@ class Settings(BaseModel):
     platform's (a small model does better with fewer tools)."""
     sub_agent_max_iterations: int = Field(default=20, ge=1)
     """Model calls a ``sub_agent`` / ``sub_code_agent`` run may make (its own cap)."""
+    chains: Literal["auto", "on", "off"] = "auto"
+    """Offer the tool chains as tools: ``auto`` the user's and project's, and the built-in
+    ones to models other than the local platform's; ``on`` all; ``off`` none."""
     task_graph_tool: bool = False
     """Offer ``run_task_graph``: several tool calls with dependencies as one parallel plan."""
     # jarvis code: every successful edit is committed as "<prefix> <summary> <suffix>".

@@ -1,5 +1,8 @@
 """Compiled graphs by name, for the features that start a run of their own (sub-agents).
 
+``chain`` is the one entry that is not a graph but the function compiling a tool chain's
+graph (a chain is data; its graph is built for it).
+
 Features sit below ``graphs/`` and may not import it; each graph module registers its
 compiled graph here when it is imported, which every run has done before a tool of it runs.
 """

@@ -203,3 +203,33 @@ class CandidateTask(TypedDict):
     root: str
     progress_file: str
     max_steps: NotRequired[int]
+
+
+class ChainStepResult(TypedDict):
+    """What became of one step of a tool chain.
+
+    ``status`` is ``succeeded``, ``failed``, ``skipped`` (its condition was false, or it
+    reads a step that did not succeed) or ``declined`` (the user said no).
+    """
+
+    status: str
+    result: str
+    attempts: int
+
+
+class ChainState(TypedDict):
+    """State of a tool chain's run: one node per step, each adds its result.
+
+    Attributes:
+        chain: The chain's name.
+        input: Its input, defaults filled in.
+        steps: Results by step id.
+        status: ``running``, then ``completed`` or ``failed`` (a step failed and stopped it).
+        output: What the caller gets back (set by ``finish``).
+    """
+
+    chain: str
+    input: dict[str, Any]
+    steps: NotRequired[Annotated[dict[str, ChainStepResult], merge_dicts]]
+    status: NotRequired[str]
+    output: NotRequired[str]

@@ -10,6 +10,7 @@ import typer
 from jarvis_graph import __version__
 from jarvis_graph.cli import (
     agents_cmd,
+    chains_cmd,
     code_cmd,
     config_cmd,
     docs_cmd,
@@ -53,6 +54,7 @@ app.add_typer(methodology_cmd.app, name="methodology")
 app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(agents_cmd.app, name="agents")
 app.add_typer(docs_cmd.app, name="docs")
+app.add_typer(chains_cmd.app, name="chains")
 
 
 def _version(value: bool) -> None:

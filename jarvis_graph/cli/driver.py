@@ -85,13 +85,23 @@ def open_agent(ctx: dict[str, Any], kind: str = "agent") -> Iterator[Any]:
 
     The run's tools (and MCP sessions) are closed when the block ends.
     """
+    builder, name = build_graph(ctx, kind)
+    with open_graph(ctx, builder, name) as graph:
+        yield graph
+
+
+@contextmanager
+def open_graph(ctx: dict[str, Any], builder: Any, name: str) -> Iterator[Any]:
+    """``builder`` compiled as ``name`` with the project's session and memory stores.
+
+    The run's tools (and MCP sessions) are closed when the block ends.
+    """
     settings = resolve_settings(JarvisContext(**ctx))
     with open_checkpointer(Path(ctx["workspace"]), settings.checkpoint_url) as saver:
         url = store_url()
         if url:  # a shared memory store that cannot be used stops the run before it starts
             shared_store(url)
         try:
-            builder, name = build_graph(ctx, kind)
             yield builder.compile(checkpointer=saver, store=memory_store(), name=name)
         finally:
             # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
@@ -384,7 +394,8 @@ def answer_interrupt(value: Any) -> Any:
 
 
 def _confirm(request: dict[str, Any]) -> dict[str, Any]:
-    what = escape(f"{request['name']} {short(request['args'], 400)}")
+    where = f" (step {request['step']} of chain {request['chain']})" if "chain" in request else ""
+    what = escape(f"{request['name']}{where} {short(request['args'], 400)}")
     console.print(f"[bold yellow]confirm[/] {what}")
     while True:
         choice = console.input(CONFIRM_PROMPT, markup=False).strip().lower()

@@ -39,6 +39,9 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
             status = values.get("status", "?") + waiting if state.next or values else "empty"
             updated = (state.created_at or "")[:19].replace("T", " ")
             task = " ".join(str(values.get("task", "")).split())[:60]
+            chain = (state.metadata or {}).get("jarvis_chain")
+            if chain:  # a chain run by hand (jarvis chains run)
+                task = f"chain {chain}"
             calls = str(values.get("iteration", 0))
             lines.append((row.thread_id, status, calls, str(row.checkpoints), updated, task))
         if console.is_terminal:
@@ -157,6 +160,11 @@ def resume(
     with open_agent(base) as graph:
         state = existing_session(graph, thread_id)
         kind = str((state.metadata or {}).get("jarvis_graph") or "agent")
+    if kind == "chain":
+        # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+        from jarvis_graph.cli.chains_cmd import resume_chain
+
+        raise typer.Exit(resume_chain(thread_id, workspace, yes, non_interactive, verbose))
     ctx = {**base, **saved_context(state), "workspace": base["workspace"]}
     with open_agent(ctx, kind) as graph:
         state = existing_session(graph, thread_id)

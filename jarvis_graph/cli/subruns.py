@@ -80,6 +80,12 @@ def describe(run: SubRun, width: int = 90) -> str:
     if status == "running" and sent:  # the turn ended with a hand-off
         status = f"handed off to {sent[0].get('args', {}).get('to')}"
     line = f"{run.node} · {status}"
+    if values.get("chain"):  # a tool chain's run: its steps, and what it returned
+        steps = values.get("steps") or {}
+        done = ", ".join(f"{sid} {r.get('status')}" for sid, r in steps.items())
+        line = f"chain {values['chain']} · {status} · {done or 'no step ran'}"
+        output = " ".join(str(values.get("output", "")).split())
+        return line + (f" → {_cut(output, width // 2)}" if output else "")
     if values.get("plan"):
         line += f" · plan of {len(values['plan'])} steps"
     if task:

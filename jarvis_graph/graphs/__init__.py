@@ -10,3 +10,4 @@ from jarvis_graph.graph_registry import register
 
 register("agent", lambda: import_module("jarvis_graph.graphs.agent").graph)
 register("code_agent", lambda: import_module("jarvis_graph.graphs.code_agent").graph)
+register("chain", lambda: import_module("jarvis_graph.graphs.chain").compile_chain)

@@ -27,6 +27,11 @@ from jarvis_graph.runtime.services import services_of
 from jarvis_graph.state import AgentState
 from jarvis_graph.tools.registry import asks_user
 
+DECLINED_NON_INTERACTIVE = (
+    "this run is non-interactive and the tool needs confirmation; the user can allow it "
+    "with --yes or `confirm: never`"
+)
+
 
 def confirm_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
     """Interrupt for confirmations and questions, then apply the user's decisions."""
@@ -37,14 +42,11 @@ def confirm_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
         return {}
     requests = [_request(call, tools) for call in pending]
     if services.context.non_interactive:  # nobody can confirm: decline, never run unconfirmed
-        reason = (
-            "this run is non-interactive and the tool needs confirmation; the user can allow "
-            "it with --yes or `confirm: never`"
-        )
+        reason = DECLINED_NON_INTERACTIVE
         decisions = {r["id"]: {"action": "reject", "reason": reason} for r in requests}
     else:
         reply = interrupt({"type": "confirm_tools", "requests": requests})
-        decisions = _normalise(reply, requests)
+        decisions = normalise_decisions(reply, requests)
     ai = last_ai(state["messages"])
     assert ai is not None  # pending calls come from it
     questions = {r["id"] for r in requests if r["kind"] == "question"}
@@ -89,7 +91,8 @@ def _request(call: dict[str, Any], tools: dict[str, Any]) -> dict[str, Any]:
     return request
 
 
-def _normalise(reply: Any, requests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def normalise_decisions(reply: Any, requests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The resume value of a ``confirm_tools`` interrupt as one decision per request id."""
     if isinstance(reply, str) and reply in ("approve", "reject"):
         return {r["id"]: {"action": reply} for r in requests if r["kind"] == "confirm"}
     if not isinstance(reply, dict):

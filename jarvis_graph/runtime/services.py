@@ -21,6 +21,7 @@ from jarvis_graph.events import EventBus, get_event_bus
 from jarvis_graph.features.answer_check import AnswerCheck
 from jarvis_graph.features.base import Feature, RunSetup
 from jarvis_graph.features.builtin import BuiltinTools
+from jarvis_graph.features.chains import Chains
 from jarvis_graph.features.code import CodeTools
 from jarvis_graph.features.compute import Compute
 from jarvis_graph.features.documents import Documents
@@ -71,6 +72,7 @@ FEATURES: tuple[Feature, ...] = (
     Handoff(),
     FocusedAnswer(),
     AnswerCheck(),
+    Chains(),
 )
 """Every feature, in the order their tools, prompt sections and subscribers are added."""
 
@@ -207,7 +209,6 @@ def compose_tools(
     tools: dict[str, BaseTool] = {}
     problems: list[str] = []
     for feature in features:
-        problems += feature.problems(setup)
         for tool in feature.tools(setup):
             if tool.name in tools:
                 problems.append(skipped_note(tool))
@@ -219,6 +220,8 @@ def compose_tools(
         tools = {name: tool for name, tool in tools.items() if in_group(name, only)}
     for feature in features:
         tools = feature.select_tools(tools, setup)
+    # asked last: a feature may find its problems while choosing tools (chains)
+    problems = [p for feature in features for p in feature.problems(setup)] + problems
     return tools, problems
 
 

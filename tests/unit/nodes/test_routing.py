@@ -16,7 +16,7 @@ from jarvis_graph.nodes.call_model import (
     route_after_model,
 )
 from jarvis_graph.nodes.complete_task import strip_marker
-from jarvis_graph.nodes.confirm_tools import _normalise, route_after_confirm_tools
+from jarvis_graph.nodes.confirm_tools import normalise_decisions, route_after_confirm_tools
 from jarvis_graph.runtime.services import RunServices
 
 
@@ -119,26 +119,26 @@ def test_route_after_confirm_tools() -> None:
     assert route_after_confirm_tools(both) == "call_model"
 
 
-def test_normalise_decisions() -> None:
+def testnormalise_decisions_decisions() -> None:
     requests = [
         {"id": "a", "kind": "confirm"},
         {"id": "b", "kind": "confirm"},
         {"id": "q", "kind": "question"},
     ]
-    assert _normalise("approve", requests) == {
+    assert normalise_decisions("approve", requests) == {
         "a": {"action": "approve"},
         "b": {"action": "approve"},
     }
-    assert _normalise("reject", requests) == {"a": {"action": "reject"}, "b": {"action": "reject"}}
-    assert _normalise(
+    assert normalise_decisions("reject", requests) == {"a": {"action": "reject"}, "b": {"action": "reject"}}
+    assert normalise_decisions(
         {"a": "reject", "b": {"action": "edit", "args": {"x": 1}}, "q": "blue"}, requests
     ) == {
         "a": {"action": "reject"},
         "b": {"action": "edit", "args": {"x": 1}},
         "q": {"answer": "blue"},
     }
-    assert _normalise(None, requests) == {}
-    assert _normalise("maybe", requests) == {}
+    assert normalise_decisions(None, requests) == {}
+    assert normalise_decisions("maybe", requests) == {}
 
 
 def test_strip_marker() -> None:

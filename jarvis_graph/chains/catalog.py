@@ -1,0 +1,91 @@
+"""Where chains come from: the built-in ones, ``~/.jarvis/chains/`` and the project's.
+
+A later folder's chain replaces an earlier one of the same name (the project's wins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jarvis_graph.chains.spec import (
+    Chain,
+    ChainError,
+    ToolSchema,
+    check_tools,
+    find_cycles,
+    load_chain,
+)
+from jarvis_graph.config import jarvis_home
+
+BUILTIN_DIR = Path(__file__).with_name("builtin")
+
+
+def chain_dirs(project: Path) -> list[Path]:
+    """The folders chains are read from, lowest precedence first."""
+    return [BUILTIN_DIR, jarvis_home() / "chains", project / ".jarvis" / "chains"]
+
+
+@dataclass
+class Catalog:
+    """The chains found, the errors of those that could not be loaded, and their origins."""
+
+    chains: dict[str, Chain] = field(default_factory=dict)
+    errors: list[ChainError] = field(default_factory=list)
+
+    def builtin(self, name: str) -> bool:
+        """Whether ``name`` is one of the chains shipped with Jarvis."""
+        return name in self.chains and self.chains[name].path.parent == BUILTIN_DIR
+
+    def usable(self, tools: Mapping[str, ToolSchema]) -> tuple[dict[str, Chain], list[ChainError]]:
+        """The chains whose steps call the tools (or usable chains) correctly, and problems.
+
+        A chain calling a chain that is left out is left out too.
+        """
+        ok = dict(self.chains)
+        problems: list[ChainError] = []
+        cyclic = find_cycles(ok)
+        for name, error in cyclic.items():
+            problems.append(error)
+            del ok[name]
+        changed = True
+        while changed:  # leaving one chain out may leave out the chains that call it
+            changed = False
+            schemas = {**tools, **{name: chain_schema(chain) for name, chain in ok.items()}}
+            for name, chain in list(ok.items()):
+                found = check_tools(chain, schemas)
+                if found:
+                    problems += found
+                    del ok[name]
+                    changed = True
+        return ok, problems
+
+
+def chain_schema(chain: Chain) -> ToolSchema:
+    """A chain's arguments as a tool's (for chains that call chains)."""
+    schema = chain.input_schema()
+    return schema["properties"], schema["required"]
+
+
+def load_catalog(project: Path) -> Catalog:
+    """Every chain file of the built-in, user and project folders (unreadable ones as errors)."""
+    catalog = Catalog()
+    for folder in chain_dirs(project):
+        if not folder.is_dir():
+            continue
+        seen: dict[str, Path] = {}
+        for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
+            try:
+                chain = load_chain(path)
+            except ChainError as exc:
+                catalog.errors.append(exc)
+                continue
+            if chain.name in seen:
+                other = seen[chain.name]
+                msg = f"{chain.where('name')}: chain {chain.name!r} is also defined in {other}"
+                catalog.errors.append(ChainError(msg))
+                continue
+            seen[chain.name] = path
+            catalog.chains[chain.name] = chain
+    return catalog
