@@ -59,7 +59,7 @@ def list_chains(workspace: Path | None = o.Workspace) -> None:
         steps = " → ".join(f"{s.id}:{s.tool}" for s in chain.steps)
         mark = "" if name in usable else "  (cannot run: see below)"
         source = _source(catalog, name, ws)
-        console.print(f"{name}\t{source}\t{steps}\t{chain.description}{mark}", markup=False)
+        typer.echo(f"{name}\t{source}\t{steps}\t{chain.description}{mark}")
     if not catalog.chains:
         console.print("no chains; put YAML files in .jarvis/chains/ (README: Tool chains)")
     for problem in problems:

@@ -53,7 +53,7 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
             console.print(table)
         else:  # piped: one plain line per session, easy to grep and cut
             for line in lines:
-                console.print("\t".join(line), markup=False, soft_wrap=True)
+                typer.echo("\t".join(line))  # tabs kept (rich would expand them)
 
 
 @app.command("show")

@@ -1,0 +1,243 @@
+"""``jarvis chains`` and chains offered to ``jarvis run``, as a user drives them.
+
+Real processes, a real terminal for the confirmation prompt, real files and a real test
+run for the built-in ``test_failures`` chain.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jarvis_graph.context import JarvisContext
+from jarvis_graph.runtime.services import RunServices
+from tests.support.cli import run_process, write_script
+from tests.support.terminal import Terminal
+
+BROKEN = "steps:\n  - id: a\n    tool: list_files\n  - id: b\n    tool: no_such_tool\n"
+COPY = """\
+description: Copy a file and list the folder.
+input:
+  src: {type: string, description: File to copy.}
+steps:
+  - id: read
+    tool: read_code
+    args: {path: "${input.src}"}
+  - id: write
+    tool: write_file
+    args: {path: copy.txt, content: "${steps.read.result}"}
+output: "copied ${input.src}"
+"""
+
+
+def project_chain(workspace: Path, name: str, text: str) -> Path:
+    folder = workspace / ".jarvis" / "chains"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.yaml"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_list_shows_builtin_and_project_chains_and_problems_with_file_and_line(
+    workspace: Path,
+) -> None:
+    project_chain(workspace, "copy", COPY)
+    broken = project_chain(workspace, "broken", BROKEN)
+
+    done = run_process(["chains", "list"], cwd=workspace)
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(
+        line.startswith("copy\t.jarvis/chains/copy.yaml\tread:read_code → write:write_file")
+        for line in lines
+    )
+    assert any(
+        line.startswith("todo_report\tbuilt-in\tfind:search_files → write:write_file")
+        for line in lines
+    )
+    assert any(line.startswith("test_failures\tbuilt-in\t") for line in lines)
+    assert any(
+        line.startswith("broken\t") and line.endswith("(cannot run: see below)") for line in lines
+    )
+    assert f"problem: {broken}:5: step 'b' calls unknown tool 'no_such_tool'" in done.stdout
+
+
+def test_show_prints_inputs_steps_and_output(workspace: Path) -> None:
+    project_chain(workspace, "copy", COPY)
+
+    done = run_process(["chains", "show", "copy"], cwd=workspace)
+
+    assert done.returncode == 0
+    assert "input:\n  src: string, required — File to copy." in done.stdout
+    assert "  2. write: write_file (on error: stop)" in done.stdout
+    assert "output:\n  copied ${input.src}" in done.stdout
+
+
+def test_run_by_hand_prints_each_step_and_the_output(workspace: Path) -> None:
+    project_chain(workspace, "copy", COPY)
+    (workspace / "a.txt").write_text("hello chain\n")
+
+    done = run_process(
+        ["chains", "run", "copy", "--args", '{"src": "a.txt"}', "--yes"], cwd=workspace
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "✓ read (read_code) succeeded\n✓ write (write_file) succeeded" in done.stdout
+    assert "Chain copy completed: read succeeded, write succeeded.\ncopied a.txt" in done.stdout
+    assert "hello chain" in (workspace / "copy.txt").read_text()
+    sessions = run_process(["sessions", "list"], cwd=workspace)
+    assert "\tcompleted\t" in sessions.stdout and "chain copy" in sessions.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["nosuch"],
+            "error: no chain named 'nosuch'; chains: broken, copy, test_failures, todo_report",
+        ),
+        (["copy", "--args", "{src: a}"], "error: --args is not valid JSON"),
+        (["copy", "--args", "[1]"], "error: --args must be a JSON object"),
+        (["copy"], "error: chain copy needs input 'src' (string)"),
+        (["copy", "--args", '{"src": 3}'], "error: chain copy: input 'src' must be string, got 3"),
+        (["broken"], "error: chain broken cannot run:\n  {broken}:5: step 'b' calls unknown tool"),
+    ],
+)
+def test_bad_input_is_a_clear_error_with_exit_2_and_nothing_runs(
+    workspace: Path, args: list[str], says: str
+) -> None:
+    project_chain(workspace, "copy", COPY)
+    broken = project_chain(workspace, "broken", BROKEN)
+
+    done = run_process(["chains", "run", *args], cwd=workspace)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert says.format(broken=broken) in done.stderr
+    assert not (workspace / "copy.txt").exists()
+    assert not (workspace / ".jarvis" / "sessions.sqlite").exists()
+
+
+def test_a_non_interactive_run_declines_the_risky_step_and_exits_1(workspace: Path) -> None:
+    project_chain(workspace, "copy", COPY)
+    (workspace / "a.txt").write_text("x\n")
+
+    done = run_process(["chains", "run", "copy", "-a", '{"src": "a.txt"}', "-n"], cwd=workspace)
+
+    assert done.returncode == 1
+    assert "✗ write (write_file) declined\n  not run: this run is non-interactive" in done.stdout
+    assert "Chain copy stopped: read succeeded, write declined." in done.stdout
+    assert not (workspace / "copy.txt").exists()
+
+
+def test_the_confirmation_prompt_in_a_terminal_and_an_edit(workspace: Path) -> None:
+    project_chain(workspace, "copy", COPY)
+    (workspace / "a.txt").write_text("x\n")
+
+    term = Terminal(["chains", "run", "copy", "--args", '{"src": "a.txt"}'], workspace)
+    term.expect('confirm write_file (step write of chain copy) {"path": "copy.txt"')
+    term.expect("[a]pprove, [e]dit arguments, [r]eject?")
+    term.type("e")
+    term.expect("new arguments as JSON:")
+    term.type('{"path": "mine.txt", "content": "edited"}')
+    term.expect("✓ write (write_file) succeeded")
+
+    assert term.exit_code() == 0
+    assert (workspace / "mine.txt").read_text() == "edited"
+    assert not (workspace / "copy.txt").exists()
+
+
+def test_builtin_todo_report_writes_its_report_outside_later_searches(workspace: Path) -> None:
+    (workspace / "app.py").write_text("x = 1  # TODO: handle zero\n# FIXME: slow\nok = 2\n")
+
+    for _ in range(2):  # the second run must not find the first run's report
+        done = run_process(["chains", "run", "todo_report", "--yes"], cwd=workspace)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    report = (workspace / ".jarvis" / "reports" / "todo.md").read_text()
+    assert (
+        "2 matching lines in 1 file:\napp.py:1:x = 1  # TODO: handle zero\napp.py:2:# FIXME: slow"
+        in report
+    )
+    assert "Report: succeeded (.jarvis/reports/todo.md)" in done.stdout
+
+
+def test_builtin_test_failures_runs_the_tests_and_returns_the_failures(workspace: Path) -> None:
+    (workspace / "test_calc.py").write_text(
+        "def test_good():\n    assert 1 + 1 == 2\n\n"
+        "def test_bad():\n    assert 2 * 2 == 5, 'multiplication is off'\n"
+    )
+    command = f"{sys.executable} -m pytest -q -rfE -p no:cacheprovider"
+
+    done = run_process(
+        ["chains", "run", "test_failures", "--yes", "--args", json.dumps({"command": command})],
+        cwd=workspace,
+    )
+
+    assert done.returncode == 0, (
+        done.stdout + done.stderr
+    )  # failing tests are a result, not an error
+    assert "exit code: 1" in done.stdout
+    assert "1 failed, 1 passed" in done.stdout
+    assert "FAILED test_calc.py::test_bad - AssertionError: multiplication is off" in done.stdout
+    assert "whole log in .jarvis/test_output.txt" in done.stdout
+    assert "def test_bad" in (workspace / ".jarvis" / "test_output.txt").read_text()
+
+
+def test_a_run_offers_chains_as_tools_and_shows_them_in_the_tree(
+    workspace: Path, tmp_path: Path
+) -> None:
+    project_chain(workspace, "copy", COPY)
+    project_chain(workspace, "broken", BROKEN)
+    (workspace / "a.txt").write_text("from a\n")
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"tool_calls": [{"name": "copy", "args": {"src": "a.txt"}}]},
+            {"text": "Copied. !!!COMPLETE!!!"},
+        ],
+    )
+
+    done = run_process(
+        ["run", "-n", "--yes", "--platform", "scripted", "--script", str(script), "copy a.txt"],
+        cwd=workspace,
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout + done.stderr
+    assert (
+        "broken.yaml:5: step 'b' calls unknown tool 'no_such_tool'" in out
+    )  # said, and the run went on
+    assert "↳ copy Chain copy completed: read succeeded, write succeeded." in done.stdout
+    assert (workspace / "copy.txt").read_text().startswith("1 | from a") or "from a" in (
+        workspace / "copy.txt"
+    ).read_text()
+    thread = done.stdout.split("session ", 1)[1].split()[0]
+    tree = run_process(["sessions", "show", thread, "--tree"], cwd=workspace)
+    assert (
+        "└ chain copy · completed · read succeeded, write succeeded → Chain copy completed"
+        in tree.stdout
+    )
+
+
+def test_which_chains_a_run_is_offered(workspace: Path, tmp_path: Path) -> None:
+    project_chain(workspace, "copy", COPY)
+
+    def tools(**ctx: object) -> set[str]:
+        return set(RunServices(JarvisContext(workspace=str(workspace), **ctx)).tools)
+
+    chains = {"copy", "todo_report", "test_failures"}
+    assert chains <= tools(platform="scripted")
+    assert chains & tools(platform="local") == {"copy"}  # the embedded model: the user's own only
+    (workspace / ".jarvis" / "config.yaml").write_text("chains: on\n")
+    assert chains <= tools(platform="local")
+    (workspace / ".jarvis" / "config.yaml").write_text("chains: off\n")
+    assert not chains & tools(platform="scripted")
+    (workspace / ".jarvis" / "config.yaml").write_text("")
+    role = "read_code,write_file,copy"  # a role's tools: its chains, if their steps' tools too
+    assert chains & tools(platform="scripted", only_tools=role) == {"copy"}
+    assert not chains & tools(platform="scripted", only_tools="read_code,copy")  # no write_file
