@@ -129,7 +129,10 @@ def testnormalise_decisions_decisions() -> None:
         "a": {"action": "approve"},
         "b": {"action": "approve"},
     }
-    assert normalise_decisions("reject", requests) == {"a": {"action": "reject"}, "b": {"action": "reject"}}
+    assert normalise_decisions("reject", requests) == {
+        "a": {"action": "reject"},
+        "b": {"action": "reject"},
+    }
     assert normalise_decisions(
         {"a": "reject", "b": {"action": "edit", "args": {"x": 1}}, "q": "blue"}, requests
     ) == {
