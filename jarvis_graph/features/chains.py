@@ -108,7 +108,11 @@ def run_chain(chain: Chain, given: Mapping[str, Any], setup: RunSetup) -> str:
         args = chain.arguments(given)
     except ValueError as exc:
         raise ToolInputError(str(exc)) from None
-    graph = graph_named("chain")(chain)
+    try:
+        graph = graph_named("chain")(chain)
+    except LookupError as exc:  # called outside a graph run, where no graph module is loaded
+        msg = f"the chain {chain.name} can only run inside a Jarvis run: {exc}"
+        raise ToolFailure(msg) from None
     try:
         out = graph.invoke(
             {"chain": chain.name, "input": args, "status": "running"}, context=setup.context

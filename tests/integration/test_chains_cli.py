@@ -7,17 +7,22 @@ run for the built-in ``test_failures`` chain.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.runtime.services import RunServices
 from tests.support.cli import run_process, write_script
+from tests.support.fake_openai import FAKE_KEY, ToolCall
 from tests.support.terminal import Terminal
 
+REPO = Path(__file__).resolve().parents[2]
 BROKEN = "steps:\n  - id: a\n    tool: list_files\n  - id: b\n    tool: no_such_tool\n"
 COPY = """\
 description: Copy a file and list the folder.
@@ -241,3 +246,29 @@ def test_which_chains_a_run_is_offered(workspace: Path, tmp_path: Path) -> None:
     role = "read_code,write_file,copy"  # a role's tools: its chains, if their steps' tools too
     assert chains & tools(platform="scripted", only_tools=role) == {"copy"}
     assert not chains & tools(platform="scripted", only_tools="read_code,copy")  # no write_file
+
+
+def test_a_provider_model_gets_chains_as_tools_with_their_schema(server: Any, ws: Path) -> None:
+    """``jarvis run`` on the openai platform (loopback fake provider) calls a built-in chain."""
+    (ws / "app.py").write_text("x = 1  # TODO: remove\n")
+    server.reply(tool_calls=[ToolCall("todo_report", {"pattern": "TODO"}, id="call_chain")])
+    server.reply(text="One TODO, in app.py. !!!COMPLETE!!!")
+    args = ["run", "-n", "--yes", "--platform", "openai", "--base-url", server.base_url]
+    env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "jarvis_graph.cli", *args, "--model", "fake-model", "list todos"],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    offered = {t["function"]["name"]: t["function"] for t in server.requests[0]["tools"]}
+    schema = offered["todo_report"]["parameters"]
+    assert schema["properties"]["report"]["default"] == ".jarvis/reports/todo.md"
+    assert schema["required"] == []
+    (result,) = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert result["content"].startswith("Chain todo_report completed: find succeeded, write")
+    assert "app.py:1:x = 1  # TODO: remove" in (ws / ".jarvis" / "reports" / "todo.md").read_text()
