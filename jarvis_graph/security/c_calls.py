@@ -290,6 +290,7 @@ def transfer(scan: Walk, name: str, var: Var, rhs: str, st: Statement) -> None:
         other.escaped = True
     else:
         fresh.ival = const_eval(rhs, scan.env) if var.integer or not var.pointer else None
+        fresh.ival_from = _known_sources(scan, rhs) if fresh.ival is not None else frozenset()
     taint_from(scan, fresh, rhs)
     if lit is not None:
         fresh.literal = lit.text
@@ -342,6 +343,17 @@ def taint_from(scan: Walk, var: Var, rhs: str) -> None:
             var.taint = var.taint or other.taint
     if var.taint:
         var.ival = None
+
+
+def _known_sources(scan: Walk, rhs: str) -> frozenset[str]:
+    """The variables of known value ``rhs`` reads, and those their own values came from."""
+    found: set[str] = set()
+    for word in words(rhs):
+        other = scan.env.get(word)
+        if other is not None and other.ival is not None:
+            found.add(word)
+            found |= other.ival_from
+    return frozenset(found)
 
 
 def store(scan: Walk, lhs: str, rhs: str, st: Statement) -> None:

@@ -96,6 +96,9 @@ class Var:
     literal: str | None = None
     """The text of the string literal the variable holds or points to (through a macro or a
     copy too: ``strcpy(pw, PASSWORD)``), when it holds one."""
+    ival_from: frozenset[str] = frozenset()
+    """The variables whose known values ``ival`` was computed from (``last = n - 1``: n),
+    so a branch that rules out their values rules out this one too."""
     below: int | None = None
     """An exclusive upper bound the value is known to keep under, with no lower than 0
     (``rand() % 6``: below 6), when its exact value is not known."""

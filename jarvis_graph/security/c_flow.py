@@ -463,8 +463,15 @@ def _decided(cond: str, env: dict[str, Var], holds: bool) -> set[str]:
 
 
 def _forget(env: dict[str, Var], names: set[str]) -> None:
-    """The values of ``names`` are not known here (a branch their known values rule out)."""
-    for name in names:
+    """The values of ``names`` are not known here, nor the values computed from them.
+
+    Used in a branch that their known values rule out: after ``last = n - 1``, in
+    ``if (n > 0)`` with n known to be 0, last is not known to be -1 either.
+    """
+    if not names:
+        return
+    derived = {name for name, var in env.items() if var.ival_from & names}
+    for name in names | derived:
         var = env.get(name)
         if var is not None and var.ival is not None:
             var = env[name] = var.copy()

@@ -107,3 +107,44 @@ void short_input_into_a_buffer_that_holds_it(void)
     strcpy(name, line); // no-fire
     puts(name);
 }
+
+void trim_last_derived(void)
+{
+    char word[16] = "";
+    int n = 0;
+    int last = n - 1;
+    if (n > 0) {
+        word[last] = '\0'; // no-fire
+    }
+}
+
+void trim_last_derived_else(void)
+{
+    char word[16] = "";
+    int n = 0;
+    int last = n - 1;
+    if (n <= 0) {
+        return;
+    } else {
+        word[last] = '\0'; // no-fire
+    }
+}
+
+void trim_last_derived_twice(void)
+{
+    char word[16] = "";
+    int n = 0;
+    int m = n + 1;
+    int last = m - 2;
+    if (n > 0) {
+        word[last] = '\0'; // no-fire
+    }
+}
+
+void trim_last_unguarded(void)
+{
+    char word[16] = "";
+    int n = 0;
+    int last = n - 1;
+    word[last] = '\0'; // fire
+}
