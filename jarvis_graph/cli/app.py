@@ -27,6 +27,7 @@ from jarvis_graph.cli import (
     sessions_cmd,
     tasks_cmd,
     tools_cmd,
+    ui_cmd,
 )
 
 app = typer.Typer(
@@ -42,6 +43,7 @@ app.command("multi")(multi_cmd.multi)
 app.command("code")(code_cmd.code)
 app.command("serve")(serve_cmd.serve)
 app.command("feedback")(feedback_cmd.feedback)
+app.command("ui")(ui_cmd.ui)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(models_cmd.app, name="models")

@@ -1,0 +1,115 @@
+"""Start what ``jarvis ui`` needs: the LangGraph API server (unless given) and the console."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from jarvis_graph.ui.server import ConsoleConfig, create_app, langgraph_config
+
+START_TIMEOUT = 120.0
+
+
+class ApiServerError(RuntimeError):
+    """The LangGraph API server could not be started or reached; the message says why."""
+
+
+def free_port() -> int:
+    """A free TCP port on loopback."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def api_server(workspace: Path, given: str = "") -> Iterator[str]:
+    """The API server's URL: ``given`` once it answers, else a ``langgraph dev`` started here.
+
+    The started server keeps its state in ``<workspace>/.jarvis/ui/`` and is stopped when
+    the block ends.
+
+    Raises:
+        ApiServerError: ``given`` does not answer, or the server did not start.
+    """
+    if given:
+        _wait_ok(given.rstrip("/"), None, 10.0)
+        yield given.rstrip("/")
+        return
+    langgraph = Path(sys.executable).with_name("langgraph")
+    if not langgraph.is_file():
+        msg = f"{langgraph} is missing: install the ui extra (pip install 'jarvis-graph[ui]')"
+        raise ApiServerError(msg)
+    home = workspace / ".jarvis" / "ui"
+    config = langgraph_config(home / "langgraph.json")
+    port = free_port()
+    log_path = home / "api.log"
+    env = {
+        **os.environ,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "LANGSMITH_TRACING": "false",
+    }
+    cmd = [str(langgraph), "dev", "--config", str(config), "--host", "127.0.0.1"]
+    cmd += ["--port", str(port), "--no-browser", "--no-reload"]
+    print("starting the LangGraph API server…", flush=True)  # noqa: T201 - progress for the user
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            cmd, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ok(url, proc, START_TIMEOUT, log_path)
+        yield url
+    finally:
+        _stop(proc)
+
+
+def _wait_ok(url: str, proc: subprocess.Popen[bytes] | None, timeout: float, log: Path | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc is not None and proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-2000:] if log else ""
+            msg = f"the LangGraph API server exited with code {proc.returncode}; its log ({log}):\n{tail}"
+            raise ApiServerError(msg)
+        try:
+            if httpx.get(f"{url}/ok", timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            where = f" (its log: {log})" if log else ""
+            msg = f"the LangGraph API server at {url} did not answer within {timeout:g} s{where}"
+            raise ApiServerError(msg)
+        time.sleep(0.25)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End the server's process group: politely, then for good."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=15)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=5)
+
+
+def serve_console(api_url: str, token: str, workspace: Path, host: str, port: int) -> None:
+    """Serve the console until interrupted."""
+    import uvicorn
+
+    app = create_app(ConsoleConfig(api_url=api_url, token=token, workspace=workspace))
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,0 +1,208 @@
+"""The console's web server: static pages, the LangGraph API behind a token, code excerpts.
+
+Every request needs the token: the ``jarvis_ui`` cookie (set when the page is opened with
+``?token=``, HttpOnly, SameSite=Strict) or an ``X-Jarvis-Token`` header. A request that
+changes state (anything but GET and HEAD) must also come from the console's own origin.
+``/api/...`` is passed to the LangGraph API server as it is (streams included), so the
+pages speak the same API as the LangGraph SDK and Studio.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+STATIC = Path(__file__).with_name("static")
+COOKIE = "jarvis_ui"
+HEADER = "x-jarvis-token"
+SAFE_METHODS = ("GET", "HEAD")
+PASSED_HEADERS = ("content-type", "accept", "last-event-id")
+"""Request headers passed to the API server (never the cookie or the token)."""
+MAX_EXCERPT_LINES = 200
+
+REFUSED_PAGE = """<!doctype html><meta charset="utf-8"><title>Jarvis console</title>
+<body style="font-family: sans-serif; margin: 3em">
+<h1>Jarvis console</h1><p>This address needs the token <code>jarvis ui</code> printed:
+open the whole address it printed (it ends in <code>?token=…</code>).</p></body>"""
+
+
+@dataclass(frozen=True)
+class ConsoleConfig:
+    """What the console serves: the API server it fronts, its token and the workspace."""
+
+    api_url: str
+    token: str
+    workspace: Path
+
+
+def create_app(config: ConsoleConfig) -> Starlette:
+    """The console's ASGI app."""
+    client = httpx.AsyncClient(base_url=config.api_url.rstrip("/"), timeout=None)
+
+    async def index(request: Request) -> Response:
+        given = request.query_params.get("token")
+        if given is not None:
+            if not _same(given, config.token):
+                return HTMLResponse(REFUSED_PAGE, status_code=401)
+            response = RedirectResponse("/", status_code=303)  # the token leaves the address bar
+            response.set_cookie(COOKIE, config.token, httponly=True, samesite="strict", path="/")
+            return response
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    async def info(request: Request) -> Response:
+        return JSONResponse({"workspace": str(config.workspace), "api": "/api"})
+
+    async def code(request: Request) -> Response:
+        return _excerpt(config.workspace, request.query_params)
+
+    async def api(request: Request) -> Response:
+        path = request.path_params["path"]
+        headers = {k: v for k, v in request.headers.items() if k.lower() in PASSED_HEADERS}
+        upstream = client.build_request(
+            request.method,
+            f"/{path}",
+            params=request.query_params,
+            headers=headers,
+            content=await request.body(),
+        )
+        try:
+            reply = await client.send(upstream, stream=True)
+        except httpx.HTTPError as exc:
+            detail = f"the LangGraph API server at {config.api_url} did not answer: {exc}"
+            return JSONResponse({"detail": detail}, status_code=502)
+        kept = {
+            k: v
+            for k, v in reply.headers.items()
+            if k.lower() in ("content-type", "cache-control", "location", "content-location")
+        }
+        return StreamingResponse(
+            _relay(reply.aiter_raw()),
+            status_code=reply.status_code,
+            headers=kept,
+            background=BackgroundTask(reply.aclose),
+        )
+
+    routes = [
+        Route("/", index),
+        Route("/console/info", info),
+        Route("/console/code", code),
+        Route("/api/{path:path}", api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await client.aclose()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.add_middleware(TokenGuard, token=config.token)
+    return app
+
+
+async def _relay(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    async for chunk in chunks:
+        yield chunk
+
+
+def _same(given: str, token: str) -> bool:
+    return hmac.compare_digest(given.encode(), token.encode())
+
+
+class TokenGuard:
+    """Refuses every request without the token, and state changes from another origin."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app, self.token = app, token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        if request.url.path == "/" and "token" in request.query_params:
+            await self.app(scope, receive, send)  # the index checks the token and sets it
+            return
+        given = request.cookies.get(COOKIE) or request.headers.get(HEADER) or ""
+        if not given or not _same(given, self.token):
+            refused: Response = (
+                HTMLResponse(REFUSED_PAGE, status_code=401)
+                if request.url.path == "/"
+                else JSONResponse({"detail": "the console's token is missing or wrong"}, 401)
+            )
+            await refused(scope, receive, send)
+            return
+        if request.method not in SAFE_METHODS and not _same_origin(request):
+            detail = "a request that changes something must come from the console's own page"
+            await JSONResponse({"detail": detail}, status_code=403)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _same_origin(request: Request) -> bool:
+    """Whether the request's ``Origin`` is the console's own address."""
+    origin = request.headers.get("origin")
+    if not origin:
+        return False
+    parts = urlsplit(origin)
+    return parts.scheme == request.url.scheme and parts.netloc == request.headers.get("host")
+
+
+def _excerpt(workspace: Path, params: Any) -> Response:
+    """The lines around ``line`` of ``file`` (inside the workspace, symlinks resolved)."""
+    name = str(params.get("file") or "")
+    root = workspace.resolve()
+    try:
+        line = int(params.get("line") or 1)
+        around = min(int(params.get("around") or 8), MAX_EXCERPT_LINES // 2)
+    except ValueError:
+        return JSONResponse({"detail": "line and around are numbers"}, status_code=400)
+    path = (root / name).resolve()
+    if not name or not path.is_relative_to(root):
+        return JSONResponse({"detail": f"{name!r} is not a file inside {root}"}, status_code=403)
+    if not path.is_file():
+        return JSONResponse({"detail": f"{name!r} does not exist under {root}"}, status_code=404)
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    first, last = max(1, line - around), min(len(lines), line + around)
+    body = [{"number": n, "text": lines[n - 1]} for n in range(first, last + 1)]
+    return JSONResponse({"file": name, "line": line, "lines": body})
+
+
+def langgraph_config(path: Path) -> Path:
+    """Write the ``langgraph.json`` the console's API server loads; its path."""
+    config = {
+        "python_version": "3.11",
+        "dependencies": ["."],
+        "graphs": {
+            "agent": "jarvis_graph.graphs.agent:graph",
+            "planner": "jarvis_graph.graphs.planner:graph",
+            "multi_agent": "jarvis_graph.graphs.multi_agent:graph",
+            "code_agent": "jarvis_graph.graphs.code_agent:graph",
+            "security_scan": "jarvis_graph.graphs.security_scan:graph",
+        },
+        "store": {"path": "jarvis_graph.memory.router.memory_store"},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return path

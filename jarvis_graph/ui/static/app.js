@@ -1,0 +1,459 @@
+// The Jarvis console: the standard LangGraph API (threads, runs, streams, interrupts, store)
+// behind the console's token, from plain modules with no build step and nothing from outside.
+
+const $ = (sel) => document.querySelector(sel);
+const el = (tag, attrs = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+};
+const SHOWN_CHARS = 4000;
+const cut = (text) => (text.length > SHOWN_CHARS
+  ? `${text.slice(0, SHOWN_CHARS)}\n… (${text.length} characters; the whole output is in the file the tool named)`
+  : text);
+const state = { info: null, assistants: [], thread: null, run: null, abort: null };
+
+async function api(method, path, body) {
+  const reply = await fetch(`/api${path}`, {
+    method,
+    headers: body === undefined ? {} : { "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!reply.ok) {
+    const text = await reply.text();
+    throw new Error(`${method} ${path}: ${reply.status} ${text.slice(0, 300)}`);
+  }
+  const type = reply.headers.get("content-type") || "";
+  return type.includes("json") ? reply.json() : reply.text();
+}
+
+// Server-sent events of a POST (EventSource cannot POST): yields {event, data}.
+async function* stream(path, body, signal) {
+  const reply = await fetch(`/api${path}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!reply.ok) throw new Error(`${path}: ${reply.status} ${(await reply.text()).slice(0, 300)}`);
+  const reader = reply.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let event = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+      }
+      if (data.length) yield { event, data: JSON.parse(data.join("\n")) };
+    }
+  }
+}
+
+// ---- pages ----------------------------------------------------------------------------
+function show(page) {
+  document.querySelectorAll(".page").forEach((p) => p.classList.toggle("active", p.id === `page-${page}`));
+  document.querySelectorAll("header nav button").forEach((b) => b.classList.toggle("active", b.dataset.page === page));
+  if (page === "sessions") loadSessions();
+  if (page === "memory") loadNamespaces();
+  if (page === "graph") drawGraph();
+}
+
+// ---- chat -----------------------------------------------------------------------------
+const log = (node) => { $("#chat-log").append(node); node.scrollIntoView({ block: "end" }); return node; };
+const say = (text, kind) => log(el("div", { class: `msg ${kind}` }, text));
+
+function assistantId(graphId) {
+  const found = state.assistants.find((a) => a.graph_id === graphId);
+  if (!found) throw new Error(`the API server has no graph ${graphId}`);
+  return found.assistant_id;
+}
+
+function showToolCall(call) {
+  const args = JSON.stringify(call.args ?? {});
+  return log(el("details", { class: "tool", "data-call": call.id || "" },
+    el("summary", {}, `⚙ ${call.name} ${args.length > 160 ? `${args.slice(0, 160)}…` : args}`)));
+}
+
+function showToolResult(message) {
+  const node = document.querySelector(`details.tool[data-call="${CSS.escape(message.tool_call_id || "")}"]`)
+    || showToolCall({ name: message.name, args: {}, id: message.tool_call_id });
+  const text = typeof message.content === "string" ? message.content : JSON.stringify(message.content);
+  if (message.status === "error") node.classList.add("error");
+  node.append(el("pre", {}, cut(text)));
+  node.querySelector("summary").append(message.status === "error" ? "  ✗" : "  ✓");
+}
+
+let live = null; // the answer being streamed, token by token
+function onMessageChunk([chunk, meta]) {
+  if (meta?.langgraph_node !== "call_model" || typeof chunk?.content !== "string" || !chunk.content) return;
+  live = live || say("", "answer live");
+  live.textContent += chunk.content.replace("!!!COMPLETE!!!", "");
+}
+
+function onUpdate(update) {
+  for (const [node, data] of Object.entries(update)) {
+    if (node === "__interrupt__" || !data) continue;
+    for (const message of data.messages || []) {
+      if (message.type === "ai" && message.tool_calls?.length) {
+        if (live) { live.remove(); live = null; }
+        message.tool_calls.forEach(showToolCall);
+      } else if (message.type === "tool") {
+        showToolResult(message);
+      }
+    }
+    if (data.status && data.status !== "running" && data.final_answer !== undefined) {
+      if (live) { live.remove(); live = null; }
+      say(data.final_answer || "(no answer)", "answer");
+      $("#chat-status").textContent = `${data.status} · session ${state.thread}`;
+    }
+  }
+}
+
+async function runStream(body) {
+  state.abort = new AbortController();
+  $("#chat-stop").disabled = false;
+  $("#chat-send").disabled = true;
+  $("#approval").hidden = true;
+  try {
+    const path = `/threads/${state.thread}/runs/stream`;
+    const request = { stream_mode: ["updates", "messages-tuple"], ...body };
+    for await (const { event, data } of stream(path, request, state.abort.signal)) {
+      if (event === "metadata") state.run = data.run_id;
+      else if (event === "messages") onMessageChunk(data);
+      else if (event === "updates") onUpdate(data);
+      else if (event === "error") say(`error: ${data.message || JSON.stringify(data)}`, "error");
+    }
+  } catch (error) {
+    if (error.name !== "AbortError") say(`error: ${error.message}`, "error");
+  } finally {
+    live = null;
+    $("#chat-stop").disabled = true;
+    $("#chat-send").disabled = false;
+    state.abort = null;
+  }
+  await checkInterrupts();
+}
+
+async function send(event) {
+  event.preventDefault();
+  const task = $("#chat-task").value.trim();
+  if (!task) return;
+  const graph = $("#chat-agent").value;
+  if (!state.thread) state.thread = (await api("POST", "/threads", { metadata: { jarvis_graph: graph } })).thread_id;
+  $("#chat-task").value = "";
+  say(task, "user");
+  $("#chat-status").textContent = `running · session ${state.thread}`;
+  await runStream({
+    assistant_id: assistantId(graph),
+    input: { task },
+    context: { workspace: state.info.workspace, non_interactive: false },
+  });
+}
+
+async function stop() {
+  if (state.abort) state.abort.abort();
+  if (state.thread && state.run) {
+    await api("POST", `/threads/${state.thread}/runs/${state.run}/cancel?wait=true`).catch(() => {});
+  }
+  say("stopped; send a message to continue this session", "status");
+}
+
+async function checkInterrupts() {
+  const snapshot = await api("GET", `/threads/${state.thread}/state`);
+  const waiting = (snapshot.interrupts || snapshot.tasks?.flatMap((t) => t.interrupts || []) || [])[0];
+  if (!waiting) return;
+  const value = waiting.value || {};
+  if (value.type === "confirm_tools") showApproval(value.requests);
+  else if (value.type === "ask_user") showQuestion("The agent waits for your next instruction", (text) => text);
+  else showQuestion(`The graph waits for input: ${JSON.stringify(value).slice(0, 300)}`, (text) => text);
+}
+
+function showApproval(requests) {
+  const box = $("#approval");
+  box.replaceChildren(el("strong", {}, "Approval needed"));
+  const inputs = {};
+  for (const request of requests) {
+    const where = request.chain ? ` (step ${request.step} of chain ${request.chain})` : "";
+    if (request.kind === "question") {
+      const answer = el("input", { "aria-label": "answer", placeholder: "your answer" });
+      inputs[request.id] = () => ({ answer: answer.value });
+      box.append(el("p", {}, `? ${request.question}`), answer);
+      continue;
+    }
+    const args = el("textarea", { rows: 6, "aria-label": `arguments of ${request.name}` });
+    args.value = JSON.stringify(request.args ?? {}, null, 2);
+    const reason = el("input", { placeholder: "reason (for reject)", "aria-label": "reason" });
+    const choice = el("select", { "aria-label": `decision for ${request.name}` },
+      el("option", { value: "approve" }, "approve"), el("option", { value: "edit" }, "edit (run with the arguments above)"),
+      el("option", { value: "reject" }, "reject"));
+    inputs[request.id] = () => {
+      if (choice.value === "edit") return { action: "edit", args: JSON.parse(args.value) };
+      if (choice.value === "reject") return { action: "reject", reason: reason.value };
+      return { action: "approve" };
+    };
+    box.append(el("p", {}, el("code", {}, request.name), where), args, el("div", { class: "row" }, choice, reason));
+  }
+  const submit = async (decide) => {
+    let decisions;
+    try {
+      decisions = Object.fromEntries(Object.entries(inputs).map(([id, read]) => [id, decide ? decide(id) : read()]));
+    } catch (error) {
+      say(`the arguments are not valid JSON (${error.message}); fix them and try again`, "error");
+      return;
+    }
+    await runStream({
+      assistant_id: assistantId($("#chat-agent").value),
+      command: { resume: decisions },
+      context: { workspace: state.info.workspace, non_interactive: false },
+    });
+  };
+  box.append(el("div", { class: "row" },
+    el("button", { class: "primary", type: "button", id: "approval-submit", onclick: () => submit() }, "Send decision"),
+    el("button", { type: "button", id: "approval-all", onclick: () => submit(() => ({ action: "approve" })) }, "Approve all")));
+  box.hidden = false;
+  box.scrollIntoView({ block: "end" });
+}
+
+function showQuestion(text, wrap) {
+  const box = $("#approval");
+  const answer = el("input", { "aria-label": "answer", placeholder: "Enter to finish" });
+  const go = () => runStream({
+    assistant_id: assistantId($("#chat-agent").value),
+    command: { resume: wrap(answer.value) },
+    context: { workspace: state.info.workspace, non_interactive: false },
+  });
+  box.replaceChildren(el("p", {}, text), answer, el("button", { type: "button", onclick: go }, "Send"));
+  box.hidden = false;
+}
+
+function newSession() {
+  state.thread = null;
+  $("#chat-log").replaceChildren();
+  $("#approval").hidden = true;
+  $("#chat-status").textContent = "";
+}
+
+async function openInChat(threadId) {
+  newSession();
+  state.thread = threadId;
+  const snapshot = await api("GET", `/threads/${threadId}/state`);
+  for (const message of snapshot.values?.messages || []) {
+    if (message.type === "human" && !message.name) say(message.content, "user");
+    else if (message.type === "ai" && message.tool_calls?.length) message.tool_calls.forEach(showToolCall);
+    else if (message.type === "tool") showToolResult(message);
+  }
+  if (snapshot.values?.final_answer) say(snapshot.values.final_answer, "answer");
+  $("#chat-status").textContent = `${snapshot.values?.status || "?"} · session ${threadId}`;
+  show("chat");
+  await checkInterrupts();
+}
+
+// ---- sessions -------------------------------------------------------------------------
+async function loadSessions() {
+  const threads = await api("POST", "/threads/search", { limit: 100, sort_by: "updated_at", sort_order: "desc" });
+  const filter = $("#session-filter").value.toLowerCase();
+  const body = $("#sessions tbody");
+  body.replaceChildren();
+  for (const thread of threads) {
+    const task = thread.values?.task || "";
+    if (filter && !task.toLowerCase().includes(filter)) continue;
+    body.append(el("tr", { "data-thread": thread.thread_id },
+      el("td", { class: "mono" }, thread.thread_id.slice(0, 8)),
+      el("td", {}, thread.values?.status || thread.status),
+      el("td", {}, task.slice(0, 90)),
+      el("td", { class: "mono" }, (thread.updated_at || "").slice(0, 19).replace("T", " ")),
+      el("td", {},
+        el("button", { onclick: () => openSession(thread.thread_id) }, "History"),
+        el("button", { onclick: () => openInChat(thread.thread_id) }, "Open"),
+        el("button", { onclick: () => deleteSession(thread.thread_id) }, "Delete"))));
+  }
+}
+
+async function openSession(threadId) {
+  const history = await api("POST", `/threads/${threadId}/history`, { limit: 100 });
+  const box = $("#session-detail");
+  box.replaceChildren(el("h3", {}, `Session ${threadId}`), el("p", {}, "Checkpoints, newest first: fork one into a new session (time travel)."));
+  const table = el("table", { id: "checkpoints" }, el("tr", {}, el("th", {}, "checkpoint"), el("th", {}, "next"), el("th", {}, "messages"), el("th", {})));
+  for (const point of history) {
+    const id = point.checkpoint?.checkpoint_id || point.checkpoint_id;
+    table.append(el("tr", {},
+      el("td", { class: "mono" }, id),
+      el("td", {}, (point.next || []).join(", ") || "(end)"),
+      el("td", {}, String((point.values?.messages || []).length)),
+      el("td", {}, el("button", { onclick: () => fork(threadId, id) }, "Fork here"))));
+  }
+  box.append(table);
+}
+
+async function fork(threadId, checkpointId) {
+  const copy = await api("POST", `/threads/${threadId}/copy`);
+  await api("POST", `/threads/${copy.thread_id}/state`, { values: null, checkpoint_id: checkpointId });
+  await loadSessions();
+  $("#session-detail").prepend(el("p", { class: "msg status", id: "fork-result" }, `forked into session ${copy.thread_id}`));
+  return copy.thread_id;
+}
+
+async function deleteSession(threadId) {
+  if (!window.confirm(`Delete session ${threadId}?`)) return;
+  await api("DELETE", `/threads/${threadId}`);
+  await loadSessions();
+}
+
+// ---- memory ---------------------------------------------------------------------------
+async function loadNamespaces() {
+  const found = await api("POST", "/store/namespaces", { limit: 100 });
+  const select = $("#memory-namespace");
+  const spaces = (found.namespaces || found).map((n) => n.join("/"));
+  select.replaceChildren(el("option", { value: "" }, "all namespaces"), ...spaces.map((n) => el("option", { value: n }, n)));
+}
+
+async function searchMemory(event) {
+  event?.preventDefault();
+  const prefix = $("#memory-namespace").value ? $("#memory-namespace").value.split("/") : [];
+  const query = $("#memory-query").value.trim();
+  const tag = $("#memory-tag").value.trim();
+  const body = { namespace_prefix: prefix, limit: 50 };
+  if (query) body.query = query;
+  if (tag) body.filter = { tags: tag };
+  const found = await api("POST", "/store/items/search", body);
+  const box = $("#memory-results");
+  box.replaceChildren();
+  for (const item of found.items || []) {
+    const text = el("textarea", { rows: 3, "aria-label": `memory ${item.key}` });
+    text.value = item.value?.content ?? JSON.stringify(item.value);
+    box.append(el("div", { class: "finding memory", "data-key": item.key },
+      el("div", {}, el("span", { class: "mono" }, `${item.namespace.join("/")} · ${item.key}`),
+        item.score != null ? el("span", { class: "tag" }, `score ${item.score.toFixed(2)}`) : "",
+        ...(item.value?.tags || []).map((t) => el("span", { class: "tag" }, t))),
+      text,
+      el("div", { class: "row" },
+        el("button", { onclick: () => api("PUT", "/store/items", { namespace: item.namespace, key: item.key, value: { ...item.value, content: text.value } }).then(() => searchMemory()) }, "Save"),
+        el("button", { onclick: () => api("DELETE", "/store/items", { namespace: item.namespace, key: item.key }).then(() => searchMemory()) }, "Delete"))));
+  }
+  if (!(found.items || []).length) box.append(el("p", {}, "nothing found"));
+  state.memory = found.items || [];
+}
+
+function exportMemory() {
+  const blob = new Blob([JSON.stringify(state.memory || [], null, 2)], { type: "application/json" });
+  const link = el("a", { href: URL.createObjectURL(blob), download: "jarvis-memory.json" });
+  link.click();
+}
+
+// ---- security reports -----------------------------------------------------------------
+function findingsOf(report) {
+  if (Array.isArray(report.issues)) return report.issues;
+  return (report.runs || []).flatMap((run) => (run.results || []).map((r) => {
+    const where = r.locations?.[0]?.physicalLocation || {};
+    return {
+      file: where.artifactLocation?.uri || "", line: where.region?.startLine || 1,
+      pattern: r.ruleId, description: r.message?.text || "", severity: r.level || "",
+      cwe: (r.properties?.cwe || r.properties?.tags?.find?.((t) => /CWE/.test(t)) || ""),
+      verification: r.properties?.verification,
+    };
+  }));
+}
+
+async function loadReport(file) {
+  const report = JSON.parse(await file.text());
+  state.findings = findingsOf(report);
+  const options = (key) => ["", ...new Set(state.findings.map(key).filter(Boolean))].sort();
+  const fill = (sel, label, values) => $(sel).replaceChildren(...values.map((v) => el("option", { value: v }, v || label)));
+  fill("#f-cwe", "any CWE", options((f) => f.cwe));
+  fill("#f-severity", "any severity", options((f) => f.severity));
+  fill("#f-verdict", "any verdict", options((f) => f.verification?.verdict || "not verified"));
+  $("#report-filters").hidden = false;
+  renderReport();
+}
+
+async function renderReport() {
+  const cwe = $("#f-cwe").value, sev = $("#f-severity").value, verdict = $("#f-verdict").value;
+  const file = $("#f-file").value;
+  const shown = state.findings.filter((f) => (!cwe || f.cwe === cwe) && (!sev || f.severity === sev)
+    && (!verdict || (f.verification?.verdict || "not verified") === verdict) && (!file || f.file.includes(file)));
+  const box = $("#report");
+  box.replaceChildren(el("p", {}, `${shown.length} of ${state.findings.length} findings`));
+  for (const f of shown.slice(0, 200)) {
+    const code = el("div", { class: "code" });
+    const verification = f.verification
+      ? el("div", {}, el("strong", {}, `verdict: ${f.verification.verdict}`), ` ${f.verification.reasoning || ""}`,
+        ...(f.verification.evidence || []).map((e) => el("div", { class: "mono" }, `${e.path}:${e.start_line}-${e.end_line}`)))
+      : "";
+    box.append(el("div", { class: "finding" },
+      el("div", {}, el("span", { class: `tag sev-${f.severity}` }, f.severity || "?"), el("span", { class: "tag" }, f.cwe || ""),
+        el("span", { class: "mono" }, `${f.file}:${f.line}`), ` ${f.pattern || ""}`),
+      el("div", {}, f.description || ""), verification, code));
+    fetch(`/console/code?file=${encodeURIComponent(f.file)}&line=${f.line}&around=6`).then(async (reply) => {
+      if (!reply.ok) { code.append(el("em", {}, (await reply.json()).detail)); return; }
+      const excerpt = await reply.json();
+      const pre = el("pre", {});
+      for (const line of excerpt.lines) {
+        const row = el("span", line.number === f.line ? { class: "hit" } : {}, `${String(line.number).padStart(5)} | ${line.text}\n`);
+        pre.append(row);
+      }
+      code.append(pre);
+    });
+  }
+}
+
+// ---- graph ----------------------------------------------------------------------------
+function mermaidOf(graph) {
+  const id = (name) => name.replace(/[^A-Za-z0-9_]/g, "_");
+  const lines = ["graph TD;"];
+  for (const node of graph.nodes) lines.push(`  ${id(node.id)}(${JSON.stringify(node.id)});`);
+  for (const edge of graph.edges) lines.push(`  ${id(edge.source)} ${edge.conditional ? "-.->" : "-->"} ${id(edge.target)};`);
+  return lines.join("\n");
+}
+
+async function drawGraph() {
+  const graph = await api("GET", `/assistants/${assistantId($("#graph-agent").value)}/graph`);
+  const text = mermaidOf(graph);
+  const view = $("#graph-view");
+  if (window.mermaid) {
+    const { svg } = await window.mermaid.render(`g${Date.now()}`, text);
+    view.innerHTML = svg;
+  } else {
+    view.replaceChildren(el("p", {}, "Mermaid is not installed (make ui-assets); the graph as Mermaid text:"), el("pre", {}, text));
+  }
+}
+
+// ---- start ----------------------------------------------------------------------------
+async function start() {
+  state.info = await (await fetch("/console/info")).json();
+  $("#workspace").textContent = state.info.workspace;
+  state.assistants = await api("POST", "/assistants/search", { limit: 50 });
+  const order = ["agent", "code_agent", "multi_agent", "planner"];
+  const rank = (g) => (order.includes(g) ? order.indexOf(g) : order.length);
+  const graphs = state.assistants.map((a) => a.graph_id).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  for (const sel of ["#chat-agent", "#graph-agent"]) {
+    $(sel).replaceChildren(...graphs.map((g) => el("option", { value: g }, g)));
+  }
+  document.querySelectorAll("header nav button").forEach((b) => b.addEventListener("click", () => show(b.dataset.page)));
+  $("#chat-form").addEventListener("submit", send);
+  $("#chat-stop").addEventListener("click", stop);
+  $("#chat-new").addEventListener("click", newSession);
+  $("#sessions-refresh").addEventListener("click", loadSessions);
+  $("#session-filter").addEventListener("input", loadSessions);
+  $("#memory-form").addEventListener("submit", searchMemory);
+  $("#memory-export").addEventListener("click", exportMemory);
+  $("#report-file").addEventListener("change", (e) => e.target.files[0] && loadReport(e.target.files[0]));
+  for (const sel of ["#f-cwe", "#f-severity", "#f-verdict", "#f-file"]) $(sel).addEventListener("input", renderReport);
+  $("#graph-agent").addEventListener("change", drawGraph);
+  document.body.dataset.ready = "true";
+}
+
+start().catch((error) => say(`error: ${error.message}`, "error"));
