@@ -15,6 +15,10 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX
 # An MCP server from npm that the tests run (stdio and streamable HTTP); installed once.
 EVERYTHING_VERSION := 2026.8.31
 EVERYTHING := .cache/mcp-npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+# The web console draws graphs with Mermaid, served from the package (nothing from a CDN):
+# its build from the npm registry, copied once into jarvis_graph/ui/static/vendor/.
+MERMAID_VERSION := 12.3.0
+MERMAID := jarvis_graph/ui/static/vendor/mermaid.min.js
 # bfcl-eval (data and checkers of bench/bfcl.py and its test) goes in without its requirements,
 # which pull torch and vendor SDKs; the modules it imports are the `bench` extra. pip then lists
 # the requirements left out as conflicts: expected.
@@ -24,7 +28,7 @@ BFCL_EVAL_VERSION := 2026.3.23
 SERVE_VENV  ?= .venv-serve
 SERVE_STAMP := $(SERVE_VENV)/.installed
 
-.PHONY: demo demo-scripted test lint bench clean mcp-test-servers serve-env
+.PHONY: demo demo-scripted test lint bench clean mcp-test-servers serve-env ui-assets
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,13 +46,20 @@ $(STAMP): $(BIN)/python pyproject.toml $(LLAMA_WHEELS)/.built
 	$(BIN)/pip install --quiet --no-deps --force-reinstall \
 	    $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	$(BIN)/pip install --quiet --only-binary llama-cpp-python --find-links $(LLAMA_WHEELS) \
-	    -e ".[dev,local,bench,postgres,web,images,docs]"
+	    -e ".[dev,local,bench,postgres,web,images,docs,ui]"
 	$(BIN)/pip install --quiet --no-deps "bfcl-eval==$(BFCL_EVAL_VERSION)"
 	$(BIN)/python -m compileall -q jarvis_graph > /dev/null
 	touch $(STAMP)
 
+$(MERMAID):
+	npm install --silent --no-audit --no-fund --prefix .cache/ui-npm mermaid@$(MERMAID_VERSION)
+	mkdir -p $(dir $(MERMAID))
+	cp .cache/ui-npm/node_modules/mermaid/dist/mermaid.min.js $(MERMAID)
+
+ui-assets: $(MERMAID)
+
 # The main job: the embedded local model, no API key, no network.
-demo: $(STAMP)
+demo: $(STAMP) $(MERMAID)
 	$(BIN)/jarvis models pull local
 	@cd examples/workspace && ../../$(BIN)/jarvis run -n --yes --platform local \
 	    'Look at the files in this workspace, then run `python3 report.py` and tell me the total it prints and how many rows it read.'
@@ -73,7 +84,7 @@ $(EVERYTHING):
 
 mcp-test-servers: $(EVERYTHING)
 
-test: $(STAMP) $(SERVE_STAMP) $(EVERYTHING)
+test: $(STAMP) $(SERVE_STAMP) $(EVERYTHING) $(MERMAID)
 	$(BIN)/ruff check jarvis_graph tests bench
 	$(BIN)/ruff format --check jarvis_graph tests bench
 	$(BIN)/mypy

@@ -73,12 +73,15 @@ def api_server(workspace: Path, given: str = "") -> Iterator[str]:
         _stop(proc)
 
 
-def _wait_ok(url: str, proc: subprocess.Popen[bytes] | None, timeout: float, log: Path | None = None) -> None:
+def _wait_ok(
+    url: str, proc: subprocess.Popen[bytes] | None, timeout: float, log: Path | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while True:
         if proc is not None and proc.poll() is not None:
             tail = log.read_text(errors="replace")[-2000:] if log else ""
-            msg = f"the LangGraph API server exited with code {proc.returncode}; its log ({log}):\n{tail}"
+            code = proc.returncode
+            msg = f"the LangGraph API server exited with code {code}; its log ({log}):\n{tail}"
             raise ApiServerError(msg)
         try:
             if httpx.get(f"{url}/ok", timeout=2.0).status_code == 200:

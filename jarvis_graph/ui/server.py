@@ -34,6 +34,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from jarvis_graph.memory.router import GLOBAL, workspace_namespace
+
 STATIC = Path(__file__).with_name("static")
 COOKIE = "jarvis_ui"
 HEADER = "x-jarvis-token"
@@ -72,7 +74,10 @@ def create_app(config: ConsoleConfig) -> Starlette:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
     async def info(request: Request) -> Response:
-        return JSONResponse({"workspace": str(config.workspace), "api": "/api"})
+        # the project's tier is named by its workspace: the store cannot list every project
+        project = list(workspace_namespace(config.workspace))
+        spaces = [project, [GLOBAL]]
+        return JSONResponse({"workspace": str(config.workspace), "api": "/api", "memory": spaces})
 
     async def code(request: Request) -> Response:
         return _excerpt(config.workspace, request.query_params)
@@ -111,6 +116,7 @@ def create_app(config: ConsoleConfig) -> Starlette:
         Route("/api/{path:path}", api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
@@ -137,6 +143,7 @@ class TokenGuard:
         self.app, self.token = app, token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, or answer 401 (no token) or 403 (another origin)."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

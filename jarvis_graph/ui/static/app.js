@@ -317,13 +317,15 @@ async function deleteSession(threadId) {
 async function loadNamespaces() {
   const found = await api("POST", "/store/namespaces", { limit: 100 });
   const select = $("#memory-namespace");
-  const spaces = (found.namespaces || found).map((n) => n.join("/"));
-  select.replaceChildren(el("option", { value: "" }, "all namespaces"), ...spaces.map((n) => el("option", { value: n }, n)));
+  // a label may hold "/" (a workspace path): options carry the namespace as JSON
+  const listed = [...state.info.memory, ...(found.namespaces || found)].map((n) => JSON.stringify(n));
+  const spaces = [...new Set(listed)];
+  select.replaceChildren(...spaces.map((n) => el("option", { value: n }, JSON.parse(n).join(" · "))));
 }
 
 async function searchMemory(event) {
   event?.preventDefault();
-  const prefix = $("#memory-namespace").value ? $("#memory-namespace").value.split("/") : [];
+  const prefix = $("#memory-namespace").value ? JSON.parse($("#memory-namespace").value) : [];
   const query = $("#memory-query").value.trim();
   const tag = $("#memory-tag").value.trim();
   const body = { namespace_prefix: prefix, limit: 50 };
@@ -336,7 +338,7 @@ async function searchMemory(event) {
     const text = el("textarea", { rows: 3, "aria-label": `memory ${item.key}` });
     text.value = item.value?.content ?? JSON.stringify(item.value);
     box.append(el("div", { class: "finding memory", "data-key": item.key },
-      el("div", {}, el("span", { class: "mono" }, `${item.namespace.join("/")} · ${item.key}`),
+      el("div", {}, el("span", { class: "mono" }, `${item.namespace.join(" · ")} · ${item.key}`),
         item.score != null ? el("span", { class: "tag" }, `score ${item.score.toFixed(2)}`) : "",
         ...(item.value?.tags || []).map((t) => el("span", { class: "tag" }, t))),
       text,
@@ -424,6 +426,7 @@ async function drawGraph() {
   const text = mermaidOf(graph);
   const view = $("#graph-view");
   if (window.mermaid) {
+    window.mermaid.initialize({ startOnLoad: false, securityLevel: "strict" });
     const { svg } = await window.mermaid.render(`g${Date.now()}`, text);
     view.innerHTML = svg;
   } else {

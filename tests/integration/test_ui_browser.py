@@ -1,0 +1,398 @@
+"""``jarvis ui`` in a real browser (Debian's chromium driven by Playwright), offline.
+
+One console per module: ``jarvis ui`` started as a user starts it (it starts its own
+``langgraph dev`` on loopback), a workspace whose config picks the scripted platform, and
+headless chromium. Each test does what a user does on a page and checks what the page
+shows and what happened on disk; screenshots go to the test's temp folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.cli import run_process
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+STARTUP = 150.0
+WAIT_MS = 60_000
+
+SCRIPT = {
+    "turns": [
+        {"when": "Continue after the stop", "text": "Continued where we were. !!!COMPLETE!!!"},
+        {"when": "Think for a long time", "delay": 120, "text": "Too late. !!!COMPLETE!!!"},
+        {"when": "List the files", "tool_calls": [{"name": "list_files", "args": {"path": "."}}]},
+        {"when": "List the files", "text": "The workspace holds data.csv. !!!COMPLETE!!!"},
+        {
+            "when": "Write the note",
+            "tool_calls": [{"name": "write_file", "args": {"path": "note.txt", "content": "hi"}}],
+        },
+        {"when": "Write the note", "text": "The note is written. !!!COMPLETE!!!"},
+    ]
+}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Console:
+    """A ``jarvis ui`` process: its printed address and token."""
+
+    def __init__(self, workspace: Path, log: Path) -> None:
+        self.port = _free_port()
+        self.log = log
+        with log.open("wb") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "jarvis_graph.cli", "ui", "--port", str(self.port)],
+                cwd=workspace,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + STARTUP
+        while True:
+            text = log.read_text(errors="replace")
+            found = re.search(r"Jarvis console: (http://127\.0\.0\.1:\d+)/\?token=(\S+)", text)
+            if found and self._answers(found.group(1)):
+                self.base, self.token = found.group(1), found.group(2)
+                return
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"jarvis ui did not start:\n{text}")
+            time.sleep(0.3)
+
+    @staticmethod
+    def _answers(base: str) -> bool:
+        try:
+            return httpx.get(base + "/", timeout=2).status_code == 401
+        except httpx.HTTPError:
+            return False
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/?token={self.token}"
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        headers = {"X-Jarvis-Token": self.token, "Origin": self.base}
+        reply = httpx.request(method, f"{self.base}/api{path}", json=body, headers=headers)
+        reply.raise_for_status()
+        return reply.json()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)  # Ctrl-C: it stops its API server too
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("ui")
+
+
+@pytest.fixture(scope="module")
+def console(home: Path) -> Iterator[tuple[Console, Path]]:
+    """One console for the module, over a workspace with a scripted model and a C file."""
+    saved = {k: os.environ.get(k) for k in ("HOME", "JARVIS_HOME")}
+    os.environ["HOME"], os.environ["JARVIS_HOME"] = str(home), str(home / ".jarvis")
+    ws = home / "ws"
+    (ws / ".jarvis").mkdir(parents=True)
+    (ws / "data.csv").write_text("a,b\n1,2\n")
+    (ws / "copy.c").write_text(
+        "#include <string.h>\n#include <stdio.h>\n\nint main(int argc, char **argv)\n{\n"
+        "    char small[8];\n    strcpy(small, argv[1]);\n    puts(small);\n    return 0;\n}\n"
+    )
+    script = ws / ".jarvis" / "script.yaml"
+    script.write_text(json.dumps(SCRIPT))
+    spec = {"platform": "scripted", "script": str(script)}
+    config = {"model_groups": {"default": {"normal": spec, "cheap": spec}}}
+    (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
+    running = Console(ws, home / "ui.log")
+    try:
+        yield running, ws
+    finally:
+        running.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as play:
+        launched = play.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-background-networking"],
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any, console: tuple[Console, Path]) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    opened.goto(console[0].url)
+    opened.wait_for_selector("body[data-ready=true]", timeout=WAIT_MS)
+    yield opened
+    context.close()
+    assert errors == []  # no script error on the page
+
+
+def _send(page: Any, task: str) -> None:
+    page.click("#chat-new")
+    page.fill("#chat-task", task)
+    page.click("#chat-send")
+
+
+def test_without_the_token_every_call_is_refused(console: tuple[Console, Path]) -> None:
+    running, ws = console
+    base = running.base
+    for path in ("/", "/api/assistants/search", "/console/info", "/console/code?file=data.csv",
+                 "/static/app.js", "/api/threads/search"):  # fmt: skip
+        assert httpx.get(base + path).status_code == 401, path
+        assert httpx.get(base + path, cookies={"jarvis_ui": "wrong"}).status_code == 401, path
+    assert httpx.post(base + "/api/threads", json={}).status_code == 401
+    assert httpx.get(base + "/?token=wrong").status_code == 401
+    # the token alone does not let another site change anything
+    token = {"X-Jarvis-Token": running.token}
+    assert httpx.post(base + "/api/threads", json={}, headers=token).status_code == 403
+    evil = {**token, "Origin": "http://evil.example"}
+    assert httpx.post(base + "/api/threads", json={}, headers=evil).status_code == 403
+    # the printed address sets an HttpOnly, SameSite=Strict cookie and drops the token
+    opened = httpx.get(running.url)
+    assert opened.status_code == 303 and opened.headers["location"] == "/"
+    cookie = opened.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+    # the code excerpt never leaves the workspace
+    outside = httpx.get(base + "/console/code?file=../ui.log", headers=token)
+    assert outside.status_code == 403
+
+
+def test_chat_runs_a_task_and_shows_tool_call_and_answer(
+    page: Any, console: tuple[Console, Path], tmp_path: Path
+) -> None:
+    _send(page, "List the files of the workspace")
+
+    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    log = page.inner_text("#chat-log")
+    assert "List the files of the workspace" in log
+    assert '⚙ list_files {"path":"."} ✓' in log
+    assert "The workspace holds data.csv." in log
+    assert "!!!COMPLETE!!!" not in log
+    assert page.inner_text("#chat-status").startswith("completed · session ")
+    page.click("details.tool summary")
+    assert "data.csv" in page.inner_text("details.tool pre")
+    page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
+
+
+@pytest.mark.parametrize(
+    ("decision", "written"),
+    [("approve", "hi"), ("edit", "edited in the browser"), ("reject", None)],
+)
+def test_an_approval_asks_and_the_decision_resumes_the_run(
+    page: Any, console: tuple[Console, Path], tmp_path: Path, decision: str, written: str | None
+) -> None:
+    _, ws = console
+    (ws / "note.txt").unlink(missing_ok=True)
+    _send(page, "Write the note please")
+
+    page.wait_for_selector("#approval:not([hidden])", timeout=WAIT_MS)
+    box = page.inner_text("#approval")
+    assert "Approval needed" in box and "write_file" in box
+    assert not (ws / "note.txt").exists()  # nothing ran before the decision
+    page.screenshot(path=str(tmp_path / f"approval-{decision}.png"), full_page=True)
+    args = page.locator("#approval textarea")
+    assert json.loads(args.input_value()) == {"path": "note.txt", "content": "hi"}
+    if decision == "edit":
+        args.fill(json.dumps({"path": "note.txt", "content": "edited in the browser"}))
+    if decision == "reject":
+        page.fill("#approval input[aria-label=reason]", "not now")
+    page.select_option("#approval select", decision)
+    page.click("#approval-submit")
+
+    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    assert page.is_hidden("#approval")
+    if written is None:
+        assert not (ws / "note.txt").exists()
+        assert "✗" in page.inner_text("details.tool summary")
+        result = page.locator("details.tool pre").text_content()
+        assert "The user declined this call to write_file (not now)" in result
+    else:
+        assert (ws / "note.txt").read_text() == written
+
+
+def test_sessions_list_and_fork_from_a_checkpoint(
+    page: Any, console: tuple[Console, Path], tmp_path: Path
+) -> None:
+    running, _ = console
+    _send(page, "List the files again")
+    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    thread = page.inner_text("#chat-status").split("session ")[1].strip()
+
+    page.click("header nav button[data-page=sessions]")
+    row = page.locator(f"#sessions tr[data-thread='{thread}']")
+    row.wait_for(timeout=WAIT_MS)
+    assert "List the files again" in row.inner_text()
+    assert "completed" in row.inner_text()
+    row.locator("button", has_text="History").click()
+    page.wait_for_selector("#checkpoints tr td", timeout=WAIT_MS)
+    page.screenshot(path=str(tmp_path / "sessions.png"), full_page=True)
+    # fork at the checkpoint whose next step is call_model with one tool result in
+    history = running.api("POST", f"/threads/{thread}/history", {"limit": 100})
+    target = next(
+        h for h in history if h["next"] == ["call_model"] and len(h["values"]["messages"]) >= 3
+    )
+    checkpoint = target["checkpoint"]["checkpoint_id"]
+    page.locator("#checkpoints tr", has_text=checkpoint).locator("button").click()
+
+    forked = page.wait_for_selector("#fork-result", timeout=WAIT_MS).inner_text()
+    new_thread = forked.split("forked into session ")[1].strip()
+    assert new_thread != thread
+    state = running.api("GET", f"/threads/{new_thread}/state")
+    assert state["next"] == ["call_model"]  # the fork stands where the checkpoint stood
+    assert len(state["values"]["messages"]) == len(target["values"]["messages"])
+    assert running.api("GET", f"/threads/{thread}/state")["values"]["status"] == "completed"
+
+
+def test_memory_search_edit_and_delete(
+    page: Any, console: tuple[Console, Path], tmp_path: Path
+) -> None:
+    _, ws = console
+    saved = run_process(
+        ["memory", "save", "The staging database listens on port 6543", "--tag", "infra"], cwd=ws
+    )
+    assert saved.returncode == 0, saved.stderr
+
+    page.click("header nav button[data-page=memory]")
+    page.wait_for_selector("#memory-namespace option", state="attached", timeout=WAIT_MS)
+    page.fill("#memory-query", "which port does staging use")
+    page.click("#memory-form button[type=submit]")
+    item = page.wait_for_selector(".memory", timeout=WAIT_MS)
+    assert "infra" in item.inner_text()
+    assert "port 6543" in page.locator(".memory textarea").first.input_value()
+    page.screenshot(path=str(tmp_path / "memory.png"), full_page=True)
+
+    page.locator(".memory textarea").first.fill("The staging database listens on port 7654")
+    page.locator(".memory button", has_text="Save").first.click()
+    page.wait_for_function(
+        "document.querySelector('.memory textarea')?.value.includes('7654')", timeout=WAIT_MS
+    )
+    listed = run_process(["memory", "list"], cwd=ws)
+    assert "port 7654" in listed.stdout and "port 6543" not in listed.stdout
+    page.locator(".memory button", has_text="Delete").first.click()
+    page.wait_for_selector("#memory-results p", timeout=WAIT_MS)
+    assert "port 7654" not in run_process(["memory", "list"], cwd=ws).stdout
+
+
+def test_a_scan_report_shows_each_finding_with_its_code(
+    page: Any, console: tuple[Console, Path], tmp_path: Path
+) -> None:
+    _, ws = console
+    report = tmp_path / "scan.json"
+    scanned = run_process(["sec", "scan", ".", "--format", "json", "-o", str(report)], cwd=ws)
+    assert report.is_file(), scanned.stdout + scanned.stderr
+
+    page.click("header nav button[data-page=security]")
+    page.set_input_files("#report-file", str(report))
+    finding = page.wait_for_selector(".finding", timeout=WAIT_MS)
+    page.wait_for_selector(".finding .hit", timeout=WAIT_MS)
+    text = finding.inner_text()
+    assert "copy.c:7" in text and "CWE-787" in text and "high" in text
+    assert page.inner_text(".finding .hit").strip() == "7 |     strcpy(small, argv[1]);"
+    assert page.inner_text("#report p") == "2 of 2 findings"
+    page.select_option("#f-cwe", "CWE-787")
+    page.wait_for_function("document.querySelector('#report p').textContent === '1 of 2 findings'")
+    page.fill("#f-file", "nothing-matches")
+    page.wait_for_function("document.querySelector('#report p').textContent.startsWith('0 of')")
+    page.screenshot(path=str(tmp_path / "security.png"), full_page=True)
+
+
+def test_the_graph_page_draws_the_agent_graph(page: Any, tmp_path: Path) -> None:
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.click("header nav button[data-page=graph]")
+    # Mermaid comes from the package (make ui-assets), never from a CDN
+    page.wait_for_selector("#graph-view svg", timeout=WAIT_MS)
+    shown = page.locator("#graph-view svg").text_content()
+    assert "call_model" in shown and "run_tools" in shown and "confirm_tools" in shown
+    page.screenshot(path=str(tmp_path / "graph.png"), full_page=True)
+    base = page.url.split("/", 3)[:3]
+    assert all(url.startswith("/".join(base)) or url.startswith("data:") for url in requested)
+
+
+def test_stop_a_run_then_continue_the_session(page: Any, console: tuple[Console, Path]) -> None:
+    running, _ = console
+    _send(page, "Think for a long time")
+    page.wait_for_selector("#chat-stop:not([disabled])", timeout=WAIT_MS)
+    thread = page.inner_text("#chat-status").split("session ")[1].strip()
+    time.sleep(1)  # the model call is under way
+    page.click("#chat-stop")
+
+    page.wait_for_selector(".msg.status", timeout=WAIT_MS)
+    assert "stopped; send a message to continue" in page.inner_text("#chat-log")
+    runs = running.api("GET", f"/threads/{thread}/runs")
+    assert [run["status"] for run in runs] == ["interrupted"]  # cancelled, not finished
+    assert "Too late" not in page.inner_text("#chat-log")
+
+    page.fill("#chat-task", "Continue after the stop")
+    page.click("#chat-send")
+    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    assert "Continued where we were." in page.inner_text("#chat-log")
+    assert page.inner_text("#chat-status") == f"completed · session {thread}"  # same session
+
+
+def test_delete_a_session(page: Any, console: tuple[Console, Path]) -> None:
+    running, _ = console
+    _send(page, "List the files to delete later")
+    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    thread = page.inner_text("#chat-status").split("session ")[1].strip()
+    page.click("header nav button[data-page=sessions]")
+    row = page.locator(f"#sessions tr[data-thread='{thread}']")
+    row.wait_for(timeout=WAIT_MS)
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.locator("button", has_text="Delete").click()
+
+    row.wait_for(state="detached", timeout=WAIT_MS)
+    headers = {"X-Jarvis-Token": running.token}
+    assert httpx.get(f"{running.base}/api/threads/{thread}", headers=headers).status_code == 404
+
+
+def test_a_remote_address_needs_the_explicit_flag(workspace: Path) -> None:
+    done = run_process(["ui", "--host", "0.0.0.0", "--port", str(_free_port())], cwd=workspace)
+
+    assert done.returncode == 2
+    assert "error: --host 0.0.0.0 lets other machines reach the console; add --allow-remote" in (
+        done.stderr
+    )
