@@ -9,8 +9,12 @@ pages speak the same API as the LangGraph SDK and Studio.
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import hmac
 import json
+import re
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -43,6 +47,8 @@ SAFE_METHODS = ("GET", "HEAD")
 PASSED_HEADERS = ("content-type", "accept", "last-event-id")
 """Request headers passed to the API server (never the cookie or the token)."""
 MAX_EXCERPT_LINES = 200
+MAX_UPLOAD_BYTES = 25_000_000
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
 
 REFUSED_PAGE = """<!doctype html><meta charset="utf-8"><title>Jarvis console</title>
 <body style="font-family: sans-serif; margin: 3em">
@@ -82,6 +88,20 @@ def create_app(config: ConsoleConfig) -> Starlette:
     async def code(request: Request) -> Response:
         return _excerpt(config.workspace, request.query_params)
 
+    async def task(request: Request) -> Response:
+        try:
+            body = await request.json()
+            given = [(str(f["name"]), base64.b64decode(f["data"])) for f in body.get("files", [])]
+            text = str(body["task"])
+        except (ValueError, KeyError, TypeError) as exc:
+            detail = f"send {{task, files: [{{name, data (base64)}}]}}: {exc}"
+            return JSONResponse({"detail": detail}, status_code=400)
+        try:
+            made = await asyncio.to_thread(attach, config.workspace, text, given)
+        except ValueError as exc:  # ImageError, ConfigError, a file too large
+            return JSONResponse({"detail": str(exc)}, status_code=400)
+        return JSONResponse(made)
+
     async def api(request: Request) -> Response:
         path = request.path_params["path"]
         headers = {k: v for k, v in request.headers.items() if k.lower() in PASSED_HEADERS}
@@ -113,6 +133,7 @@ def create_app(config: ConsoleConfig) -> Starlette:
         Route("/", index),
         Route("/console/info", info),
         Route("/console/code", code),
+        Route("/console/task", task, methods=["POST"]),
         Route("/api/{path:path}", api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -194,6 +215,57 @@ def _excerpt(workspace: Path, params: Any) -> Response:
     first, last = max(1, line - around), min(len(lines), line + around)
     body = [{"number": n, "text": lines[n - 1]} for n in range(first, last + 1)]
     return JSONResponse({"file": name, "line": line, "lines": body})
+
+
+def attach(workspace: Path, task: str, files: list[tuple[str, bytes]]) -> dict[str, Any]:
+    """Save uploaded files in ``<workspace>/.jarvis/uploads/``; the run input for ``task``.
+
+    Images go to the model as ``jarvis run --image`` sends them (or as the text tesseract
+    reads, for a model without vision); other files are named in the task by their path.
+
+    Raises:
+        ValueError: A file is too large, an image cannot be sent, or the config is broken.
+    """
+    folder = workspace / ".jarvis" / "uploads"
+    folder.mkdir(parents=True, exist_ok=True)
+    images: list[Path] = []
+    others: list[str] = []
+    for name, data in files:
+        if len(data) > MAX_UPLOAD_BYTES:
+            msg = (
+                f"{name} is {len(data)} bytes; files up to {MAX_UPLOAD_BYTES} bytes can be attached"
+            )
+            raise ValueError(msg)
+        safe = re.sub(r"[^\w.-]", "_", Path(name).name)[:80] or "file"
+        path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}"
+        path.write_bytes(data)
+        if path.suffix.lower() in IMAGE_SUFFIXES:
+            images.append(path)
+        else:
+            others.append(path.relative_to(workspace).as_posix())
+    if others:
+        task += "\n\nAttached files (in the workspace): " + ", ".join(others)
+    note = None
+    graph_input: dict[str, Any] = {"task": task}
+    if images:
+        # deferred: the platform and image modules load only when images are attached
+        from jarvis_graph.runtime.task_input import task_with_images
+
+        graph_input, note = task_with_images({"workspace": str(workspace)}, task, images)
+        graph_input = {
+            "task": graph_input["task"],
+            **(
+                {
+                    "messages": [
+                        {"role": "user", "content": m.content} for m in graph_input["messages"]
+                    ]
+                }
+                if "messages" in graph_input
+                else {}
+            ),
+        }
+    saved = [p.relative_to(workspace).as_posix() for p in images] + others
+    return {"input": graph_input, "note": note, "saved": saved}
 
 
 def langgraph_config(path: Path) -> Path:

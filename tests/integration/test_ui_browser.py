@@ -34,6 +34,7 @@ WAIT_MS = 60_000
 SCRIPT = {
     "turns": [
         {"when": "Continue after the stop", "text": "Continued where we were. !!!COMPLETE!!!"},
+        {"when": "Read the attachments", "text": "Read them. !!!COMPLETE!!!"},
         {"when": "Think for a long time", "delay": 120, "text": "Too late. !!!COMPLETE!!!"},
         {"when": "List the files", "tool_calls": [{"name": "list_files", "args": {"path": "."}}]},
         {"when": "List the files", "text": "The workspace holds data.csv. !!!COMPLETE!!!"},
@@ -396,3 +397,34 @@ def test_a_remote_address_needs_the_explicit_flag(workspace: Path) -> None:
     assert "error: --host 0.0.0.0 lets other machines reach the console; add --allow-remote" in (
         done.stderr
     )
+
+
+def test_attach_a_file_and_an_image(
+    page: Any, console: tuple[Console, Path], tmp_path: Path
+) -> None:
+    from PIL import Image, ImageDraw, ImageFont
+
+    running, ws = console
+    notes = tmp_path / "notes.txt"
+    notes.write_text("meeting at noon\n")
+    picture = Image.new("RGB", (900, 160), "white")
+    ImageDraw.Draw(picture).text((20, 40), "TOTAL 270.00 EUR", fill="black",
+                                 font=ImageFont.load_default(size=64))  # fmt: skip
+    picture.save(tmp_path / "receipt.png")
+    page.click("#chat-new")
+    page.set_input_files("#chat-files", [str(notes), str(tmp_path / "receipt.png")])
+    page.fill("#chat-task", "Read the attachments")
+    page.click("#chat-send")
+
+    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    log = page.inner_text("#chat-log")
+    assert "📎 notes.txt, receipt.png" in log
+    assert "does not take images: sending the text tesseract read in them" in log  # scripted
+    uploads = sorted(p.name for p in (ws / ".jarvis" / "uploads").iterdir())
+    assert any(n.endswith("-notes.txt") for n in uploads) and any(
+        n.endswith("-receipt.png") for n in uploads
+    )
+    thread = page.inner_text("#chat-status").split("session ")[1].strip()
+    task = running.api("GET", f"/threads/{thread}/state")["values"]["task"]
+    assert "Attached files (in the workspace): .jarvis/uploads/" in task and "-notes.txt" in task
+    assert "Text read from the image" in task and "TOTAL 270.00 EUR" in task

@@ -154,13 +154,35 @@ async function send(event) {
   if (!task) return;
   const graph = $("#chat-agent").value;
   if (!state.thread) state.thread = (await api("POST", "/threads", { metadata: { jarvis_graph: graph } })).thread_id;
+  const files = [...$("#chat-files").files];
+  let input = { task };
+  if (files.length) {
+    const sent = await Promise.all(files.map(async (f) => ({ name: f.name, data: await base64Of(f) })));
+    const reply = await fetch("/console/task", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ task, files: sent }),
+    });
+    const made = await reply.json();
+    if (!reply.ok) { say(`error: ${made.detail}`, "error"); return; }
+    input = made.input;
+    if (made.note) say(made.note, "status");
+    $("#chat-files").value = "";
+  }
   $("#chat-task").value = "";
-  say(task, "user");
+  say(files.length ? `${task}\n📎 ${files.map((f) => f.name).join(", ")}` : task, "user");
   $("#chat-status").textContent = `running · session ${state.thread}`;
   await runStream({
     assistant_id: assistantId(graph),
-    input: { task },
+    input,
     context: { workspace: state.info.workspace, non_interactive: false },
+  });
+}
+
+function base64Of(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).split(",", 2)[1] || "");
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
   });
 }
 
