@@ -428,3 +428,97 @@ def test_attach_a_file_and_an_image(
     task = running.api("GET", f"/threads/{thread}/state")["values"]["task"]
     assert "Attached files (in the workspace): .jarvis/uploads/" in task and "-notes.txt" in task
     assert "Text read from the image" in task and "TOTAL 270.00 EUR" in task
+
+
+def test_a_sarif_report_and_a_verified_finding_with_its_evidence(
+    page: Any, console: tuple[Console, Path], tmp_path: Path
+) -> None:
+    from jarvis_graph.security import scan_path
+    from jarvis_graph.security.report import to_json
+
+    _, ws = console
+    sarif = tmp_path / "scan.sarif"
+    run_process(["sec", "scan", ".", "--format", "sarif", "-o", str(sarif)], cwd=ws)
+    page.click("header nav button[data-page=security]")
+    page.set_input_files("#report-file", str(sarif))
+    page.wait_for_selector(".finding .hit", timeout=WAIT_MS)
+    assert "copy.c:7" in page.inner_text(".finding") and "CWE-787" in page.inner_text(".finding")
+
+    # a report whose finding carries a verdict, in the shape the verifier records it
+    result = scan_path(ws, ("c",))
+    (issue,) = [i for i in result.issues if i.line == 7]
+    verdict = {
+        "verdict": "confirmed",
+        "reasoning": "argv[1] has any length and small holds 8 bytes, so strcpy overflows it",
+        "grounded": True,
+        "evidence": [{"location": "copy.c:6-7", "code": "strcpy(small, argv[1]);"}],
+    }
+    verified = tmp_path / "verified.json"
+    verified.write_text(to_json(result, {issue.id: verdict}))
+    page.set_input_files("#report-file", str(verified))
+    page.select_option("#f-verdict", "confirmed")
+    page.wait_for_function("document.querySelector('#report p').textContent === '1 of 2 findings'")
+    shown = page.inner_text(".finding .verdict")
+    assert "verdict: confirmed argv[1] has any length" in shown
+    assert "evidence copy.c:6-7: strcpy(small, argv[1]);" in shown
+
+
+def test_memory_by_tag_and_export(page: Any, console: tuple[Console, Path], tmp_path: Path) -> None:
+    _, ws = console
+    for fact, tag in (("Deploys happen on Tuesdays", "process"), ("Lunch is at noon", "office")):
+        assert run_process(["memory", "save", fact, "--tag", tag], cwd=ws).returncode == 0
+    page.click("header nav button[data-page=memory]")
+    page.wait_for_selector("#memory-namespace option", state="attached", timeout=WAIT_MS)
+    page.fill("#memory-tag", "process")
+    page.click("#memory-form button[type=submit]")
+    page.wait_for_selector(".memory", timeout=WAIT_MS)
+    texts = [t.input_value() for t in page.locator(".memory textarea").all()]
+    assert texts == ["Deploys happen on Tuesdays"]
+
+    with page.expect_download() as download:
+        page.click("#memory-export")
+    exported = json.loads(Path(download.value.path()).read_text())
+    assert [item["value"]["content"] for item in exported] == ["Deploys happen on Tuesdays"]
+    assert download.value.suggested_filename == "jarvis-memory.json"
+
+
+def test_attach_to_a_running_api_server_or_say_it_does_not_answer(
+    console: tuple[Console, Path], tmp_path: Path, workspace: Path
+) -> None:
+    running, _ = console
+    api = re.search(r"LangGraph API: (\S+)", running.log.read_text()).group(1)
+    port = _free_port()
+    log = tmp_path / "second.log"
+    with log.open("wb") as out:
+        second = subprocess.Popen(
+            [sys.executable, "-m", "jarvis_graph.cli", "ui", "--api", api, "--port", str(port)],
+            cwd=workspace, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while "Jarvis console:" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        text = log.read_text()
+        token = re.search(r"\?token=(\S+)", text).group(1)
+        assert "starting the LangGraph API server" not in text  # it used the one given
+        assert f"LangGraph API: {api}" in text
+        headers = {"X-Jarvis-Token": token, "Origin": f"http://127.0.0.1:{port}"}
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                found = httpx.post(
+                    f"http://127.0.0.1:{port}/api/assistants/search", json={}, headers=headers
+                )
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        assert {"agent", "planner"} <= {a["graph_id"] for a in found.json()}
+    finally:
+        os.killpg(second.pid, signal.SIGINT)
+        second.wait(timeout=30)
+
+    refused = run_process(["ui", "--api", f"http://127.0.0.1:{_free_port()}"], cwd=workspace)
+    assert refused.returncode == 1
+    assert "error: the LangGraph API server at http://127.0.0.1:" in refused.stderr
+    assert "did not answer within 10 s" in refused.stderr

@@ -350,10 +350,11 @@ async function searchMemory(event) {
   const prefix = $("#memory-namespace").value ? JSON.parse($("#memory-namespace").value) : [];
   const query = $("#memory-query").value.trim();
   const tag = $("#memory-tag").value.trim();
-  const body = { namespace_prefix: prefix, limit: 50 };
+  const body = { namespace_prefix: prefix, limit: tag ? 500 : 50 };
   if (query) body.query = query;
-  if (tag) body.filter = { tags: tag };
   const found = await api("POST", "/store/items/search", body);
+  // a store filter matches whole values only: "has this tag" is checked here
+  if (tag) found.items = (found.items || []).filter((item) => (item.value?.tags || []).includes(tag)).slice(0, 50);
   const box = $("#memory-results");
   box.replaceChildren();
   for (const item of found.items || []) {
@@ -381,15 +382,30 @@ function exportMemory() {
 // ---- security reports -----------------------------------------------------------------
 function findingsOf(report) {
   if (Array.isArray(report.issues)) return report.issues;
+  // SARIF 2.1.0, as jarvis sec scan --format sarif writes it
   return (report.runs || []).flatMap((run) => (run.results || []).map((r) => {
     const where = r.locations?.[0]?.physicalLocation || {};
+    const props = r.properties || {};
+    const evidence = (r.relatedLocations || []).map((rel) => {
+      const at = rel.physicalLocation || {};
+      const region = at.region || {};
+      return { location: `${at.artifactLocation?.uri}:${region.startLine}-${region.endLine}`, code: region.snippet?.text || "" };
+    });
     return {
       file: where.artifactLocation?.uri || "", line: where.region?.startLine || 1,
-      pattern: r.ruleId, description: r.message?.text || "", severity: r.level || "",
-      cwe: (r.properties?.cwe || r.properties?.tags?.find?.((t) => /CWE/.test(t)) || ""),
-      verification: r.properties?.verification,
+      pattern: r.ruleId, description: r.message?.text || "", severity: r.level || "", cwe: props.cwe || "",
+      verification: props.verdict ? { verdict: props.verdict, reasoning: props.verdictReasoning, grounded: props.verdictGrounded, evidence } : undefined,
     };
   }));
+}
+
+function verdictOf(v) {
+  if (!v) return "";
+  const claimed = v.claimed ? ` (the verifier said ${v.claimed})` : "";
+  const box = el("div", { class: "verdict" }, el("strong", {}, `verdict: ${v.verdict}${claimed}`), ` ${v.reasoning || ""}`);
+  for (const item of v.evidence || []) box.append(el("div", { class: "mono" }, `evidence ${item.location}: ${item.code || ""}`));
+  if (v.grounded === false) box.append(el("div", {}, `not grounded: ${(v.grounding_problems || []).join("; ")}`));
+  return box;
 }
 
 async function loadReport(file) {
@@ -413,10 +429,7 @@ async function renderReport() {
   box.replaceChildren(el("p", {}, `${shown.length} of ${state.findings.length} findings`));
   for (const f of shown.slice(0, 200)) {
     const code = el("div", { class: "code" });
-    const verification = f.verification
-      ? el("div", {}, el("strong", {}, `verdict: ${f.verification.verdict}`), ` ${f.verification.reasoning || ""}`,
-        ...(f.verification.evidence || []).map((e) => el("div", { class: "mono" }, `${e.path}:${e.start_line}-${e.end_line}`)))
-      : "";
+    const verification = verdictOf(f.verification);
     box.append(el("div", { class: "finding" },
       el("div", {}, el("span", { class: `tag sev-${f.severity}` }, f.severity || "?"), el("span", { class: "tag" }, f.cwe || ""),
         el("span", { class: "mono" }, `${f.file}:${f.line}`), ` ${f.pattern || ""}`),
