@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
@@ -11,12 +12,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from jarvis_graph.ui.server import ConsoleConfig, create_app, langgraph_config
 
 START_TIMEOUT = 120.0
+PR_SET_PDEATHSIG = 1
 
 
 class ApiServerError(RuntimeError):
@@ -63,7 +66,13 @@ def api_server(workspace: Path, given: str = "") -> Iterator[str]:
     print("starting the LangGraph API server…", flush=True)  # noqa: T201 - progress for the user
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            cmd, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            cmd,
+            cwd=home,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_end_with_parent,
         )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -71,6 +80,15 @@ def api_server(workspace: Path, given: str = "") -> Iterator[str]:
         yield url
     finally:
         _stop(proc)
+
+
+def _end_with_parent() -> None:
+    """In the server's process: be sent SIGTERM when ``jarvis ui`` dies, even by kill -9."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:  # not Linux: the process group is still ended on a normal exit
+        pass
 
 
 def _wait_ok(
@@ -114,5 +132,14 @@ def serve_console(api_url: str, token: str, workspace: Path, host: str, port: in
     """Serve the console until interrupted."""
     import uvicorn
 
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    # uvicorn hands SIGTERM back to the process when it has shut down: end like Ctrl-C
+    # does, through the callers' cleanup (which stops the API server it started)
+    previous = signal.signal(signal.SIGTERM, stop)
     app = create_app(ConsoleConfig(api_url=api_url, token=token, workspace=workspace))
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        signal.signal(signal.SIGTERM, previous)

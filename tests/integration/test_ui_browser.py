@@ -522,3 +522,24 @@ def test_attach_to_a_running_api_server_or_say_it_does_not_answer(
     assert refused.returncode == 1
     assert "error: the LangGraph API server at http://127.0.0.1:" in refused.stderr
     assert "did not answer within 10 s" in refused.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_the_api_server_it_started_ends_with_it(
+    workspace: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    started = Console(workspace, tmp_path / "ui.log")
+    api = re.search(r"LangGraph API: (\S+)", started.log.read_text()).group(1)
+    assert httpx.get(f"{api}/ok").status_code == 200
+
+    os.kill(started.proc.pid, sig)  # the console process only, as a service manager would
+    started.proc.wait(timeout=30)
+
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"{api}/ok", timeout=1)
+        except httpx.HTTPError:
+            break  # the server is gone
+        assert time.monotonic() < deadline, f"{api} still answers after the console got {sig!r}"
+        time.sleep(0.3)
