@@ -115,7 +115,9 @@ def run_chain(chain: Chain, given: Mapping[str, Any], setup: RunSetup) -> str:
         raise ToolFailure(msg) from None
     try:
         out = graph.invoke(
-            {"chain": chain.name, "input": args, "status": "running"}, context=setup.context
+            {"chain": chain.name, "input": args, "status": "running"},
+            {"recursion_limit": len(chain.steps) + 10},  # one step a superstep, then finish
+            context=setup.context,
         )
     except GraphBubbleUp:  # a step asks for confirmation: the run pauses here
         raise

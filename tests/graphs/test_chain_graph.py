@@ -322,3 +322,21 @@ def test_a_secret_in_a_steps_result_never_reaches_the_checkpoint(
     )
     blobs = b"".join(p.read_bytes() for p in db.parent.rglob("*") if p.is_file() and p != db)
     assert key.encode() not in stored + blobs
+
+
+def test_a_long_chain_runs_past_langgraphs_default_step_limit(
+    tmp_path: Path, workspace: Path
+) -> None:
+    import jarvis_graph.graphs  # noqa: F401 - registers the chain graph, as every run does
+    from jarvis_graph.runtime.services import RunServices
+
+    folder = workspace / ".jarvis" / "chains"
+    folder.mkdir(parents=True)
+    steps = "".join(f"  - {{id: s{i}, tool: list_files}}\n" for i in range(40))
+    (folder / "long.yaml").write_text(f"steps:\n{steps}")
+    services = RunServices(JarvisContext(workspace=str(workspace), platform="scripted"))
+
+    report = services.tools["long"].invoke({})
+
+    assert report.startswith("Chain long completed: s0 succeeded,")
+    assert "s39 succeeded." in report
