@@ -32,6 +32,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "bench" / "results" / "doc_qa.json"
+CACHE = ROOT / "bench" / ".cache" / "doc_qa"
+TIMEOUT = 900
 
 PDF_PAGES = [
     (
@@ -281,37 +283,64 @@ def _answer_lines(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if line.strip() and not line.startswith(skip)]
 
 
-def answers(workspace: Path, model: str, steps: int, limit: int) -> dict[str, Any]:
+def answers(
+    workspace: Path, model: str, steps: int, limit: int, fresh: bool = False
+) -> dict[str, Any]:
     """The whole path: ``jarvis run`` with ``model`` on each question; answers with the fact.
 
-    Each run may make ``steps`` model calls (``--max-iterations``): ask, then answer.
+    Each run may make ``steps`` model calls (``--max-iterations``): ask, then answer. Each
+    answer is appended to ``bench/.cache/doc_qa/<model>.jsonl`` as it comes, so a stopped
+    run started again asks only the questions left (``--fresh`` starts over); a question
+    whose run passes ``TIMEOUT`` seconds counts as not answered.
     """
     platform_name, _, name = model.partition(":")
-    right, rows = 0, []
-    started = time.perf_counter()
+    progress = CACHE / f"{model.replace(':', '-').replace('/', '_')}-{steps}.jsonl"
+    CACHE.mkdir(parents=True, exist_ok=True)
+    if fresh:
+        progress.unlink(missing_ok=True)
+    done_before = {}
+    if progress.exists():
+        for line in progress.read_text().splitlines():
+            row = json.loads(line)
+            done_before[row["question"]] = row
     asked = QUESTIONS[:limit]
+    print(f"  {model}: {len(asked)} questions ({len(done_before)} answered before)", flush=True)
+    rows = []
     for question, file, _anchor, fact in asked:
+        if question in done_before:
+            rows.append(done_before[question])
+            continue
         task = f"Use ask_document on {file} to answer: {question}"
         args = [sys.executable, "-m", "jarvis_graph.cli", "run", "-n", "--platform", platform_name]
         args += ["--max-iterations", str(steps)]
-        done = subprocess.run(
-            [*args, *(["--model", name] if name else []), task],
-            cwd=workspace, capture_output=True, text=True, timeout=900,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )  # fmt: skip
-        answer = _answer_lines(done.stdout)
-        ok = fact.lower() in " ".join(answer).lower()
-        right += ok
-        rows.append(
-            {"question": question, "fact": fact, "ok": ok, "answer": " ".join(answer)[-300:]}
-        )
-        print(f"  {'ok ' if ok else 'no '} {question}", flush=True)
+        started = time.perf_counter()
+        try:
+            done = subprocess.run(
+                [*args, *(["--model", name] if name else []), task],
+                cwd=workspace, capture_output=True, text=True, timeout=TIMEOUT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )  # fmt: skip
+            answer = " ".join(_answer_lines(done.stdout))
+        except subprocess.TimeoutExpired:
+            answer = f"(no answer: the run passed {TIMEOUT} s)"
+        ok = fact.lower() in answer.lower()
+        row = {
+            "question": question,
+            "fact": fact,
+            "ok": ok,
+            "answer": answer[-300:],
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+        rows.append(row)
+        with progress.open("a") as out:
+            out.write(json.dumps(row) + "\n")
+        print(f"  {'ok ' if ok else 'no '} {question} ({row['seconds']} s)", flush=True)
     return {
         "model": model,
-        "with_fact": right,
+        "with_fact": sum(bool(r["ok"]) for r in rows),
         "of": len(asked),
         "steps": steps,
-        "seconds_per_question": round((time.perf_counter() - started) / len(asked), 1),
+        "seconds_per_question": round(sum(r.get("seconds", 0) for r in rows) / len(rows), 1),
         "rows": rows,
     }
 
@@ -323,6 +352,7 @@ def main() -> None:
     )
     parser.add_argument("--steps", type=int, default=6, help="model calls a run may make")
     parser.add_argument("--limit", type=int, default=30, help="answer only the first N questions")
+    parser.add_argument("--fresh", action="store_true", help="forget answers of earlier runs")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="jarvis-doc-qa-") as tmp:
@@ -344,7 +374,7 @@ def main() -> None:
             where = f"want {miss['want']}, got {miss['got']}"
             print(f"  missed ({miss['scope']}): {miss['question']} ({where})")
         if args.answers:
-            result["answers"] = answers(workspace, args.answers, args.steps, args.limit)
+            result["answers"] = answers(workspace, args.answers, args.steps, args.limit, args.fresh)
             a = result["answers"]
             print(f"answers with the expected fact ({args.answers}): {a['with_fact']}/{a['of']}, "
                   f"{a['seconds_per_question']} s a question")  # fmt: skip
