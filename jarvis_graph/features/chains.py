@@ -23,6 +23,7 @@ from jarvis_graph.features.base import Feature, RunSetup
 from jarvis_graph.graph_registry import graph_named
 from jarvis_graph.tools.base import ToolFailure, ToolInputError
 from jarvis_graph.tools.registry import group_patterns, in_group
+from jarvis_graph.tools.sub_runs import note_sub_run
 
 PROBLEMS = "_jarvis_chain_problems"
 """Where the chains' problems of a run are kept on its setup (found when tools are chosen)."""
@@ -124,6 +125,8 @@ def run_chain(chain: Chain, given: Mapping[str, Any], setup: RunSetup) -> str:
     except Exception as exc:
         msg = f"the chain {chain.name} failed: {type(exc).__name__}: {exc}"
         raise ToolFailure(msg) from exc
+    steps = {sid: r.get("status") for sid, r in (out.get("steps") or {}).items()}
+    note_sub_run({"kind": "chain", "name": chain.name, "status": out.get("status"), "steps": steps})
     report = str(out.get("output") or f"Chain {chain.name} ended without output.")
     if out.get("status") != "completed":
         raise ToolFailure(report)

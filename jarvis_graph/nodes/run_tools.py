@@ -28,6 +28,7 @@ from jarvis_graph.state import AgentState, is_task_message
 from jarvis_graph.tools.base import ToolEnv, limit_output
 from jarvis_graph.tools.invoke import invoke_tool
 from jarvis_graph.tools.registry import is_risky
+from jarvis_graph.tools.sub_runs import take_sub_run
 
 NOT_AGAIN = "Not run again:"
 LOCAL_WINDOW_SHARE = 0.6
@@ -160,7 +161,14 @@ def _run_one(
             "output_path": saved,
         },
     )
-    return ToolMessage(content=text, tool_call_id=call_id, name=name or "unknown", status=status)
+    sub_run = take_sub_run(call_id)  # a chain or sub-agent the call ran: the thread's tree
+    return ToolMessage(
+        content=text,
+        tool_call_id=call_id,
+        name=name or "unknown",
+        status=status,
+        artifact={"sub_run": sub_run} if sub_run else None,
+    )
 
 
 def route_after_tools(

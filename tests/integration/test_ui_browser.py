@@ -35,6 +35,42 @@ SCRIPT = {
     "turns": [
         {"when": "Continue after the stop", "text": "Continued where we were. !!!COMPLETE!!!"},
         {"when": "Read the attachments", "text": "Read them. !!!COMPLETE!!!"},
+        # a sub-agent whose run calls a tool chain, and the planner of examples/plan_script
+        {"when": "SUB-TASK: list", "tool_calls": [{"name": "quick", "args": {}}]},
+        {"when": "SUB-TASK: list", "text": "The chain listed 3 files. !!!COMPLETE!!!"},
+        {
+            "when": "Delegate the listing",
+            "tool_calls": [
+                {
+                    "name": "sub_agent",
+                    "args": {"task": "SUB-TASK: list the files with the quick chain"},
+                }
+            ],
+        },
+        {"when": "Delegate the listing", "text": "Delegated. !!!COMPLETE!!!"},
+        {"when": "<RESULT_SUMMARY>", "text": "Both steps are done. !!!COMPLETE!!!"},
+        {
+            "when": "Decide whether the task(?:(?!This is step).)*$",
+            "tool_calls": [
+                {
+                    "name": "PlanDecision",
+                    "args": {
+                        "split": True,
+                        "reason": "two independent questions",
+                        "steps": [
+                            {"id": "rows", "task": "Count the data rows of data.csv"},
+                            {"id": "files", "task": "Name the C files of the workspace"},
+                        ],
+                    },
+                }
+            ],
+        },
+        {
+            "when": "Decide whether the task",
+            "tool_calls": [{"name": "PlanDecision", "args": {"split": False, "reason": "small"}}],
+        },
+        {"when": "Count the data rows", "text": "data.csv has 1 data row. !!!COMPLETE!!!"},
+        {"when": "Name the C files", "text": "copy.c is the only C file. !!!COMPLETE!!!"},
         {"when": "Think for a long time", "delay": 120, "text": "Too late. !!!COMPLETE!!!"},
         {"when": "List the files", "tool_calls": [{"name": "list_files", "args": {"path": "."}}]},
         {"when": "List the files", "text": "The workspace holds data.csv. !!!COMPLETE!!!"},
@@ -125,6 +161,12 @@ def console(home: Path) -> Iterator[tuple[Console, Path]]:
     (ws / "copy.c").write_text(
         "#include <string.h>\n#include <stdio.h>\n\nint main(int argc, char **argv)\n{\n"
         "    char small[8];\n    strcpy(small, argv[1]);\n    puts(small);\n    return 0;\n}\n"
+    )
+    chains = ws / ".jarvis" / "chains"
+    chains.mkdir()
+    (chains / "quick.yaml").write_text(
+        "steps:\n  - {id: one, tool: list_files}\n"
+        "  - {id: two, tool: search_files, args: {pattern: a}}\n"
     )
     script = ws / ".jarvis" / "script.yaml"
     script.write_text(json.dumps(SCRIPT))
@@ -543,3 +585,40 @@ def test_the_api_server_it_started_ends_with_it(
             break  # the server is gone
         assert time.monotonic() < deadline, f"{api} still answers after the console got {sig!r}"
         time.sleep(0.3)
+
+
+def test_the_tree_of_sub_runs_shows_plan_steps_sub_agents_and_chains(
+    page: Any, console: tuple[Console, Path], tmp_path: Path
+) -> None:
+    _send(page, "Delegate the listing to a helper")
+    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    delegated = page.inner_text("#chat-status").split("session ")[1].strip()
+    page.click("#chat-new")
+    page.select_option("#chat-agent", "planner")
+    page.fill("#chat-task", "How many rows has data.csv, and which C files are there?")
+    page.click("#chat-send")
+    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    planned = page.inner_text("#chat-status").split("session ")[1].strip()
+    page.select_option("#chat-agent", "agent")
+
+    page.click("header nav button[data-page=sessions]")
+    page.locator(f"#sessions tr[data-thread='{delegated}'] button", has_text="Tree").click()
+    tree = page.wait_for_selector("#tree", timeout=WAIT_MS).inner_text()
+    task = "SUB-TASK: list the files with the quick chain"
+    assert f"└ sub-agent · completed · {task} → The chain listed 3 files." in tree
+    assert (
+        "    └ chain quick · completed · one succeeded, two succeeded" in tree
+    )  # inside the sub-agent
+    page.screenshot(path=str(tmp_path / "tree.png"), full_page=True)
+
+    page.locator(f"#sessions tr[data-thread='{planned}'] button", has_text="Tree").click()
+    page.wait_for_function("document.querySelector('#tree').textContent.includes('step rows')")
+    tree = page.inner_text("#tree")
+    assert (
+        "└ step rows · completed · Count the data rows of data.csv → data.csv has 1 data row."
+        in tree
+    )
+    assert (
+        "└ step files · completed · Name the C files of the workspace → copy.c is the only C file."
+        in tree
+    )

@@ -299,6 +299,7 @@ async function loadSessions() {
       el("td", {}, task.slice(0, 90)),
       el("td", { class: "mono" }, (thread.updated_at || "").slice(0, 19).replace("T", " ")),
       el("td", {},
+        el("button", { onclick: () => showTree(thread.thread_id) }, "Tree"),
         el("button", { onclick: () => openSession(thread.thread_id) }, "History"),
         el("button", { onclick: () => openInChat(thread.thread_id) }, "Open"),
         el("button", { onclick: () => deleteSession(thread.thread_id) }, "Delete"))));
@@ -319,6 +320,41 @@ async function openSession(threadId) {
       el("td", {}, el("button", { onclick: () => fork(threadId, id) }, "Fork here"))));
   }
   box.append(table);
+}
+
+// The tree of sub-runs, from the thread's own state: plan steps, and the chains and
+// sub-agents tool calls ran (kept on their tool messages' artifacts).
+function subRunLines(runs, depth) {
+  const lines = [];
+  for (const run of runs) {
+    const pad = "  ".repeat(depth);
+    if (run.kind === "chain") {
+      const steps = Object.entries(run.steps || {}).map(([id, st]) => `${id} ${st}`).join(", ");
+      lines.push(`${pad}└ chain ${run.name} · ${run.status} · ${steps}`);
+    } else {
+      lines.push(`${pad}└ ${run.kind} · ${run.status} · ${run.task}${run.answer ? ` → ${run.answer}` : ""}`);
+    }
+    lines.push(...subRunLines(run.children || [], depth + 1));
+  }
+  return lines;
+}
+
+function treeOf(values) {
+  const lines = [`${values.status || "?"} · ${values.task || ""}`];
+  const results = values.step_results || {};
+  for (const step of values.plan || []) {
+    const done = results[step.id] || {};
+    const answer = done.answer ? ` → ${done.answer.slice(0, 160)}` : "";
+    lines.push(`  └ step ${step.id} · ${done.status || "not run"} · ${step.task}${answer}`);
+  }
+  const runs = (values.messages || []).map((m) => m.artifact?.sub_run).filter(Boolean);
+  lines.push(...subRunLines(runs, 1));
+  return lines.join("\n");
+}
+
+async function showTree(threadId) {
+  const snapshot = await api("GET", `/threads/${threadId}/state`);
+  $("#session-detail").replaceChildren(el("h3", {}, `Session ${threadId}: sub-runs`), el("pre", { id: "tree" }, treeOf(snapshot.values || {})));
 }
 
 async function fork(threadId, checkpointId) {

@@ -1,0 +1,46 @@
+"""What a tool that starts a run of its own (a tool chain, a sub-agent) says about that run.
+
+The tool notes a short summary of the sub-run under its tool call's id; ``run_tools``
+takes it and keeps it as the tool message's ``artifact`` (``{"sub_run": {...}}``), so
+the thread's own state shows its tree of sub-runs to any client of the LangGraph API (the
+web console), not only to a reader of the checkpoint store. Summaries hold statuses,
+names and short answers: nothing a tool result would not hold.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+_NOTES: dict[str, dict[str, Any]] = {}
+_LOCK = threading.Lock()
+
+
+def note_sub_run(summary: dict[str, Any]) -> None:
+    """Keep ``summary`` for the tool call in progress (nothing outside a tool call)."""
+    # deferred: langgraph is loaded by any run this is called in
+    from langgraph.config import get_config
+
+    try:
+        call_id = (get_config().get("metadata") or {}).get("jarvis_tool_call_id")
+    except RuntimeError:  # not inside a graph run
+        return
+    if call_id:
+        with _LOCK:
+            _NOTES[str(call_id)] = summary
+
+
+def take_sub_run(call_id: str) -> dict[str, Any] | None:
+    """The summary noted for ``call_id``, once."""
+    with _LOCK:
+        return _NOTES.pop(call_id, None)
+
+
+def sub_runs_of(messages: list[Any]) -> list[dict[str, Any]]:
+    """The sub-run summaries kept on the tool messages of ``messages``, in order."""
+    found = []
+    for message in messages:
+        artifact = getattr(message, "artifact", None)
+        if isinstance(artifact, dict) and isinstance(artifact.get("sub_run"), dict):
+            found.append(artifact["sub_run"])
+    return found
