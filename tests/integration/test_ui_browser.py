@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,11 +22,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.browser import chromium
 from tests.support.cli import run_process
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 STARTUP = 150.0
 WAIT_MS = 60_000
 
@@ -187,16 +186,8 @@ def console(home: Path) -> Iterator[tuple[Console, Path]]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as play:
-        launched = play.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-background-networking"],
-        )
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture
