@@ -236,9 +236,20 @@ def test_without_the_token_every_call_is_refused(console: tuple[Console, Path]) 
 def test_chat_runs_a_task_and_shows_tool_call_and_answer(
     page: Any, console: tuple[Console, Path], tmp_path: Path
 ) -> None:
+    page.evaluate(
+        """() => {
+        window.pieces = [];  // the streamed answer as it grows, token by token
+        new MutationObserver((records) => records.forEach((r) => {
+          if (r.target.classList?.contains("live")) window.pieces.push(r.target.textContent);
+        })).observe(document.querySelector("#chat-log"), { childList: true, subtree: true });
+        }"""
+    )
     _send(page, "List the files of the workspace")
 
-    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
+    pieces = page.evaluate("window.pieces")
+    assert len(pieces) >= 3, pieces  # streamed in pieces, not shown at the end only
+    assert pieces[0] == "The " and pieces[-1].startswith("The workspace holds data.csv.")
     log = page.inner_text("#chat-log")
     assert "List the files of the workspace" in log
     assert '⚙ list_files {"path":"."} ✓' in log
@@ -275,7 +286,7 @@ def test_an_approval_asks_and_the_decision_resumes_the_run(
     page.select_option("#approval select", decision)
     page.click("#approval-submit")
 
-    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
     assert page.is_hidden("#approval")
     if written is None:
         assert not (ws / "note.txt").exists()
@@ -291,7 +302,7 @@ def test_sessions_list_and_fork_from_a_checkpoint(
 ) -> None:
     running, _ = console
     _send(page, "List the files again")
-    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
     thread = page.inner_text("#chat-status").split("session ")[1].strip()
 
     page.click("header nav button[data-page=sessions]")
@@ -401,7 +412,7 @@ def test_stop_a_run_then_continue_the_session(page: Any, console: tuple[Console,
 
     page.fill("#chat-task", "Continue after the stop")
     page.click("#chat-send")
-    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
     assert "Continued where we were." in page.inner_text("#chat-log")
     assert page.inner_text("#chat-status") == f"completed · session {thread}"  # same session
 
@@ -409,7 +420,7 @@ def test_stop_a_run_then_continue_the_session(page: Any, console: tuple[Console,
 def test_delete_a_session(page: Any, console: tuple[Console, Path]) -> None:
     running, _ = console
     _send(page, "List the files to delete later")
-    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
     thread = page.inner_text("#chat-status").split("session ")[1].strip()
     page.click("header nav button[data-page=sessions]")
     row = page.locator(f"#sessions tr[data-thread='{thread}']")
@@ -449,7 +460,7 @@ def test_attach_a_file_and_an_image(
     page.fill("#chat-task", "Read the attachments")
     page.click("#chat-send")
 
-    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
     log = page.inner_text("#chat-log")
     assert "📎 notes.txt, receipt.png" in log
     assert "does not take images: sending the text tesseract read in them" in log  # scripted
@@ -582,13 +593,13 @@ def test_the_tree_of_sub_runs_shows_plan_steps_sub_agents_and_chains(
     page: Any, console: tuple[Console, Path], tmp_path: Path
 ) -> None:
     _send(page, "Delegate the listing to a helper")
-    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
     delegated = page.inner_text("#chat-status").split("session ")[1].strip()
     page.click("#chat-new")
     page.select_option("#chat-agent", "planner")
     page.fill("#chat-task", "How many rows has data.csv, and which C files are there?")
     page.click("#chat-send")
-    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
     planned = page.inner_text("#chat-status").split("session ")[1].strip()
     page.select_option("#chat-agent", "agent")
 

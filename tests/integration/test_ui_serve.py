@@ -96,7 +96,7 @@ def test_a_task_from_the_console_is_a_thread_of_every_worker_and_a_cli_session(
     page.wait_for_selector("body[data-ready=true]", timeout=WAIT_MS)
     page.fill("#chat-task", "Which files are there?")
     page.click("#chat-send")
-    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
     assert "One file: notes.md." in page.inner_text("#chat-log")
     thread = page.inner_text("#chat-status").split("session ")[1].strip()
     context.close()
