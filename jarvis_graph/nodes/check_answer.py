@@ -15,7 +15,12 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext
-from jarvis_graph.features.answer_check import evidence_of, problems, workspace_digest
+from jarvis_graph.features.answer_check import (
+    action_problems,
+    evidence_of,
+    problems,
+    workspace_digest,
+)
 from jarvis_graph.marker import strip_complete_marker
 from jarvis_graph.messages import last_ai, text_of
 from jarvis_graph.runtime.services import RunServices, services_of
@@ -56,7 +61,7 @@ def check_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     update: dict[str, Any] = {"answer_problems": found}
     left = services.settings.answer_check_retries - checks_since_task(messages)
     if found and left > 0 and state.get("iteration", 0) < state.get("max_iterations", 1 << 30):
-        listed = "\n".join(f"- {p}" for p in found)
+        listed = "\n".join(f"- {p}" for p in told_first(found))
         note = (
             f"Your answer is not supported by what the tools returned:\n{listed}\n"
             "Use the tools to do or check what is missing, then answer again. If a tool "
@@ -64,6 +69,15 @@ def check_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
         )
         update["messages"] = [HumanMessage(content=note, name=CHECK_NAME)]
     return update
+
+
+def told_first(found: list[str]) -> list[str]:
+    """What a notice tells the model: an action asked for and not done, alone, if any.
+
+    The action's result is what the rest is checked against next time; told both, a small
+    model fixes the numbers with the wrong tool and never does the action.
+    """
+    return action_problems(found) or found
 
 
 def tools_asked_for(problems: list[str], tools: Iterable[str]) -> list[str] | None:
@@ -76,7 +90,7 @@ def tools_asked_for(problems: list[str], tools: Iterable[str]) -> list[str] | No
     """
     names = list(tools)
     asked: set[str] = set()
-    for problem in problems:
+    for problem in told_first(problems):
         named = {n for n in names if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", problem)}
         if not named:
             return None

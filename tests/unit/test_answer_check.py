@@ -823,9 +823,11 @@ def test_the_tools_a_notice_names_are_those_the_next_turn_is_offered() -> None:
     ran = "the task asks to run something, but no tool ran anything: do it with execute_script"
     number = "the number 7 appears in no tool result: compute it with compute or execute_script"
     assert tools_asked_for([ran], tools) == ["execute_script"]
-    assert tools_asked_for([ran, number], tools) == ["execute_script", "compute"]
+    # an action not done is told alone: its tools only, not compute for the numbers
+    assert tools_asked_for([ran, number], tools) == ["execute_script"]
+    assert tools_asked_for([number], tools) == ["execute_script", "compute"]
     # a problem that names no tool may need any of them: no narrowing
-    assert tools_asked_for([ran, "the answer repeats the task"], tools) is None
+    assert tools_asked_for([number, "the answer repeats the task"], tools) is None
     assert tools_asked_for([], tools) is None
     assert tools_asked_for(["read it with read_code_x"], tools) is None  # whole names only
 
@@ -838,3 +840,25 @@ def test_a_tool_the_task_names_is_not_a_term_the_answer_must_stand_on(tmp_path: 
     messages = conversation(task, ("ask_document", {"path": "manual.pdf"}, passage))
     assert check("24", messages, tmp_path) == []
     assert check("12", messages, tmp_path)  # a number the passage does not hold still fails
+
+
+def test_a_run_not_done_comes_back_with_the_call_of_the_command_the_task_quotes(
+    tmp_path: Path,
+) -> None:
+    # the 0.5B searched for data.csv twice, then answered "1, 2" for `make demo`'s task
+    task = (
+        "Look at the files in this workspace, then run `python3 report.py` and tell me the "
+        "total it prints and how many rows it read."
+    )
+    messages = conversation(task, ("search_files", {"pattern": "data.csv"}, "no matches"))
+    told = problems("1, 2", task, evidence_of(messages, META), tmp_path, None, META)
+    found = [p for p in told if "to run something" in p]
+    assert found == [
+        "the task asks to run something, but no tool ran anything: do it with execute_script, "
+        'then answer, for example execute_script with {"script": "python3 report.py"}'
+    ]
+    # backticks around a file name are not a command to run
+    other = "Run the report on `data.csv` and give the total."
+    told = problems("3", other, evidence_of(conversation(other), META), tmp_path, None, META)
+    [plain] = [p for p in told if "to run something" in p]
+    assert plain.endswith("do it with execute_script, then answer")

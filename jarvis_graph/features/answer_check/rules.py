@@ -108,7 +108,12 @@ def problems(
     found = _unsupported_numbers(answer, f"{evidence.text}\n{counts}")
     found = found or _aggregate_not_computed(answer, task, asked, evidence, tools)
     found += _actions_not_done(
-        asked, evidence.calls, changed, tools, _edit_example(task, workspace, tools)
+        asked,
+        evidence.calls,
+        changed,
+        tools,
+        _edit_example(task, workspace, tools),
+        _run_example(task, tools),
     )
     found += _failure_not_said(answer, task, asked, evidence.calls)
     found = found or _never_ran(answer, asked, evidence.calls)
@@ -260,6 +265,7 @@ def _actions_not_done(
     changed: bool | None,
     offered: dict[str, dict[str, Any]],
     example: str = "",
+    run_example: str = "",
 ) -> list[str]:
     found = []
     for kind in asked:
@@ -269,8 +275,44 @@ def _actions_not_done(
                 f"changed: do it{_with(kind, offered)}, then answer{example}"
             )
         elif not any(_does(kind, call) for call in calls if not call.failed or kind == "run"):
-            found.append(f"the task asks {_ASKED[kind]}: do it{_with(kind, offered)}, then answer")
+            shown = run_example if kind == "run" else ""
+            found.append(
+                f"the task asks {_ASKED[kind]}: do it{_with(kind, offered)}, then answer{shown}"
+            )
     return found
+
+
+def action_problems(found: list[str]) -> list[str]:
+    """The problems of ``found`` that are an action asked for and not done.
+
+    Told back alone: what the action returns is what the answer is checked against next
+    (asked both to run a command and to back its numbers, the 0.5B reached for compute
+    and never ran the command).
+    """
+    return [p for p in found if p.startswith("the task asks to")]
+
+
+_QUOTED_COMMAND = re.compile(r"`([^`\n]{2,200})`")
+_RUNNER = re.compile(
+    r"(?:python[\d.]*|bash|sh|node|deno|ruby|perl|php|go|cargo|make|pytest|npm|npx|java|"
+    r"\./)\S*(?:\s|$)",
+)
+
+
+def _run_example(task: str, offered: dict[str, dict[str, Any]]) -> str:
+    """The call that runs the command the task quotes (`python3 report.py`), to copy.
+
+    Only a command the user wrote between backticks that starts with an interpreter or a
+    runner, and only when ``execute_script`` is offered: small models answer "I ran it"
+    or look at the files again instead of running what was asked.
+    """
+    if "execute_script" not in offered:
+        return ""
+    for quoted in _QUOTED_COMMAND.findall(task):
+        command = quoted.strip()
+        if _RUNNER.match(command + " "):
+            return f", for example execute_script with {json.dumps({'script': command})}"
+    return ""
 
 
 _DOER = {"run": "runs_code", "write": "edits_files", "remember": "saves_memory"}
