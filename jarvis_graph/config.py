@@ -358,8 +358,7 @@ def _load_yaml(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
         return {}, None
     text = path.read_text(encoding="utf-8")
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = parse_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
@@ -372,6 +371,22 @@ def _load_yaml(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
         msg = f"{path}:1: the config must be a mapping of keys to values, got {type(data).__name__}"
         raise ConfigError(msg)
     return data, node
+
+
+def parse_yaml(text: str) -> tuple[yaml.Node | None, Any]:
+    """The YAML node tree of ``text`` (for line numbers) and the data built from it.
+
+    One parse: ``yaml.compose`` then ``yaml.safe_load`` would read the text twice.
+
+    Raises:
+        yaml.YAMLError: The text is not valid YAML.
+    """
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        return node, (loader.construct_document(node) if node is not None else None)
+    finally:
+        loader.dispose()
 
 
 def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:

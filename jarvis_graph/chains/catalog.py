@@ -5,6 +5,7 @@ A later folder's chain replaces an earlier one of the same name (the project's w
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,11 +77,11 @@ def load_catalog(project: Path) -> Catalog:
             continue
         seen: dict[str, Path] = {}
         for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
-            try:
-                chain = load_chain(path)
-            except ChainError as exc:
-                catalog.errors.append(exc)
+            loaded = _load(path)
+            if isinstance(loaded, ChainError):
+                catalog.errors.append(loaded)
                 continue
+            chain = loaded
             if chain.name in seen:
                 other = seen[chain.name]
                 msg = f"{chain.where('name')}: chain {chain.name!r} is also defined in {other}"
@@ -89,3 +90,24 @@ def load_catalog(project: Path) -> Catalog:
             seen[chain.name] = path
             catalog.chains[chain.name] = chain
     return catalog
+
+
+def _load(path: Path) -> Chain | ChainError:
+    """The chain at ``path`` (or why it cannot be used), read again only when it changed.
+
+    Every run reads the catalog; a long-lived process (``jarvis chat``, ``langgraph dev``)
+    sees an edited file at its next run.
+    """
+    try:
+        info = path.stat()
+    except OSError as exc:
+        return ChainError(f"{path}: cannot read it: {exc.strerror or exc}")
+    return _load_stamped(path, (info.st_size, info.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=256)
+def _load_stamped(path: Path, _stamp: tuple[int, int]) -> Chain | ChainError:
+    try:
+        return load_chain(path)
+    except ChainError as exc:
+        return exc

@@ -39,7 +39,7 @@ from jarvis_graph.chains.expr import (
     references,
     whole_reference,
 )
-from jarvis_graph.config import _line_of
+from jarvis_graph.config import _line_of, parse_yaml
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 TYPES = {
@@ -173,9 +173,7 @@ def load_chain(path: Path) -> Chain:
             condition, or a reference to a later step.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = parse_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         msg = f"{path}: cannot read it: {exc.strerror or exc}"
         raise ChainError(msg) from exc

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from jarvis_graph.config import ConfigError, _line_of
+from jarvis_graph.config import ConfigError, _line_of, parse_yaml
 
 AGENT_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,47}$"
 RESERVED = ("pick_expert",)
@@ -114,8 +114,7 @@ def load_agents(path: str | Path) -> AgentsConfig:
 def _load(path: str, _stamp: int) -> AgentsConfig:
     text = Path(path).read_text(encoding="utf-8")
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = parse_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else path
