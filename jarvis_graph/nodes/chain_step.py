@@ -22,11 +22,15 @@ from jarvis_graph.chains.spec import Chain, Step
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.messages import shorten
-from jarvis_graph.nodes.confirm_tools import DECLINED_NON_INTERACTIVE, normalise_decisions
+from jarvis_graph.nodes.call_model import needs_human
+from jarvis_graph.nodes.confirm_tools import (
+    DECLINED_NON_INTERACTIVE,
+    confirm_request,
+    normalise_decisions,
+)
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import ChainState, ChainStepResult
 from jarvis_graph.tools.invoke import invoke_tool
-from jarvis_graph.tools.registry import is_risky
 
 
 class StepNode(Protocol):
@@ -60,7 +64,7 @@ def chain_step(chain: Chain, step: Step) -> StepNode:
         if tool is None:
             return _failed(step, f"Error: tool {step.tool!r} is not available in this run", 0)
         call_id = _call_id(chain, step)
-        decision = _decision(chain, step, call_id, tool, args, services)
+        decision = _decision(chain, step, call_id, args, services)
         asked_nobody = decision.get("reason") == DECLINED_NON_INTERACTIVE
         if decision.get("action") == "reject":
             reason = decision.get("reason") or "no reason given"
@@ -94,22 +98,18 @@ def _unfinished_source(step: Step, results: dict[str, ChainStepResult]) -> str |
 
 
 def _decision(
-    chain: Chain, step: Step, call_id: str, tool: Any, args: dict[str, Any], services: RunServices
+    chain: Chain, step: Step, call_id: str, args: dict[str, Any], services: RunServices
 ) -> dict[str, Any]:
-    """The user's decision on running the step (``approve`` when none is needed)."""
-    mode = services.settings.confirm
-    if not (mode == "always" or (mode == "risky" and is_risky(tool))):
+    """The user's decision on running the step (``approve`` when none is needed).
+
+    Asked exactly when the model's own call of the tool would be, with the same request.
+    """
+    call = {"id": call_id, "name": step.tool, "args": args}
+    if not needs_human(call, services):
         return {"action": "approve"}
     if services.context.non_interactive:
         return {"action": "reject", "reason": DECLINED_NON_INTERACTIVE}
-    request = {
-        "id": call_id,
-        "name": step.tool,
-        "args": args,
-        "kind": "confirm",
-        "chain": chain.name,
-        "step": step.id,
-    }
+    request = {**confirm_request(call, services.tools), "chain": chain.name, "step": step.id}
     reply = interrupt({"type": "confirm_tools", "requests": [request]})
     return normalise_decisions(reply, [request]).get(call_id) or {"action": "approve"}
 

@@ -40,7 +40,7 @@ def confirm_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
     pending = [c for c in pending_tool_calls(state["messages"]) if needs_human(c, services)]
     if not pending:
         return {}
-    requests = [_request(call, tools) for call in pending]
+    requests = [confirm_request(call, tools) for call in pending]
     if services.context.non_interactive:  # nobody can confirm: decline, never run unconfirmed
         reason = DECLINED_NON_INTERACTIVE
         decisions = {r["id"]: {"action": "reject", "reason": reason} for r in requests}
@@ -81,7 +81,8 @@ def route_after_confirm_tools(state: AgentState) -> Literal["run_tools", "call_m
     return "run_tools" if pending_tool_calls(state["messages"]) else "call_model"
 
 
-def _request(call: dict[str, Any], tools: dict[str, Any]) -> dict[str, Any]:
+def confirm_request(call: dict[str, Any], tools: dict[str, Any]) -> dict[str, Any]:
+    """The request of the ``confirm_tools`` interrupt that asks about ``call``."""
     tool = tools.get(call["name"])
     question = tool is not None and asks_user(tool)
     request = {"id": call["id"], "name": call["name"], "args": call.get("args", {})}
