@@ -21,7 +21,7 @@ from langgraph.errors import GraphBubbleUp
 
 from jarvis_graph.features.base import Feature, RunSetup
 from jarvis_graph.graph_registry import graph_named
-from jarvis_graph.tools.base import ToolEnv, ToolFailure, ToolInputError
+from jarvis_graph.tools.base import ToolFailure, ToolInputError, current_env
 from jarvis_graph.tools.sub_runs import note_sub_run, sub_runs_of
 
 SUB_AGENT_TOOLS = ("sub_agent", "sub_code_agent")
@@ -117,16 +117,11 @@ def delegate(setup: RunSetup, graph: str, task: str, tools: list[str] | None) ->
             "kind": "sub-code-agent" if graph == "code_agent" else "sub-agent",
             "task": task[:300],
             "status": str(out.get("status") or "stopped"),
-            "answer": setup_mask(setup, str(out.get("final_answer") or ""))[:300],
+            "answer": current_env().mask(str(out.get("final_answer") or ""))[:300],
             "children": sub_runs_of(out.get("messages") or []),
         }
     )
     return report(out, child.depth)
-
-
-def setup_mask(setup: RunSetup, text: str) -> str:
-    """``text`` with the configured secrets masked (it is kept in the checkpoint)."""
-    return ToolEnv(setup.workspace, setup.settings, True).mask(text)
 
 
 def report(out: dict[str, Any], depth: int) -> str:
