@@ -123,7 +123,7 @@ def create_app(config: ConsoleConfig) -> Starlette:
             if k.lower() in ("content-type", "cache-control", "location", "content-location")
         }
         return StreamingResponse(
-            _relay(reply.aiter_raw()),
+            reply.aiter_raw(),
             status_code=reply.status_code,
             headers=kept,
             background=BackgroundTask(reply.aclose),
@@ -146,11 +146,6 @@ def create_app(config: ConsoleConfig) -> Starlette:
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(TokenGuard, token=config.token)
     return app
-
-
-async def _relay(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    async for chunk in chunks:
-        yield chunk
 
 
 def _same(given: str, token: str) -> bool:
@@ -251,19 +246,12 @@ def attach(workspace: Path, task: str, files: list[tuple[str, bytes]]) -> dict[s
         # deferred: the platform and image modules load only when images are attached
         from jarvis_graph.runtime.task_input import task_with_images
 
-        graph_input, note = task_with_images({"workspace": str(workspace)}, task, images)
-        graph_input = {
-            "task": graph_input["task"],
-            **(
-                {
-                    "messages": [
-                        {"role": "user", "content": m.content} for m in graph_input["messages"]
-                    ]
-                }
-                if "messages" in graph_input
-                else {}
-            ),
-        }
+        made, note = task_with_images({"workspace": str(workspace)}, task, images)
+        graph_input = {"task": made["task"]}
+        if "messages" in made:  # the images as content parts, sent as JSON
+            graph_input["messages"] = [
+                {"role": "user", "content": m.content} for m in made["messages"]
+            ]
     saved = [p.relative_to(workspace).as_posix() for p in images] + others
     return {"input": graph_input, "note": note, "saved": saved}
 

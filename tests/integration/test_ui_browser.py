@@ -209,6 +209,19 @@ def _send(page: Any, task: str) -> None:
     page.click("#chat-send")
 
 
+def _ask(page: Any, task: str, graph: str = "agent") -> str:
+    """Send ``task`` to ``graph`` in a new session, wait for the final answer; its session."""
+    page.select_option("#chat-agent", graph)
+    _send(page, task)
+    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
+    return _session(page)
+
+
+def _session(page: Any) -> str:
+    """The id of the session the chat shows."""
+    return str(page.inner_text("#chat-status").split("session ")[1].strip())
+
+
 def test_without_the_token_every_call_is_refused(console: tuple[Console, Path]) -> None:
     running, ws = console
     base = running.base
@@ -301,9 +314,7 @@ def test_sessions_list_and_fork_from_a_checkpoint(
     page: Any, console: tuple[Console, Path], tmp_path: Path
 ) -> None:
     running, _ = console
-    _send(page, "List the files again")
-    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
-    thread = page.inner_text("#chat-status").split("session ")[1].strip()
+    thread = _ask(page, "List the files again")
 
     page.click("header nav button[data-page=sessions]")
     row = page.locator(f"#sessions tr[data-thread='{thread}']")
@@ -400,7 +411,7 @@ def test_stop_a_run_then_continue_the_session(page: Any, console: tuple[Console,
     running, _ = console
     _send(page, "Think for a long time")
     page.wait_for_selector("#chat-stop:not([disabled])", timeout=WAIT_MS)
-    thread = page.inner_text("#chat-status").split("session ")[1].strip()
+    thread = _session(page)
     time.sleep(1)  # the model call is under way
     page.click("#chat-stop")
 
@@ -419,9 +430,7 @@ def test_stop_a_run_then_continue_the_session(page: Any, console: tuple[Console,
 
 def test_delete_a_session(page: Any, console: tuple[Console, Path]) -> None:
     running, _ = console
-    _send(page, "List the files to delete later")
-    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
-    thread = page.inner_text("#chat-status").split("session ")[1].strip()
+    thread = _ask(page, "List the files to delete later")
     page.click("header nav button[data-page=sessions]")
     row = page.locator(f"#sessions tr[data-thread='{thread}']")
     row.wait_for(timeout=WAIT_MS)
@@ -468,7 +477,7 @@ def test_attach_a_file_and_an_image(
     assert any(n.endswith("-notes.txt") for n in uploads) and any(
         n.endswith("-receipt.png") for n in uploads
     )
-    thread = page.inner_text("#chat-status").split("session ")[1].strip()
+    thread = _session(page)
     task = running.api("GET", f"/threads/{thread}/state")["values"]["task"]
     assert "Attached files (in the workspace): .jarvis/uploads/" in task and "-notes.txt" in task
     assert "Text read from the image" in task and "TOTAL 270.00 EUR" in task
@@ -592,16 +601,8 @@ def test_the_api_server_it_started_ends_with_it(
 def test_the_tree_of_sub_runs_shows_plan_steps_sub_agents_and_chains(
     page: Any, console: tuple[Console, Path], tmp_path: Path
 ) -> None:
-    _send(page, "Delegate the listing to a helper")
-    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
-    delegated = page.inner_text("#chat-status").split("session ")[1].strip()
-    page.click("#chat-new")
-    page.select_option("#chat-agent", "planner")
-    page.fill("#chat-task", "How many rows has data.csv, and which C files are there?")
-    page.click("#chat-send")
-    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
-    planned = page.inner_text("#chat-status").split("session ")[1].strip()
-    page.select_option("#chat-agent", "agent")
+    delegated = _ask(page, "Delegate the listing to a helper")
+    planned = _ask(page, "How many rows has data.csv, and which C files are there?", "planner")
 
     page.click("header nav button[data-page=sessions]")
     page.locator(f"#sessions tr[data-thread='{delegated}'] button", has_text="Tree").click()

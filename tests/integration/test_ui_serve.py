@@ -22,7 +22,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
-from tests.integration.test_ui_browser import WAIT_MS, _free_port
+from tests.integration.test_ui_browser import WAIT_MS, _ask, _free_port
 from tests.support.browser import chromium
 from tests.support.serve import server_env, workers
 
@@ -94,11 +94,8 @@ def test_a_task_from_the_console_is_a_thread_of_every_worker_and_a_cli_session(
     page = context.new_page()
     page.goto(url)
     page.wait_for_selector("body[data-ready=true]", timeout=WAIT_MS)
-    page.fill("#chat-task", "Which files are there?")
-    page.click("#chat-send")
-    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
+    thread = _ask(page, "Which files are there?")
     assert "One file: notes.md." in page.inner_text("#chat-log")
-    thread = page.inner_text("#chat-status").split("session ")[1].strip()
     context.close()
 
     with get_sync_client(url=b.url, api_key=None) as other:  # the other worker
