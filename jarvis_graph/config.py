@@ -267,8 +267,9 @@ class Settings(BaseModel):
     one key); see the README for how often it is right."""
     thread_routing_hours: float = Field(default=12.0, gt=0)
     """Sessions with a checkpoint this recent are open."""
-    thread_routing_threshold: float = Field(default=0.12, ge=0, le=1)
-    """Below this score (cosine, MiniLM) a message starts a new session."""
+    thread_routing_threshold: float = Field(default=0.03, ge=0, le=1)
+    """Below this score (the mean cosine, MiniLM, of the message with a session's task and
+    latest turns) a message starts a new session."""
     docs_max_bytes: int = Field(default=100_000_000, ge=1024)
     """Documents larger than this are refused (``jarvis docs add``, ``ask_document``)."""
     docs_max_pages: int = Field(default=2000, ge=1)

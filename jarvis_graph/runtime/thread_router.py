@@ -3,7 +3,9 @@
 Open threads are the project's sessions with a checkpoint in the last
 ``thread_routing_hours`` (``jarvis chat --threads`` lists them). A message is embedded
 with the project's embedder (MiniLM) and scored against each thread's task and recent
-turns (the best cosine of any of them); the closest thread wins. When the best two are
+turns: the mean of its cosines with them, i.e. its cosine with the thread's centroid, so
+one generic turn ("group the fixes") does not pull in every message that shares a word
+with it; the closest thread wins. When the best two are
 within :data:`MARGIN` of each other, a tie-breaker (the ``cheap`` model, asked for the
 number of the conversation the message continues) decides; below the threshold
 (``thread_routing_threshold``) the message starts a new thread.
@@ -27,8 +29,11 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from jarvis_graph.config import Settings
 from jarvis_graph.state import is_task_message
 
+THRESHOLD: float = Settings.model_fields["thread_routing_threshold"].default
+"""Below this score a message starts a new thread (the ``thread_routing_threshold`` default)."""
 MARGIN = 0.1
 """Scores of the best two threads this close are a tie for the tie-breaker."""
 RECENT_TURNS = 4
@@ -72,7 +77,7 @@ class ThreadRouter:
     def __init__(
         self,
         embedder: Embeddings,
-        threshold: float = 0.3,
+        threshold: float = THRESHOLD,
         margin: float = MARGIN,
         tie_break: TieBreak | None = None,
     ) -> None:
@@ -91,11 +96,11 @@ class ThreadRouter:
         return np.stack([self._vectors[t] for t in texts])
 
     def scores(self, message: str, threads: Sequence[ThreadProfile]) -> dict[str, float]:
-        """Each thread's score: the best cosine of the message with its texts."""
+        """Each thread's score: the mean cosine of the message with its texts."""
         query = np.asarray(self.embedder.embed_query(message), dtype=np.float32)
         query /= np.linalg.norm(query) or 1.0
         return {
-            t.thread_id: float((self._embed(t.texts) @ query).max()) if t.texts else 0.0
+            t.thread_id: float((self._embed(t.texts) @ query).mean()) if t.texts else 0.0
             for t in threads
         }
 
