@@ -12,8 +12,13 @@ sample is chosen by this project's rules beyond the scan itself.
 
 Each model verifies the same sample through ``jarvis sec scan --verify``'s graph (the
 verifier agent, its tools and the grounding check, one candidate at a time). Verdicts are
-appended to ``bench/.cache/sec_verify/<model>.jsonl`` as they come: a killed run started
-again verifies only what is left (``--fresh`` starts over).
+appended to ``bench/results/sec_verify/<model>.jsonl`` as they come: a killed run started
+again verifies only what is left (``--fresh`` starts over). That file is kept with the
+project, so a run longer than one sitting (the 1.5B takes hours here) is continued later;
+the figure stands while the verifier's code and the model's platform are unchanged
+(``git log`` of ``jarvis_graph/nodes/security_verify.py``,
+``jarvis_graph/security/grounding.py`` and ``jarvis_graph/platforms/`` against the
+file's).
 
 Printed per model: the verdict counts; precision and recall of ``confirmed`` against the
 labels; how many false findings were rejected; the share of grounded verdicts (evidence
@@ -45,6 +50,9 @@ from jarvis_graph.security.juliet import label_functions, load_manifest  # noqa:
 
 RESULTS = ROOT / "bench" / "results" / "sec_verify.json"
 CACHE = ROOT / "bench" / ".cache" / "sec_verify"
+"""The verifier's workspace (its sessions)."""
+PROGRESS = ROOT / "bench" / "results" / "sec_verify"
+"""Verdicts so far, one file per model."""
 SEED = 20261127
 
 
@@ -83,10 +91,11 @@ def verify(sample: list[dict[str, Any]], juliet: Path, spec: str, fresh: bool) -
     from jarvis_graph.state import SecurityScanState
 
     platform_name, _, model = spec.partition(":")
-    progress = CACHE / f"{spec.replace(':', '-').replace('/', '_')}.jsonl"
+    progress = PROGRESS / f"{spec.replace(':', '-').replace('/', '_')}.jsonl"
     if fresh and progress.exists():
         progress.unlink()
     CACHE.mkdir(parents=True, exist_ok=True)
+    PROGRESS.mkdir(parents=True, exist_ok=True)
     candidates = [{k: v for k, v in c.items() if k not in ("label", "case")} for c in sample]
     before = set(load_progress(progress)) & {c["id"] for c in candidates}
     context = JarvisContext(
