@@ -8,6 +8,11 @@ caller already attached one (the CLI does, with its console), attaches a
 :class:`GitWorkflow` that commits every successful edit. A dirty tree is committed first
 in non-interactive runs; in interactive ones its paths are left alone and never swept into
 the agent's commits.
+
+A code agent started by another run (``sub_code_agent``, a plan step) is the user's
+guest in their folder: it never creates a repository (a model's tool call must not turn a
+folder into one and commit every file in it, ``.env`` included) and never commits the
+user's uncommitted changes; it commits only its own edits.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from langgraph.runtime import Runtime
 from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.events import get_event_bus
 from jarvis_graph.gitflow.repo import (
+    GitError,
     changed_paths,
     commit_all,
     commit_identity,
@@ -47,10 +53,17 @@ def prepare_repo(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
         return {}
     fallback = fallback_identity(settings.code_git_name, settings.code_git_email)
     identity = commit_identity(workspace, fallback)  # raises before anything changes
+    if root is None and ctx.depth > 0:
+        msg = (
+            f"{workspace} is not in a git repository and the code agent commits every edit; "
+            "a sub-run does not create one: run `git init` first, or hand the task to "
+            "sub_agent"
+        )
+        raise GitError(msg)
     root = root or init_repo(workspace)
     ensure_excluded(root)
     baseline: set[str] = set()
-    if ctx.non_interactive:
+    if ctx.non_interactive and ctx.depth == 0:
         prefix = settings.code_commit_prefix.strip()
         message = f"{prefix} checkpoint before the code agent's edits".strip()
         commit_all(root, message, identity)

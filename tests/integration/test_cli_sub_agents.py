@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import run_process, write_script
 
 CHILD_TASK = "SUBTASK: count the lines of notes.txt and answer with the number"
@@ -92,6 +94,62 @@ def test_a_sub_code_agent_edits_and_commits(workspace: Path, tmp_path: Path) -> 
         ["git", "log", "--format=%s"], cwd=workspace, capture_output=True, text=True
     )
     assert log.stdout.splitlines()[0].startswith("jarvis:")
+
+
+def _fix_typo_script(tmp_path: Path) -> Path:
+    return write_script(
+        tmp_path / "s.yaml",
+        [
+            {"when": "SUBTASK: fix", "tool_calls": [{"name": "edit_file", "args": {"files": [
+                {"path": "app.py", "diffs": [{"search": "helo", "replace": "hello"}]}]}}]},
+            {"when": "SUBTASK: fix", "text": "Fixed the typo in app.py. !!!COMPLETE!!!"},
+            {"tool_calls": [{"name": "sub_code_agent", "args": {
+                "task": "SUBTASK: fix the typo helo in app.py"}}]},
+            {"text": "Done. !!!COMPLETE!!!"},
+        ],
+    )  # fmt: skip
+
+
+def test_a_sub_code_agent_never_turns_the_folder_into_a_repository(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a model's tool call must not git-init the user's folder and commit every file in it
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    (tmp_path / "gitconfig").write_text("[user]\n\tname = t\n\temail = t@e\n")
+    (workspace / "app.py").write_text("print('helo')\n")
+    (workspace / ".env").write_text("API_KEY=sk-not-for-git\n")
+    args = ["run", "fix the typo", "-n", "--yes", "--platform", "scripted"]
+    done = run_process([*args, "--script", str(_fix_typo_script(tmp_path))], cwd=workspace)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = run_process(["sessions", "show", _session(done.stdout)], cwd=workspace).stdout
+    assert "is not in a git repository and the code agent commits every edit" in shown
+    assert "run `git init` first, or hand the task to sub_agent" in " ".join(shown.split())
+    assert not (workspace / ".git").exists()
+    assert (workspace / "app.py").read_text() == "print('helo')\n"
+
+
+def test_a_sub_code_agent_commits_its_edit_and_leaves_the_users_changes(
+    workspace: Path, tmp_path: Path
+) -> None:
+    for command in (["init", "-q"], ["config", "user.name", "t"], ["config", "user.email", "t@e"]):
+        subprocess.run(["git", *command], cwd=workspace, check=True)
+    (workspace / "app.py").write_text("print('helo')\n")
+    (workspace / "draft.md").write_text("first\n")
+    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
+    subprocess.run(["git", "commit", "-qm", "start"], cwd=workspace, check=True)
+    (workspace / "draft.md").write_text("first\nhalf-written, not for a commit\n")
+    args = ["run", "fix the typo", "-n", "--yes", "--platform", "scripted"]
+    done = run_process([*args, "--script", str(_fix_typo_script(tmp_path))], cwd=workspace)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (workspace / "app.py").read_text() == "print('hello')\n"
+
+    def git(*command: str) -> str:
+        run = subprocess.run(["git", *command], cwd=workspace, capture_output=True, text=True)
+        return run.stdout
+
+    assert git("log", "--format=%s").splitlines()[1:] == ["start"]  # one commit, the edit's
+    assert git("show", "--name-only", "--format=", "HEAD").split() == ["app.py"]
+    assert git("status", "--porcelain").split() == ["M", "draft.md"]
 
 
 def test_the_readme_example_delegates_and_shows_the_tree(tmp_path: Path) -> None:
