@@ -44,6 +44,8 @@ class Event(StrEnum):
     PLAN_UPDATED = "plan_updated"
     PLAN_STEP_FINISHED = "plan_step_finished"
     HANDOFF = "handoff"
+    # chain, step, tool, status, attempts, result (the step's result, shortened)
+    CHAIN_STEP_FINISHED = "chain_step_finished"
 
 
 Subscriber = Callable[[Event, dict[str, Any]], None]

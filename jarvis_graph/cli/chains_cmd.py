@@ -254,17 +254,15 @@ def drive_chain(
     return EXIT_OK if values.get("status") == "completed" else EXIT_ERROR
 
 
-MARKS = {"succeeded": "✓", "failed": "✗", "skipped": "-", "declined": "✗"}
-
-
 def _print_step(console: Any, chain: Any, sid: str, result: dict[str, Any], verbose: bool) -> None:
     """One line per finished step; its result when it did not succeed (all of it with -v)."""
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.cli.render import CHAIN_MARKS
     from jarvis_graph.messages import shorten
 
     tool = next((s.tool for s in chain.steps if s.id == sid), "?")
     tries = f", {result['attempts']} attempts" if result.get("attempts", 0) > 1 else ""
-    line = f"{MARKS.get(result['status'], '?')} {sid} ({tool}) {result['status']}{tries}"
+    line = f"{CHAIN_MARKS.get(result['status'], '?')} {sid} ({tool}) {result['status']}{tries}"
     console.print(line, markup=False)
     text = result["result"].strip()
     if text and (verbose or result["status"] != "succeeded"):

@@ -39,6 +39,9 @@ EXIT_OK, EXIT_ERROR, EXIT_CAPPED, EXIT_UNVERIFIED, EXIT_INTERRUPTED = 0, 1, 3, 4
 DRAIN_WAIT = 120.0  # seconds a Ctrl-C'd step may take to finish before the user's instruction
 WAITING = -1  # drive() in chat mode: the agent waits for the next message
 STREAM_MODES = ["messages", "updates", "custom"]
+NESTED_EVENTS = frozenset({"chain_step_finished"})
+"""Events of runs nested in a tool call (a chain's steps) shown as they happen; the rest of
+a nested run (a sub-agent's tokens and tool calls) is summed up by its tool's result."""
 CONFIRM_PROMPT = "[a]pprove, [e]dit arguments, [r]eject? [a] "  # shown as is (no markup)
 
 console = Console(highlight=False, soft_wrap=True)
@@ -250,11 +253,18 @@ def _drive_thread(
     pending: Any = graph_input
     while True:
         run = StreamThread(
-            graph, pending, config, context=ctx, stream_mode=STREAM_MODES, durability="sync"
+            graph,
+            pending,
+            config,
+            context=ctx,
+            stream_mode=STREAM_MODES,
+            subgraphs=True,
+            durability="sync",
         )
         try:
-            for mode, chunk in run:
-                renderer.handle(mode, chunk)
+            for namespace, mode, chunk in run:
+                if not namespace or _nested_event(mode, chunk):
+                    renderer.handle(mode, chunk)
             renderer.close()
         except KeyboardInterrupt:
             run.stop()
@@ -292,6 +302,10 @@ def _drive_thread(
                 return EXIT_INTERRUPTED
             continue
         return _finish(state, renderer, thread_id)
+
+
+def _nested_event(mode: str, chunk: Any) -> bool:
+    return mode == "custom" and isinstance(chunk, dict) and chunk.get("event") in NESTED_EVENTS
 
 
 def _interrupt_type(state: Any) -> str | None:

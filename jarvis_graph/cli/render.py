@@ -105,7 +105,7 @@ class RunRenderer:
         if name == "before_model_call":
             self.progress.start_call(payload.get("iteration"))
             self._spin(True)
-        elif name in ("plan_updated", "plan_step_finished", "handoff"):
+        elif name in ("plan_updated", "plan_step_finished", "handoff", "chain_step_finished"):
             self._end_text()
             self.console.print(f"[bold magenta]{escape(_describe(name, payload))}[/]")
         if self.verbose and name not in _QUIET_EVENTS:
@@ -178,8 +178,20 @@ def _duration(seconds: float) -> str:
     return f"{minutes}m{rest:02d}s"
 
 
+CHAIN_MARKS = {"succeeded": "✓", "failed": "✗", "skipped": "-", "declined": "✗"}
+
+
 def _describe(name: str, payload: dict[str, Any]) -> str:
-    """One line for a plan or hand-off event."""
+    """One line for a plan, hand-off or chain step event."""
+    if name == "chain_step_finished":
+        status = str(payload.get("status"))
+        attempts = payload.get("attempts") or 0
+        tries = f", {attempts} attempts" if attempts > 1 else ""
+        line = (
+            f"  {CHAIN_MARKS.get(status, '?')} {payload.get('chain')} · {payload.get('step')} "
+            f"({payload.get('tool')}) {status}{tries}"
+        )
+        return line if status == "succeeded" else f"{line}: {short(payload.get('result'), 100)}"
     if name == "handoff":
         return f"⇄ {payload.get('sender')} -> {payload.get('to')} (hand-off {payload.get('count')})"
     if name == "plan_step_finished":

@@ -46,6 +46,22 @@ def chain_step(chain: Chain, step: Step) -> StepNode:
 
     def run_step(state: ChainState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
         services = services_of(runtime)
+        update = _step(state, services)
+        result = update["steps"][step.id]
+        services.bus.emit(
+            Event.CHAIN_STEP_FINISHED,
+            {
+                "chain": chain.name,
+                "step": step.id,
+                "tool": step.tool,
+                "status": result["status"],
+                "attempts": result["attempts"],
+                "result": shorten(result["result"], 300),
+            },
+        )
+        return update
+
+    def _step(state: ChainState, services: RunServices) -> dict[str, Any]:
         scope = {"input": state.get("input") or {}, "steps": state.get("steps") or {}}
         try:
             if step.condition is not None and not step.condition.holds(scope):

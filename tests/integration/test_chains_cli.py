@@ -218,6 +218,12 @@ def test_a_run_offers_chains_as_tools_and_shows_them_in_the_tree(
         "broken.yaml:5: step 'b' calls unknown tool 'no_such_tool'" in out
     )  # said, and the run went on
     assert "↳ copy Chain copy completed: read succeeded, write succeeded." in done.stdout
+    # each step is shown as it ends, before the chain's result comes back
+    lines = done.stdout.splitlines()
+    steps = [lines.index("  ✓ copy · read (read_code) succeeded")]
+    steps.append(lines.index("  ✓ copy · write (write_file) succeeded"))
+    result = next(i for i, line in enumerate(lines) if "↳ copy Chain copy completed" in line)
+    assert steps[0] < steps[1] < result, done.stdout
     assert (workspace / "copy.txt").read_text().startswith("1 | from a") or "from a" in (
         workspace / "copy.txt"
     ).read_text()

@@ -89,6 +89,9 @@ def test_a_sub_code_agent_edits_and_commits(workspace: Path, tmp_path: Path) -> 
     done = run_process(args, cwd=workspace)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "it called edit_file x1." in done.stdout
+    # the sub-run's own tokens and tool calls are summed up by its result, not streamed
+    assert not any(line.startswith("Fixed the typo") for line in done.stdout.splitlines())
+    assert "⚙ edit_file" not in done.stdout
     assert (workspace / "app.py").read_text() == "print('hello')\n"
     log = subprocess.run(
         ["git", "log", "--format=%s"], cwd=workspace, capture_output=True, text=True
