@@ -79,7 +79,7 @@ def api_server(workspace: Path, given: str = "") -> Iterator[str]:
         _wait_ok(url, proc, START_TIMEOUT, log_path)
         yield url
     finally:
-        _stop(proc)
+        stop_server(proc)
 
 
 def _end_with_parent() -> None:
@@ -113,13 +113,16 @@ def _wait_ok(
         time.sleep(0.25)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """End the server's process group: politely, then for good."""
+def stop_server(proc: subprocess.Popen[bytes], grace: float = 15.0) -> None:
+    """End a server started in a session of its own (its process group).
+
+    SIGTERM first, SIGKILL when it has not ended ``grace`` seconds later.
+    """
     if proc.poll() is not None:
         return
     try:
         os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=15)
+        proc.wait(timeout=grace)
     except (ProcessLookupError, subprocess.TimeoutExpired):
         try:
             os.killpg(proc.pid, signal.SIGKILL)

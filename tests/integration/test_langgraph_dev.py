@@ -29,7 +29,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
-from tests.support.serve import stop_group
+from jarvis_graph.ui.launch import stop_server
 
 pytestmark = pytest.mark.slow
 
@@ -101,7 +101,7 @@ def dev_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     try:
         yield _wait_until_ready(proc, log_file), log_file
     finally:
-        stop_group(proc, grace=15)
+        stop_server(proc)
 
 
 @pytest.fixture

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import httpx
 
+from jarvis_graph.ui.launch import stop_server
+
 REPO = Path(__file__).resolve().parents[2]
 SERVE_JARVIS = REPO / ".venv-serve" / "bin" / "jarvis"
 STARTUP_TIMEOUT = 90.0
@@ -66,19 +68,6 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def stop_group(proc: subprocess.Popen[bytes], grace: float = 20.0) -> None:
-    """Stop a server started in a session of its own: SIGTERM to its process group, then
-    SIGKILL after ``grace`` seconds."""
-    if proc.poll() is not None:
-        return
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=15)
-
-
 @contextmanager
 def workers(
     names: str, env: dict[str, str], folder: Path, *, heartbeat: float = 2, jobs: int = 10
@@ -122,4 +111,4 @@ def workers(
         yield started
     finally:
         for w in started:
-            stop_group(w.proc)
+            stop_server(w.proc, grace=20.0)
