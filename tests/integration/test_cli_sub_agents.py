@@ -68,37 +68,6 @@ def test_a_sub_agent_gets_only_the_tools_it_was_given(workspace: Path, tmp_path:
     assert "no tool named rm_rf; the tools are:" in done.stdout
 
 
-def test_a_sub_code_agent_edits_and_commits(workspace: Path, tmp_path: Path) -> None:
-    for command in (["init", "-q"], ["config", "user.name", "t"], ["config", "user.email", "t@e"]):
-        subprocess.run(["git", *command], cwd=workspace, check=True)
-    (workspace / "app.py").write_text("print('helo')\n")
-    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
-    subprocess.run(["git", "commit", "-qm", "start"], cwd=workspace, check=True)
-    script = write_script(
-        tmp_path / "s.yaml",
-        [
-            {"when": "SUBTASK: fix", "tool_calls": [{"name": "edit_file", "args": {"files": [
-                {"path": "app.py", "diffs": [{"search": "helo", "replace": "hello"}]}]}}]},
-            {"when": "SUBTASK: fix", "text": "Fixed the typo in app.py. !!!COMPLETE!!!"},
-            {"tool_calls": [{"name": "sub_code_agent", "args": {
-                "task": "SUBTASK: fix the typo helo in app.py"}}]},
-            {"text": "The code agent fixed it. !!!COMPLETE!!!"},
-        ],
-    )  # fmt: skip
-    args = ["run", "fix the typo", "-n", "--yes", "--platform", "scripted", "--script", str(script)]
-    done = run_process(args, cwd=workspace)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "it called edit_file x1." in done.stdout
-    # the sub-run's own tokens and tool calls are summed up by its result, not streamed
-    assert not any(line.startswith("Fixed the typo") for line in done.stdout.splitlines())
-    assert "⚙ edit_file" not in done.stdout
-    assert (workspace / "app.py").read_text() == "print('hello')\n"
-    log = subprocess.run(
-        ["git", "log", "--format=%s"], cwd=workspace, capture_output=True, text=True
-    )
-    assert log.stdout.splitlines()[0].startswith("jarvis:")
-
-
 def _fix_typo_script(tmp_path: Path) -> Path:
     return write_script(
         tmp_path / "s.yaml",
@@ -131,9 +100,7 @@ def test_a_sub_code_agent_never_turns_the_folder_into_a_repository(
     assert (workspace / "app.py").read_text() == "print('helo')\n"
 
 
-def test_a_sub_code_agent_commits_its_edit_and_leaves_the_users_changes(
-    workspace: Path, tmp_path: Path
-) -> None:
+def test_a_sub_code_agent_edits_and_commits_only_its_edit(workspace: Path, tmp_path: Path) -> None:
     for command in (["init", "-q"], ["config", "user.name", "t"], ["config", "user.email", "t@e"]):
         subprocess.run(["git", *command], cwd=workspace, check=True)
     (workspace / "app.py").write_text("print('helo')\n")
@@ -144,13 +111,18 @@ def test_a_sub_code_agent_commits_its_edit_and_leaves_the_users_changes(
     args = ["run", "fix the typo", "-n", "--yes", "--platform", "scripted"]
     done = run_process([*args, "--script", str(_fix_typo_script(tmp_path))], cwd=workspace)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "it called edit_file x1." in done.stdout
+    # the sub-run's own tokens and tool calls are summed up by its result, not streamed
+    assert not any(line.startswith("Fixed the typo") for line in done.stdout.splitlines())
+    assert "⚙ edit_file" not in done.stdout
     assert (workspace / "app.py").read_text() == "print('hello')\n"
 
     def git(*command: str) -> str:
         run = subprocess.run(["git", *command], cwd=workspace, capture_output=True, text=True)
         return run.stdout
 
-    assert git("log", "--format=%s").splitlines()[1:] == ["start"]  # one commit, the edit's
+    log = git("log", "--format=%s").splitlines()
+    assert log[0].startswith("jarvis:") and log[1:] == ["start"]  # one commit, the edit's
     assert git("show", "--name-only", "--format=", "HEAD").split() == ["app.py"]
     assert git("status", "--porcelain").split() == ["M", "draft.md"]
 
