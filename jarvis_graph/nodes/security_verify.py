@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.types import Send
 
 from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.platforms.errors import ContextTooLongError
 from jarvis_graph.platforms.registry import create_chat_model
 from jarvis_graph.runtime.services import context_of
 from jarvis_graph.security.grounding import check_verdict, code_around
@@ -49,6 +50,8 @@ NOT_AGAIN = "Not run again:"
 UNPARSED_VERDICT = f"Your call to {VERDICT_TOOL} could not be run"
 GROUNDING_RETRIES = 1
 """How often a verdict whose evidence does not check out is sent back before it counts."""
+CUT_CHARS = 1500
+"""What is kept of each tool result when the conversation outgrows the model's context."""
 
 
 def plan_verification(state: SecurityScanState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
@@ -146,7 +149,18 @@ def _agent_loop(
             isinstance(messages[-1], ToolMessage)
             and str(messages[-1].content).startswith((NOT_RECORDED, NOT_AGAIN, UNPARSED_VERDICT))
         )
-        reply = (verdict_only if last else model).invoke(messages)
+        try:
+            reply = (verdict_only if last else model).invoke(messages)
+        except ContextTooLongError as exc:
+            # What was read no longer fits: keep the head of each result and ask for the
+            # verdict now; a candidate that still does not fit is uncertain, and the run
+            # goes on with the next one.
+            if not _cut_tool_results(messages):
+                return check(_uncertain(f"not verified: {exc}"))
+            try:
+                reply = verdict_only.invoke(messages)
+            except ContextTooLongError as again:
+                return check(_uncertain(f"not verified: {again}"))
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         messages.append(reply)
@@ -180,8 +194,28 @@ def _agent_loop(
                 output = str(tool.invoke(call["args"]))
             made.add(key)
             messages.append(ToolMessage(output, tool_call_id=call_id))
-    reasoning = f"no verdict after {max_steps} steps"
-    return check(normalise_verdict({"verdict": "uncertain", "reasoning": reasoning}))
+    return check(_uncertain(f"no verdict after {max_steps} steps"))
+
+
+def _uncertain(reasoning: str) -> dict[str, Any]:
+    return normalise_verdict({"verdict": "uncertain", "reasoning": reasoning})
+
+
+def _cut_tool_results(messages: list[BaseMessage]) -> bool:
+    """Cut every tool result longer than :data:`CUT_CHARS` to its head; whether any was."""
+    cut = False
+    for i, message in enumerate(messages):
+        text = str(message.content)
+        if isinstance(message, ToolMessage) and len(text) > CUT_CHARS:
+            note = (
+                f"\n… (cut from {len(text)} characters: the conversation outgrew the model's "
+                "context window)"
+            )
+            messages[i] = ToolMessage(
+                text[:CUT_CHARS] + note, tool_call_id=message.tool_call_id, name=message.name
+            )
+            cut = True
+    return cut
 
 
 def _not_grounded(verdict: dict[str, Any]) -> str:

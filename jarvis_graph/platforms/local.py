@@ -45,7 +45,7 @@ from jarvis_graph.config import ModelSpec
 from jarvis_graph.messages import shorten
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
-from jarvis_graph.platforms.errors import PlatformError
+from jarvis_graph.platforms.errors import ContextTooLongError, PlatformError
 from jarvis_graph.platforms.local_threads import decode_threads
 from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME, is_task_message
 
@@ -53,10 +53,6 @@ MIN_REPLY_TOKENS = 256
 DEFAULT_MAX_TOKENS = 512  # a runaway reply costs a small model a minute per 1000 tokens
 MAX_CALLS = 8  # tool calls in one reply
 THOUGHT_KEY = "reasoning_content"  # where a reply's "thought" is kept on the AIMessage
-
-
-class ContextTooLongError(PlatformError):
-    """The conversation does not fit the local model's context window."""
 
 
 class LocalChatModel(BaseChatModel):

@@ -249,6 +249,87 @@ def test_a_repeated_read_is_not_run_again_and_the_next_step_must_give_the_verdic
     assert verdict["evidence"] == [{"location": "twice.c:8-9", "code": "free(p);\nfree(p);"}]
 
 
+class _Window(_Replies):
+    """A verifier model with a context window of ``limit`` characters, as the local
+    platform refuses a conversation longer than its window."""
+
+    def __init__(self, name: str, limit: int, replies: list[Any], used: list[str]) -> None:
+        super().__init__(name, replies, used)
+        self.limit = limit
+
+    def invoke(self, messages: list[object]) -> Any:
+        from jarvis_graph.platforms.errors import ContextTooLongError
+
+        size = sum(len(str(getattr(m, "content", ""))) for m in messages)
+        if size > self.limit:
+            self.used.append(f"{self.name} (too long)")
+            raise ContextTooLongError(f"the conversation is {size} characters, over {self.limit}")
+        return super().invoke(messages)
+
+
+def _long_file(root: Path) -> None:
+    body = [f"int f{i}(void) {{ return {i}; }}" for i in range(400)]
+    lines = ["#include <stdlib.h>", "void g(char *p) {", "    free(p);", "    free(p);", "}"]
+    (root / "long.c").write_text("\n".join(lines + body) + "\n")
+
+
+def test_a_conversation_that_outgrows_the_context_is_cut_and_the_verdict_asked_for(
+    tmp_path: Path,
+) -> None:
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    from jarvis_graph.nodes.security_verify import _agent_loop
+    from jarvis_graph.security.grounding import check_verdict
+    from jarvis_graph.tools.security_verify import verification_tools
+
+    _long_file(tmp_path)
+    read = {"name": "read_code", "args": {"path": "long.c"}, "id": "r"}
+    cited = {"path": "long.c", "start_line": 3, "end_line": 4, "code": "free(p);\n    free(p);"}
+    args = {"reasoning": "p is freed at line 3 and again at line 4", "evidence": [cited]}
+    submit = {"name": "submit_verdict", "args": {**args, "verdict": "confirmed"}, "id": "v"}
+    used: list[str] = []
+    messages: list[object] = [HumanMessage("verify")]
+    candidate = {"file": "long.c", "line": 4, "description": "double free", "evidence": ""}
+    verdict = _agent_loop(
+        (
+            _Window("all", 6000, [_calling(read)], used),
+            _Window("verdict", 6000, [_calling(submit)], used),
+        ),  # type: ignore[arg-type]
+        verification_tools(tmp_path),
+        messages,  # type: ignore[arg-type]
+        6,
+        lambda v: check_verdict(v, tmp_path, candidate),
+    )
+    assert used == ["all", "all (too long)", "verdict"]
+    (result,) = [str(m.content) for m in messages if isinstance(m, ToolMessage)]
+    assert "free(p);" in result and "(cut from " in result and len(result) < 1700
+    assert verdict["verdict"] == "confirmed" and verdict["grounded"]
+
+
+def test_a_candidate_that_never_fits_the_context_is_uncertain_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    from langchain_core.messages import HumanMessage
+
+    from jarvis_graph.nodes.security_verify import _agent_loop
+    from jarvis_graph.security.grounding import check_verdict
+    from jarvis_graph.tools.security_verify import verification_tools
+
+    _long_file(tmp_path)
+    used: list[str] = []
+    candidate = {"file": "long.c", "line": 4, "description": "double free", "evidence": ""}
+    verdict = _agent_loop(
+        (_Window("all", 5, [], used), _Window("verdict", 5, [], used)),  # type: ignore[arg-type]
+        verification_tools(tmp_path),
+        [HumanMessage("verify this candidate")],
+        6,
+        lambda v: check_verdict(v, tmp_path, candidate),
+    )
+    assert used == ["all (too long)"]
+    assert verdict["verdict"] == "uncertain"
+    assert verdict["reasoning"].startswith("not verified: the conversation is 21 characters")
+
+
 def test_a_verdict_call_that_did_not_parse_is_told_and_the_next_step_gives_the_verdict(
     tmp_path: Path,
 ) -> None:
