@@ -5,7 +5,8 @@ as the tie-breaker). The data: three sets, each of three open threads, 20 follow
 messages labelled with their thread in the order a user sent them, and 5 messages that
 belong to none: ``bench/data/routing.yaml`` (``dev``: looked at while the router was
 built) and the two of ``bench/data/routing_heldout.yaml`` (``office``, ``research``:
-written before the router's scoring was changed, then only measured). Each message is
+written before the router's scoring was changed; the scoring and the threshold were
+then chosen on all three sets, see bench/README.md). Each message is
 routed by :class:`ThreadRouter` with the project's MiniLM embedder; a wrong route is
 overridden, as the user would (the message joins its true thread's turns), so later
 messages see the same history either way.
