@@ -3,12 +3,12 @@
 Open threads are the project's sessions with a checkpoint in the last
 ``thread_routing_hours`` (``jarvis chat --threads`` lists them). A message is embedded
 with the project's embedder (MiniLM) and scored against each thread's task and recent
-turns: the mean of its cosines with them, i.e. its cosine with the thread's centroid, so
-one generic turn ("group the fixes") does not pull in every message that shares a word
-with it; the closest thread wins. When the best two are
-within :data:`MARGIN` of each other, a tie-breaker (the ``cheap`` model, asked for the
-number of the conversation the message continues) decides; below the threshold
-(``thread_routing_threshold``) the message starts a new thread.
+turns: the mean of its cosines with them (its dot product with the thread's mean vector),
+so one generic turn ("group the fixes") does not pull in every message that shares a word
+with it; the closest thread wins. When the best two are within :data:`MARGIN` of each
+other, a tie-breaker (the ``cheap`` model, asked for the number of the conversation the
+message continues) decides; below the threshold (``thread_routing_threshold``) the
+message starts a new thread.
 
 Python API::
 
