@@ -214,14 +214,22 @@ def test_killed_run_resumes_with_exactly_the_remaining_candidates(
     assert set(load_progress(progress)) == set(ids)
 
 
+def _verify(root: Path, models: Any, messages: Any, file: str, line: int) -> dict[str, Any]:
+    """The verifier's loop (6 steps) on a double free reported at ``file``:``line``."""
+    from jarvis_graph.nodes.security_verify import _agent_loop
+    from jarvis_graph.security.grounding import check_verdict
+    from jarvis_graph.tools.security_verify import verification_tools
+
+    candidate = {"file": file, "line": line, "description": "double free", "evidence": ""}
+    return _agent_loop(
+        models, verification_tools(root), messages, 6, lambda v: check_verdict(v, root, candidate)
+    )
+
+
 def test_a_repeated_read_is_not_run_again_and_the_next_step_must_give_the_verdict(
     tmp_path: Path,
 ) -> None:
     from langchain_core.messages import HumanMessage, ToolMessage
-
-    from jarvis_graph.nodes.security_verify import _agent_loop
-    from jarvis_graph.security.grounding import check_verdict
-    from jarvis_graph.tools.security_verify import verification_tools
 
     _twice(tmp_path)
     read = {"name": "read_code", "args": {"path": "twice.c"}, "id": "r"}
@@ -231,16 +239,15 @@ def test_a_repeated_read_is_not_run_again_and_the_next_step_must_give_the_verdic
     used: list[str] = []
 
     messages: list[object] = [HumanMessage("verify")]
-    candidate = {"file": "twice.c", "line": 9, "description": "double free", "evidence": ""}
-    verdict = _agent_loop(
+    verdict = _verify(
+        tmp_path,
         (
             _Replies("all", [_calling(read)] * 3, used),
             _Replies("verdict", [_calling(submit)], used),
-        ),  # type: ignore[arg-type]
-        verification_tools(tmp_path),
-        messages,  # type: ignore[arg-type]
-        6,
-        lambda v: check_verdict(v, tmp_path, candidate),
+        ),
+        messages,
+        "twice.c",
+        9,
     )
     assert used == ["all", "all", "verdict"]
     results = [str(m.content) for m in messages if isinstance(m, ToolMessage)]
@@ -278,10 +285,6 @@ def test_a_conversation_that_outgrows_the_context_is_cut_and_the_verdict_asked_f
 ) -> None:
     from langchain_core.messages import HumanMessage, ToolMessage
 
-    from jarvis_graph.nodes.security_verify import _agent_loop
-    from jarvis_graph.security.grounding import check_verdict
-    from jarvis_graph.tools.security_verify import verification_tools
-
     _long_file(tmp_path)
     read = {"name": "read_code", "args": {"path": "long.c"}, "id": "r"}
     cited = {"path": "long.c", "start_line": 3, "end_line": 4, "code": "free(p);\n    free(p);"}
@@ -289,16 +292,15 @@ def test_a_conversation_that_outgrows_the_context_is_cut_and_the_verdict_asked_f
     submit = {"name": "submit_verdict", "args": {**args, "verdict": "confirmed"}, "id": "v"}
     used: list[str] = []
     messages: list[object] = [HumanMessage("verify")]
-    candidate = {"file": "long.c", "line": 4, "description": "double free", "evidence": ""}
-    verdict = _agent_loop(
+    verdict = _verify(
+        tmp_path,
         (
             _Window("all", 6000, [_calling(read)], used),
             _Window("verdict", 6000, [_calling(submit)], used),
-        ),  # type: ignore[arg-type]
-        verification_tools(tmp_path),
-        messages,  # type: ignore[arg-type]
-        6,
-        lambda v: check_verdict(v, tmp_path, candidate),
+        ),
+        messages,
+        "long.c",
+        4,
     )
     assert used == ["all", "all (too long)", "verdict"]
     (result,) = [str(m.content) for m in messages if isinstance(m, ToolMessage)]
@@ -311,19 +313,14 @@ def test_a_candidate_that_never_fits_the_context_is_uncertain_and_the_run_goes_o
 ) -> None:
     from langchain_core.messages import HumanMessage
 
-    from jarvis_graph.nodes.security_verify import _agent_loop
-    from jarvis_graph.security.grounding import check_verdict
-    from jarvis_graph.tools.security_verify import verification_tools
-
     _long_file(tmp_path)
     used: list[str] = []
-    candidate = {"file": "long.c", "line": 4, "description": "double free", "evidence": ""}
-    verdict = _agent_loop(
-        (_Window("all", 5, [], used), _Window("verdict", 5, [], used)),  # type: ignore[arg-type]
-        verification_tools(tmp_path),
+    verdict = _verify(
+        tmp_path,
+        (_Window("all", 5, [], used), _Window("verdict", 5, [], used)),
         [HumanMessage("verify this candidate")],
-        6,
-        lambda v: check_verdict(v, tmp_path, candidate),
+        "long.c",
+        4,
     )
     assert used == ["all (too long)"]
     assert verdict["verdict"] == "uncertain"
@@ -334,10 +331,6 @@ def test_a_verdict_call_that_did_not_parse_is_told_and_the_next_step_gives_the_v
     tmp_path: Path,
 ) -> None:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-
-    from jarvis_graph.nodes.security_verify import _agent_loop
-    from jarvis_graph.security.grounding import check_verdict
-    from jarvis_graph.tools.security_verify import verification_tools
 
     _twice(tmp_path)
     cited = {"path": "twice.c", "start_line": 8, "end_line": 9, "code": "free(p);\nfree(p);"}
@@ -352,13 +345,12 @@ def test_a_verdict_call_that_did_not_parse_is_told_and_the_next_step_gives_the_v
     used: list[str] = []
 
     messages: list[object] = [HumanMessage("verify")]
-    candidate = {"file": "twice.c", "line": 9, "description": "double free", "evidence": ""}
-    verdict = _agent_loop(
-        (_Replies("all", [cut], used), _Replies("verdict", [good], used)),  # type: ignore[arg-type]
-        verification_tools(tmp_path),
-        messages,  # type: ignore[arg-type]
-        6,
-        lambda v: check_verdict(v, tmp_path, candidate),
+    verdict = _verify(
+        tmp_path,
+        (_Replies("all", [cut], used), _Replies("verdict", [good], used)),
+        messages,
+        "twice.c",
+        9,
     )
     assert used == ["all", "verdict"]
     notes = [str(m.content) for m in messages if isinstance(m, ToolMessage)]
