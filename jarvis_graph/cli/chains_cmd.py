@@ -257,12 +257,11 @@ def drive_chain(
 def _print_step(console: Any, chain: Any, sid: str, result: dict[str, Any], verbose: bool) -> None:
     """One line per finished step; its result when it did not succeed (all of it with -v)."""
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
-    from jarvis_graph.cli.render import CHAIN_MARKS
+    from jarvis_graph.cli.render import chain_step_line
     from jarvis_graph.messages import shorten
 
     tool = next((s.tool for s in chain.steps if s.id == sid), "?")
-    tries = f", {result['attempts']} attempts" if result.get("attempts", 0) > 1 else ""
-    line = f"{CHAIN_MARKS.get(result['status'], '?')} {sid} ({tool}) {result['status']}{tries}"
+    line = chain_step_line(sid, tool, result["status"], result.get("attempts", 0))
     console.print(line, markup=False)
     text = result["result"].strip()
     if text and (verbose or result["status"] != "succeeded"):

@@ -181,15 +181,19 @@ def _duration(seconds: float) -> str:
 CHAIN_MARKS = {"succeeded": "✓", "failed": "✗", "skipped": "-", "declined": "✗"}
 
 
+def chain_step_line(label: str, tool: Any, status: str, attempts: int) -> str:
+    """``✓ LABEL (TOOL) STATUS[, N attempts]``: a finished chain step, in every front end."""
+    tries = f", {attempts} attempts" if attempts > 1 else ""
+    return f"{CHAIN_MARKS.get(status, '?')} {label} ({tool}) {status}{tries}"
+
+
 def _describe(name: str, payload: dict[str, Any]) -> str:
     """One line for a plan, hand-off or chain step event."""
     if name == "chain_step_finished":
         status = str(payload.get("status"))
-        attempts = payload.get("attempts") or 0
-        tries = f", {attempts} attempts" if attempts > 1 else ""
-        line = (
-            f"  {CHAIN_MARKS.get(status, '?')} {payload.get('chain')} · {payload.get('step')} "
-            f"({payload.get('tool')}) {status}{tries}"
+        label = f"{payload.get('chain')} · {payload.get('step')}"
+        line = "  " + chain_step_line(
+            label, payload.get("tool"), status, payload.get("attempts") or 0
         )
         return line if status == "succeeded" else f"{line}: {short(payload.get('result'), 100)}"
     if name == "handoff":

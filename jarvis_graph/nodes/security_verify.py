@@ -234,7 +234,7 @@ def _verdict_from_text(text: str) -> dict[str, Any]:
             return normalise_verdict(json.loads(text[start : end + 1]))
         except json.JSONDecodeError:
             pass
-    return normalise_verdict({"verdict": "uncertain", "reasoning": text.strip()[:500]})
+    return _uncertain(text.strip()[:500])
 
 
 @functools.lru_cache(maxsize=8)
