@@ -226,6 +226,14 @@ def _verify(root: Path, models: Any, messages: Any, file: str, line: int) -> dic
     )
 
 
+def _confirming(path: str, first: int, code: str) -> dict[str, Any]:
+    """A ``submit_verdict`` call confirming the double free of lines ``first`` and the next."""
+    cited = {"path": path, "start_line": first, "end_line": first + 1, "code": code}
+    reasoning = f"p is freed at line {first} and again at line {first + 1}"
+    args = {"reasoning": reasoning, "evidence": [cited], "verdict": "confirmed"}
+    return {"name": "submit_verdict", "args": args, "id": "v"}
+
+
 def test_a_repeated_read_is_not_run_again_and_the_next_step_must_give_the_verdict(
     tmp_path: Path,
 ) -> None:
@@ -233,9 +241,7 @@ def test_a_repeated_read_is_not_run_again_and_the_next_step_must_give_the_verdic
 
     _twice(tmp_path)
     read = {"name": "read_code", "args": {"path": "twice.c"}, "id": "r"}
-    cited = {"path": "twice.c", "start_line": 8, "end_line": 9, "code": "free(p);\nfree(p);"}
-    args = {"reasoning": "p is freed at line 8 and again at line 9", "evidence": [cited]}
-    submit = {"name": "submit_verdict", "args": {**args, "verdict": "confirmed"}, "id": "v"}
+    submit = _confirming("twice.c", 8, "free(p);\nfree(p);")
     used: list[str] = []
 
     messages: list[object] = [HumanMessage("verify")]
@@ -287,9 +293,7 @@ def test_a_conversation_that_outgrows_the_context_is_cut_and_the_verdict_asked_f
 
     _long_file(tmp_path)
     read = {"name": "read_code", "args": {"path": "long.c"}, "id": "r"}
-    cited = {"path": "long.c", "start_line": 3, "end_line": 4, "code": "free(p);\n    free(p);"}
-    args = {"reasoning": "p is freed at line 3 and again at line 4", "evidence": [cited]}
-    submit = {"name": "submit_verdict", "args": {**args, "verdict": "confirmed"}, "id": "v"}
+    submit = _confirming("long.c", 3, "free(p);\n    free(p);")
     used: list[str] = []
     messages: list[object] = [HumanMessage("verify")]
     verdict = _verify(
@@ -333,15 +337,12 @@ def test_a_verdict_call_that_did_not_parse_is_told_and_the_next_step_gives_the_v
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
     _twice(tmp_path)
-    cited = {"path": "twice.c", "start_line": 8, "end_line": 9, "code": "free(p);\nfree(p);"}
-    args = {"reasoning": "p is freed at line 8 and again at line 9", "evidence": [cited]}
     error = "the reply was cut off at the output-token limit"
     broken = {"name": "submit_verdict", "args": '{"reasoning": "p is fr', "id": "c"}
     cut = AIMessage(
         "", invalid_tool_calls=[{**broken, "error": error, "type": "invalid_tool_call"}]
     )
-    submit = {"name": "submit_verdict", "args": {**args, "verdict": "confirmed"}, "id": "v"}
-    good = AIMessage("", tool_calls=[submit])
+    good = AIMessage("", tool_calls=[_confirming("twice.c", 8, "free(p);\nfree(p);")])
     used: list[str] = []
 
     messages: list[object] = [HumanMessage("verify")]
