@@ -10,6 +10,11 @@ parts database beside it (:mod:`jarvis_graph.checkpoint_parts`):
   that extends the list of the previous checkpoint. A checkpoint then holds one short
   reference for the whole list, and each step adds rows for its new messages only.
 
+Every ``SPAN``-th node of a growing list is a *span* node: it extends the previous span
+node (not the previous node) by every message since, and carries their rows. A restore
+then walks at most ``SPAN - 1`` plain nodes and one span node per ``SPAN`` steps, and reads
+most messages with the span nodes instead of one row each.
+
 Loading puts everything back: the graph, the model and ``get_state`` /
 ``get_state_history`` / forks see exactly the messages the run had. Texts stored by
 earlier versions as ``<folder>/<2 hex>/<sha256>.z`` files are still read.
@@ -18,6 +23,7 @@ earlier versions as ``<folder>/<2 hex>/<sha256>.z`` files are still read.
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import operator
 import threading
@@ -37,6 +43,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from jarvis_graph.checkpoint_parts import (
     DIGEST_BYTES,
     MissingPartError,
+    Node,
     Parts,
     PartsDB,
 )
@@ -58,6 +65,8 @@ REFRESH = 900.0
 the orphan collection's grace period (``session_prune.GRACE``)."""
 HEADS = 16
 """Recent lists remembered, so that a checkpoint finds the list its list extends."""
+SPAN = 16
+"""Nodes from one span node to the next (see the module's text)."""
 
 _ESCAPED = "="  # after LIST_PREFIX: a stored value that starts like a reference
 _MAX_DEPTH = 4  # checkpoint -> channel_values -> messages -> message
@@ -73,7 +82,18 @@ class _Rows:
 
     texts: list[tuple[str, str]] = field(default_factory=list)
     messages: list[tuple[bytes, str, bytes]] = field(default_factory=list)
-    lists: list[tuple[bytes, bytes | None, bytes]] = field(default_factory=list)
+    lists: list[tuple[bytes, bytes | None, bytes, bytes | None]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Since:
+    """Where a remembered list stands since its last span node (``base``)."""
+
+    base: bytes
+    digests: tuple[bytes, ...] = ()
+    """The messages appended since ``base``."""
+    nodes: int = 0
+    """Plain nodes since ``base``."""
 
 
 class BlobSerializer(SerializerProtocol):
@@ -114,6 +134,8 @@ class BlobSerializer(SerializerProtocol):
         self._heads: OrderedDict[bytes, tuple[list[BaseMessage], list[tuple[Any, Any]]]] = (
             OrderedDict()
         )
+        self._since: dict[bytes, _Since] = {}  # remembered list -> its last span node
+        # message digest -> its row (kind, data), as written or read
         self._rows: OrderedDict[bytes, tuple[str, bytes]] = OrderedDict()
         # loaded lists whose messages are not in ``_digests`` yet: list digest -> the
         # digests of its messages. A load that is never followed by a write (get_state,
@@ -138,7 +160,7 @@ class BlobSerializer(SerializerProtocol):
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """Deserialize and put the stored texts and lists back."""
         obj = self.inner.loads_typed(data)
-        with self._lock:
+        with self._lock, _COLLECTOR_PAUSED:
             return self._expand(obj, 0)
 
     # -- writing ----------------------------------------------------------------------
@@ -188,13 +210,44 @@ class BlobSerializer(SerializerProtocol):
 
     def _store_list(self, messages: list[BaseMessage], rows: _Rows) -> bytes:
         parent, known = self._known_prefix(messages)
-        items = b"".join(self._store_message(m, rows) for m in messages[known:])
-        if not items and parent is not None:
+        new = [self._store_message(m, rows) for m in messages[known:]]
+        if not new and parent is not None:
             return parent
-        digest = hashlib.sha256((parent or b"") + items).digest()[:DIGEST_BYTES]
-        rows.lists.append((digest, parent, items))
+        since = None if parent is None else self._since.get(parent, _Since(parent))
+        if since is None or since.nodes + 1 >= SPAN:  # a span node: a list's first, or due
+            start = None if since is None else since.base
+            added = new if since is None else [*since.digests, *new]
+            items = b"".join(added)
+            digest = _list_digest(start, items)
+            rows.lists.append((digest, start, items, self._pack(added)))
+            self._since[digest] = _Since(digest)
+        else:
+            assert parent is not None
+            items = b"".join(new)
+            digest = _list_digest(parent, items)
+            rows.lists.append((digest, parent, items, None))
+            self._since[digest] = _Since(since.base, (*since.digests, *new), since.nodes + 1)
         self._remember_head(digest, messages)
         return digest
+
+    def _pack(self, digests: list[bytes]) -> bytes | None:
+        """The rows of these messages as one msgpack array ``[kind, fields, kind, fields…]``.
+
+        ``None`` when one of them is no longer at hand: the node is then read row by row.
+        A ``lc:`` row's data is the msgpack of its fields and goes in as it is, so that one
+        ``unpackb`` of the array gives every message's fields.
+        """
+        parts = [_array_header(2 * len(digests))]
+        for key in digests:
+            row = self._rows.get(key)
+            if row is None:
+                return None
+            kind, data = row
+            parts += (
+                ormsgpack.packb(kind),
+                data if kind.startswith("lc:") else ormsgpack.packb(data),
+            )
+        return b"".join(parts)
 
     def _known_prefix(self, messages: list[BaseMessage]) -> tuple[bytes | None, int]:
         """The longest remembered list that ``messages`` starts with, unchanged.
@@ -220,6 +273,7 @@ class BlobSerializer(SerializerProtocol):
         digest = hashlib.sha256(kind.encode() + b"\0" + data).digest()[:DIGEST_BYTES]
         rows.messages.append((digest, kind, data))
         self._remember_message(message, digest)
+        self._keep_rows({digest: (kind, data)})
         return digest
 
     def _encode(self, message: BaseMessage) -> tuple[str, bytes]:
@@ -260,22 +314,29 @@ class BlobSerializer(SerializerProtocol):
 
     def _load_list(self, digest: bytes) -> list[BaseMessage]:
         try:
-            digests = self.parts.chain(digest)
+            nodes = self.parts.chain(digest)
         except MissingPartError as exc:
             raise MissingBlobError(str(exc)) from None
-        missing = [d for d in digests if d not in self._rows]
-        for key, row in self.parts.messages(missing).items():
-            self._rows[key] = row
-        if len(self._rows) > CACHE_MESSAGES:
-            for _ in range(len(self._rows) - CACHE_MESSAGES):
-                self._rows.popitem(last=False)
+        digests: list[bytes] = []
+        packed: list[tuple[str, Any] | None] = []  # per message: its row from a span node
+        for node in nodes:
+            keys = _split(node.items)
+            fields = _unpack(node.packed, len(keys))
+            digests += keys
+            packed += [None] * len(keys) if fields is None else fields
+        missing = [d for d, f in zip(digests, packed, strict=True) if f is None]
+        self._keep_rows(self.parts.messages([d for d in missing if d not in self._rows]))
         try:
-            messages = [self._decode(*self._rows[d]) for d in digests]
+            messages = [
+                self._decode(*self._rows[d]) if f is None else self._construct(*f)
+                for d, f in zip(digests, packed, strict=True)
+            ]
         except KeyError:
             msg = f"a saved session refers to a message missing from {self.parts.path}"
             raise MissingBlobError(msg) from None
         self._fill_texts(messages)
         self._remember_head(digest, messages)
+        self._since[digest] = _loaded_since(nodes)
         self._unsettled[digest] = digests
         self._unsettled.move_to_end(digest)
         while len(self._unsettled) > HEADS:
@@ -284,10 +345,19 @@ class BlobSerializer(SerializerProtocol):
 
     def _decode(self, kind: str, data: bytes) -> BaseMessage:
         if kind.startswith("lc:"):
-            return _construct(
-                getattr(lc_messages, kind.removeprefix("lc:")), ormsgpack.unpackb(data)
-            )
-        return self.inner.loads_typed((kind.removeprefix("serde:"), data))  # type: ignore[no-any-return]
+            return self._construct(kind, ormsgpack.unpackb(data))
+        return self._construct(kind, data)
+
+    def _construct(self, kind: str, payload: Any) -> BaseMessage:
+        """A message from its row's kind and its fields (``lc:``) or serde data."""
+        if kind.startswith("lc:"):
+            return _construct(kind, payload)
+        return self.inner.loads_typed((kind.removeprefix("serde:"), payload))  # type: ignore[no-any-return]
+
+    def _keep_rows(self, rows: dict[bytes, tuple[str, bytes]]) -> None:
+        self._rows.update(rows)
+        for _ in range(len(self._rows) - CACHE_MESSAGES):
+            self._rows.popitem(last=False)
 
     def _fill_texts(self, messages: list[BaseMessage]) -> None:
         wanted = [
@@ -366,7 +436,79 @@ class BlobSerializer(SerializerProtocol):
         self._heads[digest] = (list(messages), [_watched(m) for m in messages])
         self._heads.move_to_end(digest)
         while len(self._heads) > HEADS:
-            self._heads.popitem(last=False)
+            old, _ = self._heads.popitem(last=False)
+            self._since.pop(old, None)
+
+
+class _CollectorPause:
+    """Python's cyclic garbage collector off while a restore builds its messages.
+
+    A restore creates thousands of dicts and lists, none of them garbage; the collector's
+    passes over them cost more than decoding them (as msgpack's own documentation warns).
+    Nested and concurrent restores share one pause; a collector that was off stays off.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._restore = False
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._depth == 0:
+                self._restore = gc.isenabled()
+                gc.disable()
+            self._depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0 and self._restore:
+                gc.enable()
+
+
+_COLLECTOR_PAUSED = _CollectorPause()
+
+
+def _list_digest(parent: bytes | None, items: bytes) -> bytes:
+    return hashlib.sha256((parent or b"") + items).digest()[:DIGEST_BYTES]
+
+
+def _split(items: bytes) -> list[bytes]:
+    return [items[i : i + DIGEST_BYTES] for i in range(0, len(items), DIGEST_BYTES)]
+
+
+def _array_header(n: int) -> bytes:
+    """The msgpack header of an array of ``n`` elements."""
+    if n < 16:
+        return bytes([0x90 | n])
+    if n < 1 << 16:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
+
+
+def _unpack(packed: bytes | None, count: int) -> list[tuple[str, Any]] | None:
+    """A span node's rows as ``(kind, fields or data)`` pairs.
+
+    ``None`` when it carries none, or not ``count`` of them: its messages are then read row
+    by row.
+    """
+    if packed is None:
+        return None
+    try:
+        flat = ormsgpack.unpackb(packed)
+    except ormsgpack.MsgpackDecodeError:
+        return None
+    if not isinstance(flat, list) or len(flat) != 2 * count:
+        return None
+    return list(zip(flat[0::2], flat[1::2], strict=True))
+
+
+def _loaded_since(nodes: list[Node]) -> _Since:
+    """Where a loaded list stands: its last span node (or first node), and what follows."""
+    last = max((i for i, n in enumerate(nodes) if n.packed is not None), default=0)
+    after = nodes[last + 1 :]
+    return _Since(nodes[last].digest, tuple(d for n in after for d in _split(n.items)), len(after))
 
 
 def _watched(message: BaseMessage) -> tuple[Any, Any]:
@@ -383,17 +525,29 @@ def _same(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
 
 
 @functools.cache
-def _field_names(cls: type[BaseMessage]) -> frozenset[str]:
-    return frozenset(cls.model_fields)
+def _message_class(kind: str) -> tuple[type[BaseMessage], frozenset[str] | None]:
+    """The class of an ``lc:`` row, and the field names ``_construct`` may fill in directly.
+
+    The names are ``None`` for a class with private attributes, built the public way.
+
+    Raises:
+        MissingBlobError: The row names no message class (the database was altered).
+    """
+    cls = getattr(lc_messages, kind.removeprefix("lc:"), None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseMessage)):
+        msg = f"a saved session holds a message of an unknown kind {kind!r}"
+        raise MissingBlobError(msg)
+    return cls, None if cls.__private_attributes__ else frozenset(cls.model_fields)
 
 
-def _construct(cls: type[BaseMessage], fields: dict[str, Any]) -> BaseMessage:
+def _construct(kind: str, fields: dict[str, Any]) -> BaseMessage:
     """A message from the fields ``_encode`` stored: every field, from a valid message.
 
     What ``model_construct`` does for a complete set of fields, at half its cost (a restore
     builds hundreds of messages); a class with private attributes takes the public way.
     """
-    if cls.__private_attributes__ or fields.keys() != _field_names(cls):
+    cls, names = _message_class(kind)
+    if names is None or fields.keys() != names:
         return cls.model_construct(**fields)
     message = cls.__new__(cls)
     object.__setattr__(message, "__dict__", fields)

@@ -7,7 +7,9 @@
 - ``messages``: one message (its large text replaced by a reference), keyed by a digest
   of its encoded form;
 - ``lists``: a message list as a chain of nodes: a node is its parent (the list it
-  extends, or none) and the digests of the messages it appends.
+  extends, or none) and the digests of the messages it appends. A node may also carry
+  those messages' rows (``packed``), so that a restore reads them with the node instead of
+  one ``messages`` row each; the ``messages`` rows are written all the same.
 
 A checkpoint of a run with N messages so adds one node of a few digests, not N references:
 the sessions database grows linearly with the run. Rows are only ever added, and a row is
@@ -23,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -39,7 +41,8 @@ CREATE TABLE IF NOT EXISTS messages (
     added REAL NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS lists (
-    digest BLOB PRIMARY KEY, parent BLOB, items BLOB NOT NULL, added REAL NOT NULL DEFAULT 0
+    digest BLOB PRIMARY KEY, parent BLOB, items BLOB NOT NULL, added REAL NOT NULL DEFAULT 0,
+    packed BLOB
 );
 """
 TABLES = ("texts", "messages", "lists")
@@ -50,8 +53,10 @@ period (:mod:`jarvis_graph.session_prune`)."""
 _COLUMNS = {
     "texts": ("digest", "body"),
     "messages": ("digest", "kind", "data"),
-    "lists": ("digest", "parent", "items"),
+    "lists": ("digest", "parent", "items", "packed"),
 }
+_ADDED_LATER = {"added": "REAL NOT NULL DEFAULT 0", "packed": "BLOB"}
+"""Columns a store written by an earlier version may lack, and how they are added."""
 
 
 def _upsert(table: str, name: str, mark: str) -> str:
@@ -65,13 +70,13 @@ def _upsert(table: str, name: str, mark: str) -> str:
 
 
 _CHAIN = """
-WITH RECURSIVE chain(digest, parent, items, depth) AS (
-    SELECT digest, parent, items, 0 FROM lists WHERE digest = ?
+WITH RECURSIVE chain(digest, parent, items, packed, depth) AS (
+    SELECT digest, parent, items, packed, 0 FROM lists WHERE digest = ?
     UNION ALL
-    SELECT l.digest, l.parent, l.items, chain.depth + 1
+    SELECT l.digest, l.parent, l.items, l.packed, chain.depth + 1
     FROM lists AS l JOIN chain ON l.digest = chain.parent
 )
-SELECT parent, items FROM chain ORDER BY depth DESC
+SELECT digest, parent, items, packed FROM chain ORDER BY depth DESC
 """
 
 _BATCH = 500
@@ -103,6 +108,27 @@ class MissingPartError(CheckpointError):
     """A checkpoint refers to a stored part that is gone."""
 
 
+class Node(NamedTuple):
+    """One node of a stored message list, as :meth:`Parts.chain` returns it."""
+
+    digest: bytes
+    items: bytes
+    """The digests of the messages the node appends, ``DIGEST_BYTES`` each."""
+    packed: bytes | None
+    """Those messages' rows, when the node carries them (see ``checkpoint_blobs``)."""
+
+
+def _nodes(rows: list[Any], where: Any) -> list[Node]:
+    """The nodes of a chain query's rows (oldest first), checked to start a list."""
+    if not rows or rows[0][1] is not None:  # the oldest node must start the list
+        msg = f"a saved session refers to a message list missing from {where}"
+        raise MissingPartError(msg)
+    return [
+        Node(bytes(digest), bytes(items), None if packed is None else bytes(packed))
+        for digest, _parent, items, packed in rows
+    ]
+
+
 MMAP_BYTES = 1 << 30
 
 
@@ -118,14 +144,14 @@ class Parts(Protocol):
         self,
         texts: Iterable[tuple[str, str]] = (),
         messages: Iterable[tuple[bytes, str, bytes]] = (),
-        lists: Iterable[tuple[bytes, bytes | None, bytes]] = (),
+        lists: Iterable[tuple[bytes, bytes | None, bytes, bytes | None]] = (),
     ) -> None: ...
 
     def texts(self, digests: list[str]) -> dict[str, str]: ...  # noqa: D102
 
     def messages(self, digests: list[bytes]) -> dict[bytes, tuple[str, bytes]]: ...  # noqa: D102
 
-    def chain(self, digest: bytes) -> list[bytes]: ...  # noqa: D102
+    def chain(self, digest: bytes) -> list[Node]: ...  # noqa: D102
 
     def scan(self, table: str) -> Iterator[tuple[Any, ...]]: ...  # noqa: D102
 
@@ -158,10 +184,12 @@ class PartsDB:
             # restoring a long session reads every large text: mapped, not copied page by page
             conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             conn.executescript(_SCHEMA)
-            for table in TABLES:  # stores written before rows kept their time
+            for table in TABLES:  # stores written by earlier versions
                 names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-                if "added" not in names:
-                    conn.execute(f"ALTER TABLE {table} ADD COLUMN added REAL NOT NULL DEFAULT 0")
+                for column in (*_COLUMNS[table], "added"):
+                    if column not in names:
+                        kind = _ADDED_LATER[column]
+                        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
         try:
             retry_locked(setup)
@@ -187,7 +215,7 @@ class PartsDB:
         self,
         texts: Iterable[tuple[str, str]] = (),
         messages: Iterable[tuple[bytes, str, bytes]] = (),
-        lists: Iterable[tuple[bytes, bytes | None, bytes]] = (),
+        lists: Iterable[tuple[bytes, bytes | None, bytes, bytes | None]] = (),
     ) -> None:
         """Store new rows in one transaction (rows already there are kept as they are)."""
         texts, messages, lists = list(texts), list(messages), list(lists)
@@ -212,8 +240,8 @@ class PartsDB:
         rows = self._select("SELECT digest, kind, data FROM messages WHERE digest IN ", digests)
         return {bytes(row[0]): (str(row[1]), bytes(row[2])) for row in rows}
 
-    def chain(self, digest: bytes) -> list[bytes]:
-        """The message digests of the list ``digest``, in order.
+    def chain(self, digest: bytes) -> list[Node]:
+        """The nodes of the list ``digest``, oldest first: their items make the list.
 
         Raises:
             MissingPartError: The list, or a list it extends, is not stored.
@@ -221,11 +249,7 @@ class PartsDB:
         with self._lock:
             conn = self._connect(create=False)
             rows = conn.execute(_CHAIN, (digest,)).fetchall() if conn is not None else []
-        if not rows or rows[0][0] is not None:  # the oldest node must start the list
-            msg = f"a saved session refers to a message list missing from {self.path}"
-            raise MissingPartError(msg)
-        items = b"".join(bytes(row[1]) for row in rows)
-        return [items[i : i + DIGEST_BYTES] for i in range(0, len(items), DIGEST_BYTES)]
+        return _nodes(rows, self.path)
 
     def scan(self, table: str) -> Iterator[tuple[Any, ...]]:
         """Every row of ``table`` (its columns, then ``added``), read in one pass."""
@@ -276,8 +300,12 @@ CREATE TABLE IF NOT EXISTS jarvis_messages (
 );
 CREATE TABLE IF NOT EXISTS jarvis_lists (
     digest BYTEA PRIMARY KEY, parent BYTEA, items BYTEA NOT NULL,
-    added DOUBLE PRECISION NOT NULL DEFAULT 0
+    added DOUBLE PRECISION NOT NULL DEFAULT 0, packed BYTEA
 );
+"""
+_PG_PACKED = """
+SELECT 1 FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = 'jarvis_lists' AND column_name = 'packed'
 """
 
 _PG_CHAIN = _CHAIN.replace("FROM lists", "FROM jarvis_lists").replace("= ?", "= %s")
@@ -307,12 +335,14 @@ class PostgresParts:
         """Create the tables (every statement is idempotent)."""
         with self._cursor() as cur:
             cur.execute(_PG_SCHEMA)
+            if cur.execute(_PG_PACKED).fetchone() is None:  # a store of an earlier version
+                cur.execute("ALTER TABLE jarvis_lists ADD COLUMN IF NOT EXISTS packed BYTEA")
 
     def add(
         self,
         texts: Iterable[tuple[str, str]] = (),
         messages: Iterable[tuple[bytes, str, bytes]] = (),
-        lists: Iterable[tuple[bytes, bytes | None, bytes]] = (),
+        lists: Iterable[tuple[bytes, bytes | None, bytes, bytes | None]] = (),
     ) -> None:
         """Store new rows in one transaction (rows already there are kept as they are)."""
         now = time.time()
@@ -362,16 +392,12 @@ class PostgresParts:
         rows = self._select("SELECT digest, kind, data FROM jarvis_messages", digests)
         return {bytes(d): (str(k), bytes(v)) for d, k, v in rows}
 
-    def chain(self, digest: bytes) -> list[bytes]:
-        """The message digests of the list ``digest``, in order (see :meth:`PartsDB.chain`)."""
+    def chain(self, digest: bytes) -> list[Node]:
+        """The nodes of the list ``digest``, oldest first (see :meth:`PartsDB.chain`)."""
         with self._cursor() as cur:
             cur.execute(_PG_CHAIN, (digest,))
             rows = cur.fetchall()
-        if not rows or rows[0][0] is not None:
-            msg = f"a saved session refers to a message list missing from {self.path}"
-            raise MissingPartError(msg)
-        items = b"".join(bytes(row[1]) for row in rows)
-        return [items[i : i + DIGEST_BYTES] for i in range(0, len(items), DIGEST_BYTES)]
+        return _nodes(rows, self.path)
 
     def _select(self, query: str, keys: list[str] | list[bytes]) -> list[Any]:
         unique = list(dict.fromkeys(keys))

@@ -144,7 +144,7 @@ def _collect(store: _Store, before: float, dry_run: bool, report: PruneReport) -
         elif added < before:
             old_messages.append(digest)
     doomed["messages"] = old_messages
-    doomed["lists"] = [d for d, row in lists.items() if d not in lists_used and row[3] < before]
+    doomed["lists"] = [d for d, row in lists.items() if d not in lists_used and row[-1] < before]
     doomed["texts"] = [
         digest
         for digest, added in parts.ages("texts")

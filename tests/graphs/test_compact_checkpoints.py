@@ -23,7 +23,7 @@ from langgraph.types import Command
 from jarvis_graph.checkpointing import default_sessions_path, fork_thread, open_checkpointer
 from jarvis_graph.graphs.agent import build_agent_graph
 
-FILES = 4
+FILES = 12  # past SPAN steps: span nodes and the plain nodes after them
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -42,7 +42,7 @@ def ws(workspace: Path, store: str | None) -> Path:
     turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "read_code", "args": {"path": f"f{i}.txt"}}]} for i in range(FILES)
     ]
-    turns.append({"text": "Read all four. !!!COMPLETE!!!"})
+    turns.append({"text": "Read them all. !!!COMPLETE!!!"})
     (workspace / "script.yaml").write_text(yaml.safe_dump({"turns": turns}))
     config: dict[str, Any] = {
         "attach_listing": 0,
@@ -111,6 +111,8 @@ def test_history_and_state_are_exactly_what_the_run_streamed(ws: Path) -> None:
         assert b"file 0 line 40:" not in raw
         with sqlite3.connect(db.parent / "blobs" / "parts.sqlite") as conn:
             assert conn.execute("SELECT COUNT(*) FROM texts").fetchone() == (FILES,)
+            spans = conn.execute("SELECT COUNT(*) FROM lists WHERE packed IS NOT NULL")
+            assert spans.fetchone()[0] >= 2  # the first list and a span node
     else:
         import psycopg
 
@@ -119,6 +121,8 @@ def test_history_and_state_are_exactly_what_the_run_streamed(ws: Path) -> None:
                 dump = conn.execute(f"SELECT t::text FROM {table} AS t").fetchall()  # noqa: S608
                 assert not any("file 0 line 40:" in row[0] for row in dump), table
             assert conn.execute("SELECT COUNT(*) FROM jarvis_texts").fetchone() == (FILES,)
+            spans = conn.execute("SELECT COUNT(*) FROM jarvis_lists WHERE packed IS NOT NULL")
+            assert spans.fetchone()[0] >= 2  # type: ignore[index]
         assert not (ws / ".jarvis" / "blobs").exists()  # nothing on local disk
         assert not default_sessions_path(ws).exists()
 
@@ -137,6 +141,35 @@ def test_resume_after_an_interrupt_in_a_new_process(ws: Path) -> None:
     assert [f"file {i} line 79:" in t for i, t in enumerate(outputs(values["messages"]))] == [
         True
     ] * FILES
+
+
+def test_a_store_written_before_span_nodes_is_upgraded_and_resumed(ws: Path) -> None:
+    """A parts table without the ``packed`` column (an earlier version's) gains it when the
+    store is opened, and a session stopped in it resumes to the same result."""
+    with agent(ws) as graph:
+        graph.invoke({"task": "read the files"}, config(), context=context(ws, confirm="always"))
+    for step in range(FILES):
+        if step == 2:  # the session has message lists by now
+            drop_packed_column(ws)
+        with agent(ws) as graph:
+            graph.invoke(Command(resume="approve"), config(), context=context(ws, confirm="always"))
+    with agent(ws) as graph:
+        values = graph.get_state(config()).values
+    assert values["status"] == "completed"
+    assert all(f"file {i} line 79:" in t for i, t in enumerate(outputs(values["messages"])))
+    assert len(outputs(values["messages"])) == FILES
+
+
+def drop_packed_column(ws: Path) -> None:
+    url = store_of(ws)
+    if url is None:
+        with sqlite3.connect(ws / ".jarvis" / "blobs" / "parts.sqlite") as conn:
+            conn.execute("ALTER TABLE lists DROP COLUMN packed")
+        return
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        conn.execute("ALTER TABLE jarvis_lists DROP COLUMN packed")
 
 
 def test_fork_from_a_middle_checkpoint_has_the_same_messages_and_runs_on(ws: Path) -> None:
@@ -191,4 +224,4 @@ def test_a_missing_or_broken_parts_database_is_a_clear_error_in_the_cli(ws: Path
                 conn.execute(f"DROP TABLE {table}")
                 conn.execute(f"ALTER TABLE {table}_kept RENAME TO {table}")
     shown = run_process(["sessions", "show", "t9"], cwd=ws)
-    assert shown.returncode == 0 and "Read all four." in shown.stdout
+    assert shown.returncode == 0 and "Read them all." in shown.stdout

@@ -208,3 +208,87 @@ def test_storing_a_known_text_again_refreshes_its_time(
     serde.dumps_typed(checkpoint(ToolMessage(text, tool_call_id="c")))
     assert [added > 1 for _d, added in serde.parts.ages("texts")] == [True]
     serde.close()
+
+
+def grow(serde: BlobSerializer, messages: list[BaseMessage], steps: int) -> tuple[Any, Any]:
+    """``steps`` checkpoints, each with one more message; the last one's data and list."""
+    data = None
+    for i in range(steps):
+        extra: BaseMessage = varied()[i % 6].model_copy(update={"id": f"m{len(messages)}"})
+        messages = [*messages, extra]
+        data = serde.dumps_typed(checkpoint(*messages))
+    return data, messages
+
+
+def head_of(serde: BlobSerializer, data: Any) -> bytes:
+    kind, raw = data
+    ref = serde.inner.loads_typed((kind, raw))["channel_values"]["messages"]
+    return bytes.fromhex(ref.removeprefix(LIST_PREFIX))
+
+
+def test_a_long_list_is_restored_from_few_nodes_and_few_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restore walks span nodes (each carrying its messages), not one node per step."""
+    from jarvis_graph.checkpoint_blobs import SPAN
+
+    data, messages = grow(BlobSerializer(tmp_path), varied(), 200)
+    fresh = BlobSerializer(tmp_path)
+    nodes = fresh.parts.chain(head_of(fresh, data))
+    assert len(nodes) <= SPAN + 200 // SPAN  # was 198: one per step
+    asked: list[int] = []
+    real = fresh.parts.messages
+    monkeypatch.setattr(fresh.parts, "messages", lambda keys: asked.append(len(keys)) or real(keys))
+    assert fresh.loads_typed(data) == checkpoint(*plain_copy(messages))
+    assert sum(asked) < SPAN  # the plain nodes after the last span node only
+
+
+def test_a_restored_list_keeps_growing_in_spans(tmp_path: Path) -> None:
+    from jarvis_graph.checkpoint_blobs import SPAN
+
+    data, messages = grow(BlobSerializer(tmp_path), varied(), 40)
+    resumed = BlobSerializer(tmp_path)  # a new process
+    state = resumed.loads_typed(data)
+    data, messages = grow(resumed, state["channel_values"]["messages"], 60)
+    fresh = BlobSerializer(tmp_path)
+    assert len(fresh.parts.chain(head_of(fresh, data))) <= SPAN + 106 // SPAN
+    assert fresh.loads_typed(data) == checkpoint(*plain_copy(messages))
+
+
+def test_a_node_whose_rows_are_damaged_is_read_row_by_row(tmp_path: Path) -> None:
+    data, messages = grow(BlobSerializer(tmp_path), varied(), 40)
+    with sqlite3.connect(tmp_path / "parts.sqlite") as conn:
+        damaged = conn.execute("UPDATE lists SET packed = x'9301' WHERE packed IS NOT NULL")
+        assert damaged.rowcount >= 2
+    assert BlobSerializer(tmp_path).loads_typed(data) == checkpoint(*plain_copy(messages))
+
+
+def test_lists_of_an_earlier_version_are_read_and_then_extended_in_spans(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chain of one node per step without rows (a table without the column) is read row
+    by row; the next checkpoint after a resume spans the whole old chain at once."""
+    import jarvis_graph.checkpoint_blobs as blobs
+
+    with monkeypatch.context() as patch:
+        patch.setattr(blobs, "SPAN", 10**9)  # as an earlier version wrote: no span nodes
+        data, messages = grow(BlobSerializer(tmp_path), varied(), 50)
+    assert len(BlobSerializer(tmp_path).parts.chain(head_of(BlobSerializer(tmp_path), data))) == 50
+    with sqlite3.connect(tmp_path / "parts.sqlite") as conn:
+        conn.execute("ALTER TABLE lists DROP COLUMN packed")
+    resumed = BlobSerializer(tmp_path)
+    state = resumed.loads_typed(data)
+    assert state == checkpoint(*plain_copy(messages))
+    data, messages = grow(resumed, state["channel_values"]["messages"], 1)
+    fresh = BlobSerializer(tmp_path)
+    assert len(fresh.parts.chain(head_of(fresh, data))) == 2  # the first list, one span
+    assert fresh.loads_typed(data) == checkpoint(*plain_copy(messages))
+
+
+def test_a_message_of_an_unknown_kind_is_a_clear_error(tmp_path: Path) -> None:
+    data, _ = grow(BlobSerializer(tmp_path), varied(), 20)
+    with sqlite3.connect(tmp_path / "parts.sqlite") as conn:
+        conn.execute("UPDATE lists SET packed = NULL")
+        conn.execute("UPDATE messages SET kind = 'lc:convert_to_messages'")
+    with pytest.raises(MissingBlobError, match="unknown kind 'lc:convert_to_messages'"):
+        BlobSerializer(tmp_path).loads_typed(data)
