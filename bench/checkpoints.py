@@ -13,8 +13,12 @@ Run with ``.venv/bin/python bench/checkpoints.py`` (``--calls N`` / ``--kb K`` t
    ``cheap`` model (scripted) writing the summaries.
 
 For each: run time, database size, size of the stored texts (``blobs/``), and the time of
-``get_state`` (first call on a fresh connection, then the median of warm calls). The agent
-runs also check that ``get_state`` returns every tool output in full.
+``get_state``: cold (the first call on a fresh connection, in the process that ran the
+loop), in a new process (the first call of a process that only opens the store, as
+``jarvis sessions show`` or a resume does; imports not counted), and warm (further calls on
+one connection). As a floor, the time a new process takes merely to turn the N outputs'
+bytes into Python strings is printed beside. The agent runs also check that ``get_state``
+returns every tool output in full.
 Figures are printed and written to ``bench/results/checkpoints.json``; PASS/FAIL lines
 report the targets (agent <= 25 MB in all, and no slower than the baseline). Exits 0.
 """
@@ -64,7 +68,7 @@ def make_files(ws: Path, calls: int, kb: int) -> None:
     words = [f"w{n:04d}" for n in range(5000)]
     line_chars = 400
     for i in range(calls):
-        lines = []
+        lines: list[str] = []
         while sum(len(x) + 1 for x in lines) < kb * 1024:
             line = " ".join(rng.choice(words) for _ in range(line_chars // 6))
             lines.append(line[:line_chars])
@@ -75,9 +79,12 @@ def dir_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
 
 
-def time_get_state(open_graph: Callable[[], Any], config: dict[str, Any]) -> dict[str, float]:
+def time_get_state(
+    open_graph: Callable[[], Any], config: dict[str, Any], child: list[str]
+) -> dict[str, Any]:
     """Cold: the first get_state on a fresh connection (median of COLD_REPS openings, the
     same for both loops: one opening is at the mercy of the collector and the scheduler).
+    New process: the same in ``child`` (arguments of this script's ``--child`` mode).
     Warm: further calls on one connection."""
     cold = []
     for _ in range(COLD_REPS):
@@ -92,11 +99,73 @@ def time_get_state(open_graph: Callable[[], Any], config: dict[str, Any]) -> dic
             start = time.perf_counter()
             graph.get_state(config)
             warm.append(time.perf_counter() - start)
+    fresh = [in_new_process(child) for _ in range(COLD_REPS)]
     return {
         "get_state_cold_ms": statistics.median(cold) * 1000,
         "get_state_cold_runs_ms": [round(c * 1000, 2) for c in cold],
+        "get_state_new_process_ms": statistics.median(fresh),
+        "get_state_new_process_runs_ms": [round(c, 2) for c in fresh],
         "get_state_warm_ms": statistics.median(warm) * 1000,
     }
+
+
+def in_new_process(args: list[str]) -> float:
+    """Milliseconds this script's ``--child`` mode prints for ``args``."""
+    import subprocess
+
+    done = subprocess.run(  # noqa: S603 - this script, with arguments it built
+        [sys.executable, __file__, "--child", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise RuntimeError(f"--child {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+    return float(done.stdout.split()[-1])
+
+
+def child(kind: str, where: Path, calls: int) -> float:
+    """One timing in this (new) process, imports and opening not counted (milliseconds).
+
+    ``baseline``: get_state on the plain saver's database ``where``; ``agent``: on the
+    session store of the workspace ``where``; ``strings``: decoding the bytes of the
+    ``calls`` files the runs read in ``where`` into Python strings.
+    """
+    config: Any = {"configurable": {"thread_id": "t"}}
+    graph: Any
+    if kind == "strings":
+        raw = [(where / f"f{i:03d}.txt").read_bytes() for i in range(calls)]
+        start = time.perf_counter()
+        texts = [b.decode() for b in raw]
+        elapsed = time.perf_counter() - start
+        assert len(texts) == calls
+        return elapsed * 1000
+    if kind == "baseline":
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.graph import END, START, MessagesState, StateGraph
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("model", lambda state: {})
+        builder.add_edge(START, "model")
+        builder.add_edge("model", END)
+        conn = sqlite3.connect(str(where), check_same_thread=False)
+        graph = builder.compile(checkpointer=SqliteSaver(conn))
+        start = time.perf_counter()
+        values = graph.get_state(config).values
+        elapsed = time.perf_counter() - start
+        conn.close()
+    else:
+        from jarvis_graph.checkpointing import open_checkpointer
+        from jarvis_graph.graphs.agent import build_agent_graph
+
+        agent = build_agent_graph()
+        with open_checkpointer(where) as saver:
+            graph = agent.compile(checkpointer=saver)
+            start = time.perf_counter()
+            values = graph.get_state(config).values
+            elapsed = time.perf_counter() - start
+    assert sum(m.type == "tool" for m in values["messages"]) == calls
+    return elapsed * 1000
 
 
 def run_baseline(
@@ -156,8 +225,16 @@ def run_baseline(
         "run_s": elapsed,
         "db_bytes": db.stat().st_size if open_saver is None else 0,
         "blob_bytes": 0,
-        **time_get_state(open_graph, config),
+        **time_get_state(open_graph, config, ["baseline", str(db), str(calls)]),
+        "strings_new_process_ms": strings_floor(ws, calls),
     }
+
+
+def strings_floor(ws: Path, calls: int) -> float:
+    """Milliseconds a new process takes to make strings of the outputs of ``calls`` calls."""
+    return statistics.median(
+        in_new_process(["strings", str(ws), str(calls)]) for _ in range(COLD_REPS)
+    )
 
 
 def run_agent(
@@ -228,7 +305,7 @@ def run_agent(
         wait_for_background()  # the episodic archive is written off the answer's path
         settled = time.perf_counter() - start
     assert out["status"] == "completed", out
-    timings = time_get_state(open_graph, config)
+    timings = time_get_state(open_graph, config, ["agent", str(ws), str(calls)])
     with open_graph() as graph:
         kept = [m for m in graph.get_state(config).values["messages"] if isinstance(m, ToolMessage)]
     full = None
@@ -258,6 +335,7 @@ def run_agent(
         "tool_messages_in_state": len(kept),
         "outputs_in_full": full,
         **timings,
+        "strings_new_process_ms": strings_floor(ws, calls),
     }
 
 
@@ -267,7 +345,12 @@ def main() -> None:
     parser.add_argument("--baseline-sizes", default="10,100", help="plain SqliteSaver runs")
     parser.add_argument("--calls", type=int, default=100, help="calls of the side rows")
     parser.add_argument("--kb", type=int, default=40)
+    parser.add_argument("--child", nargs=3, metavar=("KIND", "WHERE", "CALLS"), help="internal")
     args = parser.parse_args()
+    if args.child:
+        kind, where, calls = args.child
+        print(f"{child(kind, Path(where), int(calls)):.3f}")
+        return
     sizes = sorted({int(n) for n in args.sizes.split(",")})
     base_sizes = sorted({int(n) for n in args.baseline_sizes.split(",")})
     with tempfile.TemporaryDirectory(prefix="jarvis-bench-ckpt-") as tmp:
@@ -310,16 +393,20 @@ def print_rows(title: str, rows: dict[Any, dict[str, Any]]) -> None:
     print(title)
     print(
         f"{'run':<17}{'run s':>8}{'settled s':>10}{'db MB':>9}{'blobs MB':>10}{'total MB':>10}"
-        f"{'get_state ms':>24}"
+        f"{'get_state ms: cold / new process / warm':>42}"
     )
     for name, r in rows.items():
         r["total_bytes"] = r["db_bytes"] + r["blob_bytes"]
         r["total_mb"] = r["total_bytes"] / 1e6
-        cold, warm = r["get_state_cold_ms"], r["get_state_warm_ms"]
+        cold, fresh, warm = (
+            r["get_state_cold_ms"],
+            r["get_state_new_process_ms"],
+            r["get_state_warm_ms"],
+        )
         print(
             f"{name!s:<17}{r['run_s']:>8.2f}{r.get('settled_s', r['run_s']):>10.2f}"
             f"{r['db_bytes'] / 1e6:>9.2f}{r['blob_bytes'] / 1e6:>10.2f}"
-            f"{r['total_mb']:>10.2f}{f'{cold:.1f} cold / {warm:.1f} warm':>24}"
+            f"{r['total_mb']:>10.2f}{f'{cold:.1f} / {fresh:.1f} / {warm:.1f}':>42}"
         )
 
 
@@ -364,6 +451,17 @@ def report(
             cold <= plain,
             f"cold get_state at 300 calls {cold:.1f} ms <= plain SqliteSaver's at 100 "
             f"{plain:.1f} ms",
+        )
+        fresh, plain = agent[300]["get_state_new_process_ms"], base[100]["get_state_new_process_ms"]
+        checks["new_process_get_state"] = verdict(
+            fresh <= plain,
+            f"get_state in a new process at 300 calls {fresh:.1f} ms <= plain SqliteSaver's "
+            f"at 100 {plain:.1f} ms",
+        )
+        print(
+            "[info] a new process merely turning the outputs' bytes into strings takes "
+            f"{agent[300]['strings_new_process_ms']:.1f} ms at 300 calls, "
+            f"{base[100]['strings_new_process_ms']:.1f} ms at 100: a floor for any store"
         )
     checks["outputs_in_full"] = verdict(
         all(r["outputs_in_full"] for r in agent.values()),
