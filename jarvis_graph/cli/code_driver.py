@@ -32,7 +32,9 @@ from jarvis_graph.gitflow.repo import (
     fallback_identity,
     find_repo_root,
     init_repo,
+    left_out,
     repo_lock,
+    untracked_secrets,
 )
 from jarvis_graph.gitflow.stats import CodeStats
 from jarvis_graph.gitflow.workflow import GitWorkflow, attach_workflow
@@ -151,9 +153,12 @@ def _dirty_tree(root: Path, interactive: bool, prefix: str, identity: Identity |
             console.print("[dim]left as they are; the agent's commits will not include them[/]")
             return set(dirty)
     message = f"{prefix.strip()} checkpoint before the code agent's edits".strip()
-    sha = commit_all(root, message, identity)
+    secrets = untracked_secrets(root)
+    sha = commit_all(root, message, identity, leave=secrets)
     console.print(f"[dim]committed the uncommitted changes first ({sha[:7] if sha else '-'})[/]")
-    return set()
+    if secrets:
+        console.print(f"[dim]{escape(left_out(secrets))}[/]")
+    return set(secrets)
 
 
 def _ask_requirement(interactive: bool) -> str:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock
 
-from jarvis_graph.secrets import unnamed_environment
+from jarvis_graph.secrets import is_secret_path, unnamed_environment
 
 IGNORE_LINE = ".jarvis/"
 
@@ -174,11 +175,36 @@ def commit_args(identity: Identity | None) -> list[str]:
     return [*(identity.config_args() if identity else []), "commit"]
 
 
-def commit_all(root: Path, message: str, identity: Identity | None = None) -> str | None:
-    """Commit every change of the work tree; returns the new commit id (``None``: clean)."""
+def untracked_secrets(root: Path) -> list[str]:
+    """Untracked files (relative to ``root``, not ignored) whose names look like secrets."""
+    out = git(root, "ls-files", "--others", "--exclude-standard", "-z")
+    return [path for path in out.split("\0") if path and is_secret_path(path)]
+
+
+def left_out(paths: Sequence[str]) -> str:
+    """What to tell the user about the untracked secret-looking files a commit left out."""
+    shown = ", ".join(paths[:8]) + (" …" if len(paths) > 8 else "")
+    return (
+        f"left out of the commit, as their names look like secrets: {shown} "
+        "(commit them yourself if they belong in git)"
+    )
+
+
+def commit_all(
+    root: Path, message: str, identity: Identity | None = None, leave: Sequence[str] = ()
+) -> str | None:
+    """Commit every change of the work tree but the untracked files ``leave`` names.
+
+    Returns:
+        The new commit id; ``None`` when there was nothing else to commit.
+    """
     if not changed_paths(root):
         return None
     git(root, "add", "-A")
+    if leave:
+        git(root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *leave)
+    if not git(root, "diff", "--cached", "--name-only", "-z").strip("\0"):
+        return None
     git(root, *commit_args(identity), "-q", "-m", message)
     return git(root, "rev-parse", "HEAD").strip()
 

@@ -6,8 +6,9 @@ configured fallback) and changes nothing when it cannot; then finds the reposito
 ``.git/info/exclude`` (no commit of Jarvis' own in the user's history), and, unless the
 caller already attached one (the CLI does, with its console), attaches a
 :class:`GitWorkflow` that commits every successful edit. A dirty tree is committed first
-in non-interactive runs; in interactive ones its paths are left alone and never swept into
-the agent's commits.
+in non-interactive runs (but for untracked files whose names look like secrets, ``.env``
+and the like, which are left out and said so); in interactive ones its paths are left
+alone and never swept into the agent's commits.
 
 A code agent started by another run (``sub_code_agent``, a plan step) is the user's
 guest in their folder: it never creates a repository (a model's tool call must not turn a
@@ -33,6 +34,8 @@ from jarvis_graph.gitflow.repo import (
     fallback_identity,
     find_repo_root,
     init_repo,
+    left_out,
+    untracked_secrets,
 )
 from jarvis_graph.gitflow.workflow import GitWorkflow, attach_workflow, workflow_for
 from jarvis_graph.runtime.services import context_of
@@ -66,7 +69,11 @@ def prepare_repo(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     if ctx.non_interactive and ctx.depth == 0:
         prefix = settings.code_commit_prefix.strip()
         message = f"{prefix} checkpoint before the code agent's edits".strip()
-        commit_all(root, message, identity)
+        secrets = untracked_secrets(root)  # never swept into a commit, this one or later
+        commit_all(root, message, identity, leave=secrets)
+        baseline = set(secrets)
+        if secrets:
+            _log(left_out(secrets))
     else:
         baseline = set(changed_paths(root))
     workflow = GitWorkflow(

@@ -86,6 +86,25 @@ def test_graph_run_commits_each_edit_and_explains_failures(
     assert "+    return a + b" in caplog.text  # the diff preview
 
 
+def test_graph_run_checkpoints_a_dirty_tree_but_not_its_secret_files(
+    repo: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A run outside the CLI (Studio, a server) commits the user's changes first, without
+    the untracked files that look like secrets, and never sweeps them in later."""
+    (repo / "notes.txt").write_text("plans\n")
+    (repo / ".env").write_text("API_TOKEN=t0ken-value\n")
+    script = write_script(tmp_path / "script.yaml", TURNS)
+    context = {"platform": "scripted", "script": str(script), "workspace": str(repo)}
+    graph = build_code_agent_graph().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 100}
+    with caplog.at_level(logging.INFO, logger="jarvis_graph.nodes.prepare_repo"):
+        graph.invoke({"task": "fix add"}, config, context={**context, "non_interactive": True})
+    assert log(repo)[-2:] == ["[code] checkpoint before the code agent's edits", "init"]
+    assert "left out of the commit, as their names look like secrets: .env" in caplog.text
+    assert "t0ken-value" not in git(repo, "log", "-p", "--all")
+    assert git(repo, "status", "--porcelain").strip() == "?? .env"
+
+
 def test_jarvis_code_cli_prints_previews_and_commits_each_edit(repo: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "script.yaml", TURNS)
     proc = run_process(
@@ -148,6 +167,34 @@ def test_jarvis_code_without_a_repository_initialises_one(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "initialised a git repository" in proc.stdout
     assert log(ws) == ["jarvis: rewrite_file: hello.py (+1 -0)"]
+
+
+def test_jarvis_code_never_commits_a_folders_secret_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder made a repository by ``jarvis code -n``: its files are committed as a
+    checkpoint, but not ``.env`` and the like, neither then nor with the agent's edits."""
+    set_identity(monkeypatch)
+    ws = tmp_path / "plain"
+    ws.mkdir()
+    (ws / "app.py").write_text("print('app')\n")
+    (ws / ".env").write_text("OPENAI_API_KEY=sk-live-123\n")
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"tool_calls": [{"name": "rewrite_file", "args": {"path": "app.py", "content": "x"}}]},
+            {"text": f"done {MARKER}"},
+        ],
+    )
+    proc = run_process(
+        ["code", "-n", "-y", "-r", "change", "--platform", "scripted", "--script", str(script)],
+        cwd=ws,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "left out of the commit, as their names look like secrets: .env" in proc.stdout
+    assert git(ws, "ls-files").split() == ["app.py"]
+    assert "sk-live-123" not in git(ws, "log", "-p", "--all")
+    assert git(ws, "status", "--porcelain").strip() == "?? .env"
 
 
 def test_jarvis_code_refuses_a_second_agent_in_the_same_repository(

@@ -17,7 +17,9 @@ from jarvis_graph.gitflow.repo import (
     commit_all,
     ensure_excluded,
     find_repo_root,
+    left_out,
     repo_lock,
+    untracked_secrets,
 )
 from jarvis_graph.gitflow.stats import CodeStats
 from jarvis_graph.gitflow.workflow import (
@@ -77,6 +79,20 @@ def test_repo_root_gitignore_and_changes(repo: Path, tmp_path: Path) -> None:
     assert set(changed_paths(repo)) == {".gitignore", "new dir/n.txt", "renamed.txt"}
     assert commit_all(repo, "checkpoint") is not None
     assert changed_paths(repo) == [] and commit_all(repo, "again") is None
+
+
+def test_a_checkpoint_commit_leaves_untracked_secret_files_out(repo: Path) -> None:
+    (repo / ".env").write_text("OPENAI_API_KEY=sk-live\n")
+    (repo / "config").mkdir()
+    (repo / "config" / "credentials.json").write_text("{}")
+    (repo / "notes.txt").write_text("plans")
+    secrets = untracked_secrets(repo)
+    assert sorted(secrets) == [".env", "config/credentials.json"]
+    assert commit_all(repo, "checkpoint", leave=secrets) is not None
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["notes.txt"]
+    assert sorted(changed_paths(repo)) == [".env", "config/credentials.json"]  # untouched
+    assert commit_all(repo, "again", leave=untracked_secrets(repo)) is None  # nothing else
+    assert ".env" in left_out(secrets) and "look like secrets" in left_out(secrets)
 
 
 def test_an_edit_is_previewed_and_committed_with_prefix_and_suffix(repo: Path) -> None:
