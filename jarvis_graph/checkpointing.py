@@ -53,9 +53,8 @@ def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseC
     """
     path = sqlite_path(url, workspace)
     if path is not None:
-        from langgraph.checkpoint.sqlite import SqliteSaver
-
-        # deferred with the saver: the blob serializer loads langgraph's serde
+        # deferred with the saver: LangGraph's SQLite saver and serde load only here
+        from jarvis_graph.checkpoint_async import ThreadedSqliteSaver
         from jarvis_graph.checkpoint_blobs import BlobSerializer, blob_folder
 
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -63,7 +62,7 @@ def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseC
         # Texts, messages and message lists are stored once beside the database.
         serde = BlobSerializer(blob_folder(path))
         try:
-            saver = SqliteSaver(conn, serde=serde)
+            saver = ThreadedSqliteSaver(conn, serde=serde)  # async methods for API servers
             _setup_sqlite(saver, path)
             yield saver
         finally:

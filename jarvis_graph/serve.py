@@ -18,7 +18,6 @@ uses, so it lives in an environment of its own: ``make serve-env`` builds ``.ven
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -62,12 +61,11 @@ async def checkpointer() -> AsyncIterator[Any]:
     if not url.startswith(("postgresql://", "postgres://")):
         msg = "the server's checkpointer needs JARVIS_CHECKPOINT_URL=postgresql://..."
         raise ServeError(msg)
-    opened = open_postgres_checkpointer(url)
-    saver = await asyncio.to_thread(opened.__enter__)
-    try:
+    # deferred: LangGraph's savers load in the server process only
+    from jarvis_graph.checkpoint_async import entered_in_thread
+
+    async with entered_in_thread(open_postgres_checkpointer(url)) as saver:
         yield saver
-    finally:
-        await asyncio.to_thread(opened.__exit__, None, None, None)
 
 
 @dataclass(frozen=True)

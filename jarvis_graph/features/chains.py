@@ -115,9 +115,13 @@ def run_chain(chain: Chain, given: Mapping[str, Any], setup: RunSetup) -> str:
         msg = f"the chain {chain.name} can only run inside a Jarvis run: {exc}"
         raise ToolFailure(msg) from None
     try:
+        # deferred: the session store's helpers load with a run's savers
+        from jarvis_graph.checkpoint_async import nested_config
+
         out = graph.invoke(
             {"chain": chain.name, "input": args, "status": "running"},
-            {"recursion_limit": len(chain.steps) + 10},  # one step a superstep, then finish
+            # one step a superstep, then finish
+            nested_config({"recursion_limit": len(chain.steps) + 10}),
             context=setup.context,
         )
     except GraphBubbleUp:  # a step asks for confirmation: the run pauses here

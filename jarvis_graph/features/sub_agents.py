@@ -106,7 +106,10 @@ def delegate(setup: RunSetup, graph: str, task: str, tools: list[str] | None) ->
         toolset="code" if graph == "code_agent" else ctx.toolset,
     )
     try:
-        out = graph_named(graph).invoke({"task": task}, context=child)
+        # deferred: the session store's helpers load with a run's savers
+        from jarvis_graph.checkpoint_async import nested_config
+
+        out = graph_named(graph).invoke({"task": task}, nested_config(), context=child)
     except GraphBubbleUp:
         raise
     except Exception as exc:

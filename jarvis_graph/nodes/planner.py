@@ -167,8 +167,11 @@ def _run_step(
     step = state["step"]
     brief = step_brief(state["task"], step, state["plan"], state["inputs"])
     status: StepStatus = "failed"
+    # deferred: the session store's helpers load with a run's savers
+    from jarvis_graph.checkpoint_async import nested_config
+
     try:
-        out = graph.invoke({"task": brief}, context=child)
+        out = graph.invoke({"task": brief}, nested_config(), context=child)
     except GraphBubbleUp:
         raise
     except Exception as exc:

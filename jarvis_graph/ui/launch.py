@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from jarvis_graph.ui.server import ConsoleConfig, create_app, langgraph_config
+from jarvis_graph.ui.sessions import WORKSPACE_ENV
 
 START_TIMEOUT = 120.0
 PR_SET_PDEATHSIG = 1
@@ -60,6 +61,7 @@ def api_server(workspace: Path, given: str = "") -> Iterator[str]:
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
         "LANGSMITH_TRACING": "false",
+        WORKSPACE_ENV: str(workspace.resolve()),  # whose session store it keeps runs in
     }
     cmd = [str(langgraph), "dev", "--config", str(config), "--host", "127.0.0.1"]
     cmd += ["--port", str(port), "--no-browser", "--no-reload"]

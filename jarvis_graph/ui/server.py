@@ -39,6 +39,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jarvis_graph.memory.router import GLOBAL, workspace_namespace
+from jarvis_graph.ui.sessions import CHECKPOINTER_PATH
 
 STATIC = Path(__file__).with_name("static")
 COOKIE = "jarvis_ui"
@@ -269,6 +270,8 @@ def langgraph_config(path: Path) -> Path:
             "security_scan": "jarvis_graph.graphs.security_scan:graph",
         },
         "store": {"path": "jarvis_graph.memory.router.memory_store"},
+        # the project's session store: console sessions are jarvis sessions too
+        "checkpointer": {"path": CHECKPOINTER_PATH},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

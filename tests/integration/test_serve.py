@@ -294,3 +294,42 @@ def test_a_database_it_may_not_write_is_one_clear_line(
     assert line.startswith("error: cannot set up the server's tables in postgresql://")
     assert "permission denied" in line
     assert "s3cret-pw" not in done.stdout + done.stderr
+
+
+def test_a_sub_agent_and_its_tool_chain_run_inside_a_served_run(
+    pg_url: str, redis_url: str, workspace: Path, tmp_path: Path
+) -> None:
+    """Runs nested in a served run (a sub-agent, the tool chain it calls) checkpoint in the
+    session store too: the server's own wrapper of it has no sync methods for them."""
+    (workspace / "a.txt").write_text("a\n")
+    chains = workspace / ".jarvis" / "chains"
+    chains.mkdir(parents=True)
+    (chains / "quick.yaml").write_text("steps:\n  - {id: one, tool: list_files}\n")
+    task = "SUB-TASK: list the files with the quick chain"
+    script = _script(
+        tmp_path / "nested.yaml",
+        [
+            {"when": "SUB-TASK: list", "tool_calls": [{"name": "quick", "args": {}}]},
+            {"when": "SUB-TASK: list", "text": "The chain listed a.txt. !!!COMPLETE!!!"},
+            {"when": "Delegate", "tool_calls": [{"name": "sub_agent", "args": {"task": task}}]},
+            {"when": "Delegate", "text": "Delegated. !!!COMPLETE!!!"},
+        ],
+    )
+    env = server_env(pg_url, redis_url)
+    with workers("a", env, tmp_path, heartbeat=HEARTBEAT) as (a,), _client(a) as client:
+        thread_id = client.threads.create()["thread_id"]
+        out = client.runs.wait(
+            thread_id, _agent(client), input={"task": "Delegate the listing"},
+            context=_context(workspace, script),
+        )  # fmt: skip
+    assert isinstance(out, dict) and out["status"] == "completed", out
+    (delegated,) = [m for m in out["messages"] if m["type"] == "tool"]
+    assert delegated["status"] == "success", delegated["content"]
+    run = delegated["artifact"]["sub_run"]
+    assert (run["kind"], run["status"], run["answer"]) == (
+        "sub-agent", "completed", "The chain listed a.txt."
+    )  # fmt: skip
+    (chain,) = run["children"]
+    assert (chain["name"], chain["status"], chain["steps"]) == (
+        "quick", "completed", {"one": "succeeded"}
+    )  # fmt: skip

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -441,6 +442,34 @@ def test_delete_a_session(page: Any, console: tuple[Console, Path]) -> None:
     row.wait_for(state="detached", timeout=WAIT_MS)
     headers = {"X-Jarvis-Token": running.token}
     assert httpx.get(f"{running.base}/api/threads/{thread}", headers=headers).status_code == 404
+    assert thread not in run_process(["sessions", "list"], cwd=console[1]).stdout
+
+
+def test_a_console_session_is_one_of_the_projects_sessions(
+    page: Any, console: tuple[Console, Path]
+) -> None:
+    """The console's runs are kept in the project's session store: the CLI lists, shows and
+    continues them."""
+    running, ws = console
+    thread = _ask(page, "List the files for the terminal")
+    listed = run_process(["sessions", "list"], cwd=ws)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if thread in line)
+    assert "List the files for the terminal" in row and "completed" in row
+    shown = run_process(["sessions", "show", thread], cwd=ws)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "The workspace holds data.csv." in shown.stdout
+    db = ws / ".jarvis" / "sessions.sqlite"
+    assert thread in {
+        row[0] for row in sqlite3.connect(db).execute("SELECT thread_id FROM checkpoints")
+    }
+    # continued in the terminal, then read back by the console's API server
+    more = run_process(["run", "--thread", thread, "-n", "Continue after the stop"], cwd=ws)
+    assert more.returncode == 0, more.stdout + more.stderr
+    assert "Continued where we were." in more.stdout
+    state = running.api("GET", f"/threads/{thread}/state")
+    said = [str(m.get("content")) for m in state["values"]["messages"]]
+    assert "List the files for the terminal" in said[1] and "Continued where we were." in said[-1]
 
 
 def test_a_remote_address_needs_the_explicit_flag(workspace: Path) -> None:
