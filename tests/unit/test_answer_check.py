@@ -862,3 +862,33 @@ def test_a_run_not_done_comes_back_with_the_call_of_the_command_the_task_quotes(
     told = problems("3", other, evidence_of(conversation(other), META), tmp_path, None, META)
     [plain] = [p for p in told if "to run something" in p]
     assert plain.endswith("do it with execute_script, then answer")
+
+
+def test_a_command_run_with_the_templates_placeholder_left_in_fails(tmp_path: Path) -> None:
+    """The 0.5B ran `python3 greet.py NAME` as quoted and reported "code: NAME-29"."""
+    (tmp_path / "user.txt").write_text("orlando\n")
+    task = (
+        "The file user.txt contains a user name. Run `python3 greet.py NAME` with that name "
+        "as the argument and report the code the script prints."
+    )
+    templated = conversation(
+        task, ("execute_script", {"script": "python3 greet.py NAME"}, "code: NAME-29")
+    )
+    found = check("code: NAME-29", templated, tmp_path)
+    assert any("NAME as written in the task's template" in f for f in found)
+    filled = conversation(
+        task,
+        ("read_code", {"path": "user.txt"}, "orlando"),
+        ("execute_script", {"script": "python3 greet.py orlando"}, "code: ORLANDO-72"),
+    )
+    assert not any("template" in f for f in check("code: ORLANDO-72", filled, tmp_path))
+    # a word in capitals the task does not describe in words is not a placeholder
+    literal = "Run `python3 check.py --mode FAST` and report what it prints."
+    ran = conversation(
+        literal, ("execute_script", {"script": "python3 check.py --mode FAST"}, "ok 3")
+    )
+    assert not any("template" in f for f in check("It printed ok 3.", ran, tmp_path))
+    # nor is an environment variable
+    env = "Run `echo $HOME` and tell me the home folder."
+    home = conversation(env, ("execute_script", {"script": "echo $HOME"}, "/home/me"))
+    assert not any("template" in f for f in check("The home folder is /home/me.", home, tmp_path))

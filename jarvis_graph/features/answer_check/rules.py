@@ -117,6 +117,7 @@ def problems(
     )
     found += _failure_not_said(answer, task, asked, evidence.calls)
     found = found or _never_ran(answer, asked, evidence.calls)
+    found = found or _placeholder_run(task, evidence.calls)
     found = found or _status_on_another_line(answer, task, evidence)
     found = found or _numbers_not_printed(answer, task, asked, evidence.calls)
     found += _files_missing(answer, task, asked, workspace)
@@ -492,6 +493,39 @@ def _never_ran(answer: str, asked: list[str], calls: list[Call]) -> list[str]:
         f"the last run never started ({first}), so it printed nothing the answer could "
         "report: run it the right way (a script with its interpreter, as the tool said), "
         "then answer from its output, or say that it could not be run"
+    ]
+
+
+_QUOTED_COMMAND = re.compile(r"`([^`\n]+)`")
+_PLACEHOLDER = re.compile(r"(?<![$\w{])([A-Z][A-Z_]*[A-Z])(?![\w}])")
+"""A word in capitals in a command the task quotes (``NAME``, ``INPUT_FILE``): a place to
+fill, when the task also names it in words. Not ``$HOME`` nor ``${VAR}``."""
+
+
+def _placeholder_run(task: str, calls: list[Call]) -> list[str]:
+    """A command run as the task's template, its placeholder left in.
+
+    The task quotes `python3 greet.py NAME` and says to pass "that name"; running the
+    template as written prints something for the word NAME, which the answer then reports.
+    """
+    words = {w.lower() for w in re.findall(r"[A-Za-z_]+", _QUOTED_COMMAND.sub(" ", task))}
+    holes = {
+        hole
+        for command in _QUOTED_COMMAND.findall(task)
+        for hole in _PLACEHOLDER.findall(command)
+        if set(hole.lower().split("_")) <= words  # named in the task's own words too
+    }
+    runs = [call for call in calls if call.meta.get("runs_code") and not call.failed]
+    if not holes or not runs:
+        return []
+    ran = " ".join(str(v) for v in runs[-1].args.values() if isinstance(v, str))
+    left = sorted(hole for hole in holes if re.search(rf"(?<![$\w{{]){hole}(?![\w}}])", ran))
+    if not left:
+        return []
+    return [
+        f"the last command ran with {', '.join(left)} as written in the task's template: "
+        "that is a place for the value the task describes, not the value itself; put the "
+        "value in its place, run the command again and answer from what it prints"
     ]
 
 
