@@ -892,3 +892,33 @@ def test_a_command_run_with_the_templates_placeholder_left_in_fails(tmp_path: Pa
     env = "Run `echo $HOME` and tell me the home folder."
     home = conversation(env, ("execute_script", {"script": "echo $HOME"}, "/home/me"))
     assert not any("template" in f for f in check("The home folder is /home/me.", home, tmp_path))
+
+
+def test_what_a_failed_call_quotes_of_its_own_arguments_is_not_evidence(tmp_path: Path) -> None:
+    """The 0.5B's compute call `len(order) == 10` failed with an error quoting it, and it
+    answered 10 to "how many orders are shipped"; a search for TODO in the wrong file found
+    nothing ("no matches for 'TODO' ..."), and it answered with the FIXME's owner it read."""
+    task = "How many orders in orders.csv have the status shipped? Answer with the number."
+    failed = "Error: len(order) == 10 failed: unknown name 'order'"
+    messages = conversation(task, ("compute", {"expression": "len(order) == 10"}, failed))
+    assert any("10" in f for f in check("10", messages, tmp_path))
+    todo = (
+        "Somewhere in the source files there is exactly one comment of the form TODO(name). "
+        "Report the name of the person that TODO is assigned to."
+    )
+    searched = conversation(
+        todo,
+        ("search_files", {"pattern": "TODO", "path": "app/format.py"}, (
+            "no matches for 'TODO' under app/format.py"
+        )),
+        ("read_code", {"path": "app/format.py"}, (
+            "app/format.py (lines 1-3 of 3)\n1 | def fmt(row):\n2 |     # FIXME(omar): pad"
+        )),
+    )  # fmt: skip
+    said = check("omar", searched, tmp_path)
+    assert any("no tool result shows a line with TODO" in f for f in said)
+    found = conversation(
+        todo,
+        ("search_files", {"pattern": "TODO"}, "app/parse.py:2:    # TODO(priya): handle empty"),
+    )
+    assert check("priya", found, tmp_path) == []

@@ -56,7 +56,8 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
     """The evidence for the latest task: text of the whole thread, calls since the task.
 
     Not evidence: the run's own notices, refused calls (their text quotes the model's own
-    reply), and the line-number column of file listings.
+    reply), what a failed call quotes of its own arguments, and the line-number column of
+    file listings.
     """
     texts: list[str] = []
     counts: list[str] = []
@@ -84,7 +85,7 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
             calls.append(Call(name, meta, text, failed, args))
             looked = True
             content, count = _split_counts(text)
-            texts.append(content)
+            texts.append(_without_echoes(content, args) if failed else content)
             counts.append(count)
             if meta.get("computes") or meta.get("runs_code"):
                 computed.append(text)
@@ -109,6 +110,18 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
         "\n".join(notices),
         looked,
     )
+
+
+def _without_echoes(text: str, args: dict[str, Any]) -> str:
+    """A failed call's result without the model's own arguments it quotes back.
+
+    ``no matches for 'TODO' under app/format.py`` holds no TODO line of the files, and
+    ``len(order) == 10 failed: unknown name`` no 10 of the data: the model wrote both.
+    """
+    for value in args.values():
+        if isinstance(value, str) and len(value.strip()) >= 2:
+            text = text.replace(value, " ")
+    return text
 
 
 _COUNT_LINE = re.compile(
