@@ -140,30 +140,28 @@ def test_jarvis_code_cli_prints_previews_and_commits_each_edit(repo: Path, tmp_p
     assert "2 commit(s) this run · repository totals: 2 edits, 2 commits, +2 -2 lines" in out
 
 
+def code_rewrite(tmp_path: Path, ws: Path, path: str, content: str) -> Any:
+    """``jarvis code -n -y`` in ``ws``, its scripted model rewriting ``path`` once."""
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"tool_calls": [{"name": "rewrite_file", "args": {"path": path, "content": content}}]},
+            {"text": f"done {MARKER}"},
+        ],
+    )
+    return run_process(
+        ["code", "-n", "-y", "-r", "change", "--platform", "scripted", "--script", str(script)],
+        cwd=ws,
+    )
+
+
 def test_jarvis_code_without_a_repository_initialises_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     set_identity(monkeypatch)
     ws = tmp_path / "plain"
     ws.mkdir()
-    script = write_script(
-        tmp_path / "s.yaml",
-        [
-            {
-                "tool_calls": [
-                    {
-                        "name": "rewrite_file",
-                        "args": {"path": "hello.py", "content": "print('hi')\n"},
-                    }
-                ]
-            },
-            {"text": f"done {MARKER}"},
-        ],
-    )
-    proc = run_process(
-        ["code", "-n", "-y", "-r", "say hi", "--platform", "scripted", "--script", str(script)],
-        cwd=ws,
-    )
+    proc = code_rewrite(tmp_path, ws, "hello.py", "print('hi')\n")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "initialised a git repository" in proc.stdout
     assert log(ws) == ["jarvis: rewrite_file: hello.py (+1 -0)"]
@@ -179,17 +177,7 @@ def test_jarvis_code_never_commits_a_folders_secret_files(
     ws.mkdir()
     (ws / "app.py").write_text("print('app')\n")
     (ws / ".env").write_text("OPENAI_API_KEY=sk-live-123\n")
-    script = write_script(
-        tmp_path / "s.yaml",
-        [
-            {"tool_calls": [{"name": "rewrite_file", "args": {"path": "app.py", "content": "x"}}]},
-            {"text": f"done {MARKER}"},
-        ],
-    )
-    proc = run_process(
-        ["code", "-n", "-y", "-r", "change", "--platform", "scripted", "--script", str(script)],
-        cwd=ws,
-    )
+    proc = code_rewrite(tmp_path, ws, "app.py", "x")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "left out of the commit, as their names look like secrets: .env" in proc.stdout
     assert git(ws, "ls-files").split() == ["app.py"]

@@ -91,6 +91,11 @@ def _context(ws: Path, script: str) -> dict[str, Any]:
     }
 
 
+def _wait(client: SyncLangGraphClient, thread_id: str, task: str, context: dict[str, Any]) -> Any:
+    """The values a run of the agent on ``task`` ends with."""
+    return client.runs.wait(thread_id, _agent(client), input={"task": task}, context=context)
+
+
 def _wait_run(client: SyncLangGraphClient, thread_id: str, run_id: str, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -176,20 +181,14 @@ def test_a_thread_started_on_one_worker_continues_on_the_other(
     )
     with _client(a) as via_a, _client(b) as via_b:
         thread_id = via_a.threads.create()["thread_id"]
-        out = via_a.runs.wait(
-            thread_id, _agent(via_a), input={"task": "When is the launch?"},
-            context=_context(workspace, script),
-        )  # fmt: skip
+        out = _wait(via_a, thread_id, "When is the launch?", _context(workspace, script))
         assert isinstance(out, dict) and out["status"] == "completed", out
         # the thread and its history are B's too
         assert via_b.threads.get(thread_id)["status"] == "idle"
         assert via_b.threads.get_state(thread_id)["values"]["final_answer"] == (
             "The launch is on Friday."
         )
-        out = via_b.runs.wait(
-            thread_id, _agent(via_b), input={"task": "Which day did you say?"},
-            context=_context(workspace, script),
-        )  # fmt: skip
+        out = _wait(via_b, thread_id, "Which day did you say?", _context(workspace, script))
         assert isinstance(out, dict) and out["status"] == "completed", out
         contents = [str(m["content"]) for m in out["messages"]]
         assert "When is the launch?" in " ".join(contents)  # the first task's turn is there
@@ -318,10 +317,7 @@ def test_a_sub_agent_and_its_tool_chain_run_inside_a_served_run(
     env = server_env(pg_url, redis_url)
     with workers("a", env, tmp_path, heartbeat=HEARTBEAT) as (a,), _client(a) as client:
         thread_id = client.threads.create()["thread_id"]
-        out = client.runs.wait(
-            thread_id, _agent(client), input={"task": "Delegate the listing"},
-            context=_context(workspace, script),
-        )  # fmt: skip
+        out = _wait(client, thread_id, "Delegate the listing", _context(workspace, script))
     assert isinstance(out, dict) and out["status"] == "completed", out
     (delegated,) = [m for m in out["messages"] if m["type"] == "tool"]
     assert delegated["status"] == "success", delegated["content"]
