@@ -922,3 +922,30 @@ def test_what_a_failed_call_quotes_of_its_own_arguments_is_not_evidence(tmp_path
         ("search_files", {"pattern": "TODO"}, "app/parse.py:2:    # TODO(priya): handle empty"),
     )
     assert check("priya", found, tmp_path) == []
+
+
+def test_a_run_after_the_asked_change_that_still_fails_is_not_done(tmp_path: Path) -> None:
+    """The 0.5B rewrote stats.py wrongly, ran it (NameError again) and answered with the
+    error of its first run, which ended "completed"."""
+    task = (
+        "Running stats.py gives me a NameError, I think a variable name is misspelled. Can "
+        "you correct it in the file and run the script again? I want the mean it prints."
+    )
+    first = "exit code: 1\nTraceback\nNameError: name 'avrage' is not defined"
+    then = "exit code: 1\nTraceback\nNameError: name 'values' is not defined"
+    messages = conversation(
+        task,
+        ("execute_script", {"script": "python3 stats.py"}, first),
+        ("write_file", {"path": "stats.py", "content": "print(round(sum(values)))"}, "Rewrote"),
+        ("execute_script", {"script": "python3 stats.py"}, then),
+    )
+    found = check("NameError: name 'avrage' is not defined.", messages, tmp_path)
+    assert any("still fails (NameError: name 'values' is not defined)" in f for f in found)
+    owned = check("My change did not work: it still fails with a NameError.", messages, tmp_path)
+    assert not any("still fails (" in f for f in owned)
+    fixed = conversation(
+        task,
+        ("write_file", {"path": "stats.py", "content": "print('mean:', 18.17)"}, "Rewrote"),
+        ("execute_script", {"script": "python3 stats.py"}, "mean: 18.17"),
+    )
+    assert check("I fixed the name; it prints mean: 18.17", fixed, tmp_path) == []

@@ -115,7 +115,9 @@ def problems(
         _edit_example(task, workspace, tools),
         _run_example(task, tools),
     )
-    found += _failure_not_said(answer, task, asked, evidence.calls)
+    found += _failure_not_said(answer, task, asked, evidence.calls) or _change_still_fails(
+        answer, asked, evidence.calls
+    )
     found = found or _never_ran(answer, asked, evidence.calls)
     found = found or _placeholder_run(task, evidence.calls)
     found = found or _status_on_another_line(answer, task, evidence)
@@ -461,6 +463,43 @@ def _failure_not_said(answer: str, task: str, asked: list[str], calls: list[Call
     return [
         f"the last run failed ({first}), but the answer does not say so: fix the cause and "
         "run it again, or say that it failed and why"
+    ]
+
+
+_STILL_FAILS = re.compile(
+    r"\bstill\b|could ?n[o']t (?:fix|repair|correct|get)|did ?n[o']t (?:work|fix|help)|"
+    r"\bnot (?:fixed|working|repaired|solved)\b|unable to (?:fix|repair|correct)",
+    re.IGNORECASE,
+)
+"""An answer saying the change did not make it work."""
+
+
+def _change_still_fails(answer: str, asked: list[str], calls: list[Call]) -> list[str]:
+    """The task asked for a change and a run, and the run after the change still fails.
+
+    "Correct the typo in stats.py and run it": the 0.5B rewrote the file wrongly, ran it
+    (NameError again), and answered with the error of its first run. The change is not what
+    was asked for, whatever the answer quotes, unless the answer says it did not work.
+    """
+    if "write" not in asked or "run" not in asked:
+        return []
+    runs = [i for i, call in enumerate(calls) if call.meta.get("runs_code")]
+    changes = [
+        i for i, call in enumerate(calls) if call.meta.get("edits_files") and not call.failed
+    ]
+    if not runs or not changes or _STILL_FAILS.search(answer):
+        return []
+    last = calls[runs[-1]]
+    if changes[0] > runs[-1]:  # every change came after the runs (a note written last)
+        return []
+    if not last.failed or _COULD_NOT_START.search(last.result):
+        return []  # it works, or it never started (the rule for that says so)
+    lines = [line.strip() for line in last.result.splitlines() if line.strip()]
+    shown = lines[-1][:160] if lines else "it failed"
+    return [
+        f"the run after the change still fails ({shown}): the change does not do what was "
+        "asked; read the file again, fix the cause and run it again, or say that it still "
+        "fails"
     ]
 
 
