@@ -949,3 +949,27 @@ def test_a_run_after_the_asked_change_that_still_fails_is_not_done(tmp_path: Pat
         ("execute_script", {"script": "python3 stats.py"}, "mean: 18.17"),
     )
     assert check("I fixed the name; it prints mean: 18.17", fixed, tmp_path) == []
+
+
+def test_a_run_that_never_started_or_a_failed_computation_counted_nothing(
+    tmp_path: Path,
+) -> None:
+    """The 0.5B ran a Python expression with bash (a syntax error on "line 1") and answered
+    "1" to "how many ... are there?"."""
+    (tmp_path / "access.log").write_text("GET / 504\nGET /a 200\n")
+    task = "Some requests in access.log ended with a 504 status. How many of them are there?"
+    bash = (
+        "exit code: 2\nbash: -c: line 1: syntax error near unexpected token `float'\n"
+        "bash: -c: line 1: `max(float(x) for x in open('access.log'))'"
+    )
+    script = {"script": "max(float(x) for x in open('access.log'))"}
+    messages = conversation(task, ("execute_script", script, bash))
+    assert any("not counted or computed" in f for f in check("1", messages, tmp_path))
+    counted = conversation(task, ("execute_script", {"script": "grep -c ' 504' access.log"}, "3"))
+    assert check("3", counted, tmp_path) == []
+    tests = "Run the tests (python3 -m unittest) and tell me how many of them fail."
+    failing = conversation(
+        tests,
+        ("execute_script", {"script": "python3 -m unittest"}, "exit code: 1\nFAILED (failures=2)"),
+    )
+    assert check("2 tests fail.", failing, tmp_path) == []  # a run that failed still counted

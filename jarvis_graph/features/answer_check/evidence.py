@@ -87,8 +87,11 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
             content, count = _split_counts(text)
             texts.append(_without_echoes(content, args) if failed else content)
             counts.append(count)
-            if meta.get("computes") or meta.get("runs_code"):
-                computed.append(text)
+            if (meta.get("computes") and not failed) or (
+                meta.get("runs_code") and not COULD_NOT_START.search(text)
+            ):
+                computed.append(text)  # a run that failed may have counted; one that never
+                # started, or a computation that failed, counted nothing ("line 1" of bash)
             if made and not failed and (meta.get("edits_files") or meta.get("runs_code")):
                 # The arguments are the model's own, but a value it wrote into a file or a
                 # script that ran is what that file now holds.
@@ -110,6 +113,15 @@ def evidence_of(messages: list[AnyMessage], metadata: dict[str, dict[str, Any]])
         "\n".join(notices),
         looked,
     )
+
+
+COULD_NOT_START = re.compile(
+    r"^exit code: 12[67]\b|command not found|can't open file|cannot execute|Permission denied"
+    r"|^bash: -c: line \d+: syntax error",
+    re.MULTILINE,
+)
+"""A run whose program never started: no such command, file or permission, or a command
+line bash could not parse."""
 
 
 def _without_echoes(text: str, args: dict[str, Any]) -> str:

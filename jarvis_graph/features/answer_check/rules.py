@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jarvis_graph.features.answer_check.evidence import Call, Evidence
+from jarvis_graph.features.answer_check.evidence import COULD_NOT_START, Call, Evidence
 from jarvis_graph.features.answer_check.workspace import exists, find_file, read_head
 from jarvis_graph.tools.attachments import FILE_NAME
 
@@ -503,11 +503,7 @@ def _change_still_fails(answer: str, asked: list[str], calls: list[Call]) -> lis
     ]
 
 
-_COULD_NOT_START = re.compile(
-    r"^exit code: 12[67]\b|command not found|can't open file|cannot execute|Permission denied",
-    re.MULTILINE,
-)
-"""A run whose program never started: no such command, file or permission."""
+_COULD_NOT_START = COULD_NOT_START
 _SAID_NOT_RUN = re.compile(
     r"not found|no such|could ?n[o']t (?:run|start|execute|be run)|did ?n[o']t run|"
     r"cannot (?:run|execute)|can't (?:run|execute|open)|not executable|permission",
