@@ -973,3 +973,22 @@ def test_a_run_that_never_started_or_a_failed_computation_counted_nothing(
         ("execute_script", {"script": "python3 -m unittest"}, "exit code: 1\nFAILED (failures=2)"),
     )
     assert check("2 tests fail.", failing, tmp_path) == []  # a run that failed still counted
+
+
+def test_a_memory_saved_must_hold_the_fact_the_task_asked_to_keep(tmp_path: Path) -> None:
+    """The 0.5B saved "billing/invoice.py (lines 1-1 of 1)" for "the billing module is
+    owned by Dana Whitfield. Keep that in your memory"."""
+    task = (
+        "Note for future sessions: the billing module is owned by Dana Whitfield. "
+        "Keep that in your memory."
+    )
+    wrong = {"memories": [{"content": "billing/invoice.py (lines 1-1 of 1)"}]}
+    messages = conversation(task, ("save_memory", wrong, "saved 1 memory"))
+    found = check("Dana Whitfield", messages, tmp_path)
+    assert any("holds none of what the task asked to keep (Dana, Whitfield)" in f for f in found)
+    right = {"memories": [{"content": "The billing module is owned by Dana Whitfield."}]}
+    kept = conversation(task, ("save_memory", right, "saved 1 memory"))
+    assert check("Saved: billing is owned by Dana Whitfield.", kept, tmp_path) == []
+    port = "Remember that the staging port is 8443."
+    saved = conversation(port, ("save_memory", {"content": "staging port: 8443"}, "saved"))
+    assert check("Saved.", saved, tmp_path) == []

@@ -127,6 +127,7 @@ def problems(
     found += _shape_missing(answer, task, asked)
     found += _named_file_lacks_term(answer, task, workspace)
     found += _data_edit_problems(task, evidence.calls)
+    found += _saved_something_else(task, asked, evidence.calls)
     found += _wrote_what_was_asked_about(task, asked, evidence.calls)
     found += _written_value_not_computed(task, asked, evidence, tools)
     found += _count_wider_than_task(answer, task, evidence, workspace)
@@ -464,6 +465,42 @@ def _failure_not_said(answer: str, task: str, asked: list[str], calls: list[Call
         f"the last run failed ({first}), but the answer does not say so: fix the cause and "
         "run it again, or say that it failed and why"
     ]
+
+
+_FACT_WORD = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+|[\w-]*\d[\w-]*)\b")
+"""Words that carry a fact to keep: names in capitals inside a sentence, and numbers or
+identifiers with digits (``Dana``, ``8080``, ``rel-2``)."""
+
+
+def _saved_something_else(task: str, asked: list[str], calls: list[Call]) -> list[str]:
+    """A memory was saved, but none of it holds the fact the task asked to keep.
+
+    "Note for future sessions: the billing module is owned by Dana Whitfield. Keep that in
+    your memory." The 0.5B saved "billing/invoice.py (lines 1-1 of 1)".
+    """
+    if "remember" not in asked:
+        return []
+    saved = " ".join(
+        _strings(call.args) for call in calls if call.meta.get("saves_memory") and not call.failed
+    )
+    facts = {w for w in _FACT_WORD.findall(task) if w.lower() not in _FILLER}
+    if not saved or not facts or any(w.lower() in saved.lower() for w in facts):
+        return []
+    return [
+        f"the memory saved holds none of what the task asked to keep ({', '.join(sorted(facts))}):"
+        " save the fact itself, in a sentence, then answer"
+    ]
+
+
+def _strings(value: Any) -> str:
+    """Every string inside ``value`` (arguments of a call), joined."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return " ".join(_strings(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return " ".join(_strings(v) for v in value)
+    return ""
 
 
 _STILL_FAILS = re.compile(
