@@ -59,6 +59,14 @@ _ADDED_LATER = {"added": "REAL NOT NULL DEFAULT 0", "packed": "BLOB"}
 """Columns a store written by an earlier version may lack, and how they are added."""
 
 
+def _scanned(table: str) -> tuple[str, ...]:
+    """The columns a scan of ``table`` reads: not a list's packed rows.
+
+    They copy rows the ``messages`` table holds: a scan of every list would be as big.
+    """
+    return tuple(c for c in _COLUMNS[table] if c != "packed")
+
+
 def _upsert(table: str, name: str, mark: str) -> str:
     """Insert a row of ``table`` (named ``name`` in the database), or refresh its time."""
     columns = _COLUMNS[table]
@@ -252,8 +260,8 @@ class PartsDB:
         return _nodes(rows, self.path)
 
     def scan(self, table: str) -> Iterator[tuple[Any, ...]]:
-        """Every row of ``table`` (its columns, then ``added``), read in one pass."""
-        yield from self._all(f"SELECT {', '.join(_COLUMNS[table])}, added FROM {table}")  # noqa: S608
+        """Every row of ``table`` (its columns but ``packed``, then ``added``), in one pass."""
+        yield from self._all(f"SELECT {', '.join(_scanned(table))}, added FROM {table}")  # noqa: S608
 
     def ages(self, table: str) -> Iterator[tuple[Any, float]]:
         """``(digest, added)`` of every row of ``table``."""
@@ -361,8 +369,8 @@ class PostgresParts:
                     cur.executemany(sql, [(*r, now) for r in rows])
 
     def scan(self, table: str) -> Iterator[tuple[Any, ...]]:
-        """Every row of ``table`` (its columns, then ``added``), streamed."""
-        columns = ", ".join(_COLUMNS[table])
+        """Every row of ``table`` (its columns but ``packed``, then ``added``), streamed."""
+        columns = ", ".join(_scanned(table))
         with self._cursor() as cur:
             cur.execute(f"SELECT {columns}, added FROM jarvis_{table}")  # noqa: S608
             for row in cur:
