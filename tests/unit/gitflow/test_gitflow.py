@@ -86,11 +86,13 @@ def test_a_checkpoint_commit_leaves_untracked_secret_files_out(repo: Path) -> No
     (repo / "config").mkdir()
     (repo / "config" / "credentials.json").write_text("{}")
     (repo / "notes.txt").write_text("plans")
+    (repo / "token[1].txt").write_text("t")  # a name that would be a glob to git
+    (repo / "token1.txt").write_text("u")
     secrets = untracked_secrets(repo)
-    assert sorted(secrets) == [".env", "config/credentials.json"]
+    assert sorted(secrets) == [".env", "config/credentials.json", "token1.txt", "token[1].txt"]
     assert commit_all(repo, "checkpoint", leave=secrets) is not None
     assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["notes.txt"]
-    assert sorted(changed_paths(repo)) == [".env", "config/credentials.json"]  # untouched
+    assert sorted(changed_paths(repo)) == sorted(secrets)  # untouched
     assert commit_all(repo, "again", leave=untracked_secrets(repo)) is None  # nothing else
     assert ".env" in left_out(secrets) and "look like secrets" in left_out(secrets)
 
