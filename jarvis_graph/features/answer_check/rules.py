@@ -529,7 +529,7 @@ def _change_still_fails(answer: str, asked: list[str], calls: list[Call]) -> lis
     last = calls[runs[-1]]
     if changes[0] > runs[-1]:  # every change came after the runs (a note written last)
         return []
-    if not last.failed or _COULD_NOT_START.search(last.result):
+    if not last.failed or COULD_NOT_START.search(last.result):
         return []  # it works, or it never started (the rule for that says so)
     lines = [line.strip() for line in last.result.splitlines() if line.strip()]
     shown = lines[-1][:160] if lines else "it failed"
@@ -540,7 +540,6 @@ def _change_still_fails(answer: str, asked: list[str], calls: list[Call]) -> lis
     ]
 
 
-_COULD_NOT_START = COULD_NOT_START
 _SAID_NOT_RUN = re.compile(
     r"not found|no such|could ?n[o']t (?:run|start|execute|be run)|did ?n[o']t run|"
     r"cannot (?:run|execute)|can't (?:run|execute|open)|not executable|permission",
@@ -558,7 +557,7 @@ def _never_ran(answer: str, asked: list[str], calls: list[Call]) -> list[str]:
     if "run" not in asked:
         return []
     runs = [call for call in calls if call.meta.get("runs_code")]
-    if not runs or not _COULD_NOT_START.search(runs[-1].result) or _SAID_NOT_RUN.search(answer):
+    if not runs or not COULD_NOT_START.search(runs[-1].result) or _SAID_NOT_RUN.search(answer):
         return []
     first = runs[-1].result.splitlines()[0] if runs[-1].result else "it did not start"
     return [
@@ -591,7 +590,7 @@ def _placeholder_run(task: str, calls: list[Call]) -> list[str]:
     if not holes or not runs:
         return []
     ran = " ".join(str(v) for v in runs[-1].args.values() if isinstance(v, str))
-    left = sorted(hole for hole in holes if re.search(rf"(?<![$\w{{]){hole}(?![\w}}])", ran))
+    left = sorted(holes & set(_PLACEHOLDER.findall(ran)))
     if not left:
         return []
     return [
