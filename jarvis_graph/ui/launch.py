@@ -16,6 +16,8 @@ from typing import Any
 
 import httpx
 
+from jarvis_graph.config import ConfigError
+from jarvis_graph.context import JarvisContext, resolve_settings
 from jarvis_graph.ui.server import ConsoleConfig, create_app, langgraph_config
 from jarvis_graph.ui.sessions import WORKSPACE_ENV
 
@@ -42,12 +44,17 @@ def api_server(workspace: Path, given: str = "") -> Iterator[str]:
     the block ends.
 
     Raises:
-        ApiServerError: ``given`` does not answer, or the server did not start.
+        ApiServerError: ``given`` does not answer, the workspace's configuration is broken,
+            or the server did not start.
     """
     if given:
         _wait_ok(given.rstrip("/"), None, 10.0)
         yield given.rstrip("/")
         return
+    try:  # the server opens the workspace's session store, named by its configuration
+        resolve_settings(JarvisContext(workspace=str(workspace)))
+    except ConfigError as exc:
+        raise ApiServerError(str(exc)) from None
     langgraph = Path(sys.executable).with_name("langgraph")
     if not langgraph.is_file():
         msg = f"{langgraph} is missing: install the ui extra (pip install 'jarvis-graph[ui]')"

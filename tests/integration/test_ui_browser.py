@@ -481,6 +481,19 @@ def test_a_remote_address_needs_the_explicit_flag(workspace: Path) -> None:
     )
 
 
+def test_a_broken_configuration_is_one_clear_line(workspace: Path) -> None:
+    """The API server opens the project's session store, which the configuration names: a
+    broken file stops ``jarvis ui`` before the server starts, with the file and line."""
+    (workspace / ".jarvis").mkdir(exist_ok=True)
+    (workspace / ".jarvis" / "config.yaml").write_text("max_iterations: [oops\n")
+    done = run_process(["ui", "--port", str(_free_port())], cwd=workspace, timeout=60)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "error: " in done.stderr and "config.yaml:2: invalid YAML" in done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert not (workspace / ".jarvis" / "ui" / "api.log").exists()  # no server was started
+
+
 def test_attach_a_file_and_an_image(
     page: Any, console: tuple[Console, Path], tmp_path: Path
 ) -> None:
