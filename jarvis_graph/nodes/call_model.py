@@ -38,7 +38,9 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     messages = state["messages"]
     iteration = state.get("iteration", 0) + 1
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
-    model = services.model("normal", _offered(state, services), _tool_choice(messages))
+    model = services.model(
+        "normal", state.get("selected_tools"), _tool_choice(messages), _asked(state, services)
+    )
     with counting_requests() as sent:
         try:
             response = model.invoke(messages)
@@ -58,16 +60,14 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     return {"messages": [response], "iteration": iteration}
 
 
-def _offered(state: AgentState, services: RunServices) -> list[str] | None:
-    """The tools this turn may call: the selected ones, or those the check's notice names."""
+def _asked(state: AgentState, services: RunServices) -> list[str] | None:
+    """The tools this turn may call when the check's notice names them (else any offered)."""
     selected = state.get("selected_tools")
     messages = state["messages"]
     if messages and getattr(messages[-1], "name", None) == CHECK_NAME:
         pool = [n for n in services.tools if selected is None or n in selected]
-        asked = tools_asked_for(state.get("answer_problems") or [], pool)
-        if asked:
-            return asked
-    return selected
+        return tools_asked_for(state.get("answer_problems") or [], pool)
+    return None
 
 
 def _tool_choice(messages: list[Any]) -> Literal["auto", "none", "required"]:

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -69,26 +69,48 @@ class LocalChatModel(BaseChatModel):
     """The reply must be an answer (``tool_choice="none"``), with the tools still shown."""
     call_only: bool = False
     """The reply must call a tool (``tool_choice="required"`` or ``"any"``)."""
+    callable_tools: list[str] | None = None
+    """The tools the reply may call (the grammar's choice); the prompt still lists every
+    tool bound. ``None``: any of them."""
+    limits_calls_by_name: ClassVar[bool] = True
+    """``bind_tools`` takes ``callable_tools``: a turn limited to some tools keeps the
+    prompt's tool list, and so the context llama.cpp already processed (see
+    :mod:`jarvis_graph.platforms.local_states`)."""
 
     @property
     def _llm_type(self) -> str:
         return "jarvis-local-llama-cpp"
 
     def bind_tools(  # type: ignore[override]
-        self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
+        self,
+        tools: Sequence[Any],
+        *,
+        tool_choice: str | None = None,
+        callable_tools: Sequence[str] | None = None,
+        **kwargs: Any,
     ) -> LocalChatModel:
         """A copy of the model that describes ``tools`` in its prompt and grammar.
 
         ``tool_choice="none"``: the tools stay in the prompt, the reply must be an answer;
-        ``"required"`` (or ``"any"``): the reply must call one of them.
+        ``"required"`` (or ``"any"``): the reply must call one of them. ``callable_tools``:
+        only these may be called (the grammar allows no other name), all are shown.
         """
         tools_ = [convert_to_openai_tool(t) for t in tools]
+        names = {t["function"]["name"] for t in tools_}
+        allowed = None if callable_tools is None else [n for n in callable_tools if n in names]
         update = {
             "tools": tools_,
             "answer_only": tool_choice == "none",
             "call_only": bool(tools_) and tool_choice in ("required", "any"),
+            "callable_tools": allowed or None,
         }
         return self.model_copy(update=update)
+
+    def callable_specs(self) -> list[dict[str, Any]]:
+        """The bound tools the reply may call (all of them unless ``callable_tools``)."""
+        if self.callable_tools is None:
+            return self.tools
+        return [t for t in self.tools if t["function"]["name"] in self.callable_tools]
 
     def build_prompt(self, messages: list[BaseMessage]) -> str:
         """The ChatML prompt for ``messages``: the tools and the reply format in the system turn."""
@@ -318,7 +340,7 @@ class _Reply:
 
     def next_object(self) -> None:
         """Decode one tool call under the reply grammar."""
-        grammar = _grammar(json.dumps(proto.reply_schema(self.model.tools)))
+        grammar = _grammar(json.dumps(proto.reply_schema(self.model.callable_specs())))
         budget = self._budget()
         raw = self._text(budget, grammar).strip()
         reply = proto.parse_reply(raw)
@@ -433,11 +455,12 @@ def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
     """The loaded model for ``path`` (one per process and context size) and its lock."""
     with _models_lock:
         if (path, n_ctx) not in _models:
-            from llama_cpp import Llama
+            # deferred: llama_cpp is the `local` extra, imported only when a model loads
+            from jarvis_graph.platforms.local_states import StatefulLlama
 
             if not _models:
                 atexit.register(close_models)
-            llm = Llama(
+            llm = StatefulLlama(
                 model_path=path,
                 n_ctx=n_ctx,
                 n_threads=os.cpu_count() or 2,

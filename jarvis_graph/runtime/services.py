@@ -101,7 +101,9 @@ class RunServices:
         self.workspace = ctx.workspace_path()
         self.env = ToolEnv(self.workspace, self.settings, ctx.non_interactive)
         object.__setattr__(ctx, TOOL_ENV_ATTRIBUTE, self.env)  # tool calls of the run use it
-        self._models: dict[tuple[str, tuple[str, ...] | None, str], Any] = {}
+        self._models: dict[
+            tuple[str, tuple[str, ...] | None, str, tuple[str, ...] | None], Any
+        ] = {}
         self._chat: dict[str, tuple[int, BaseChatModel]] = {}
         self.store = store
         self.setup = RunSetup(
@@ -148,6 +150,7 @@ class RunServices:
         role: str = "normal",
         tool_names: Sequence[str] | None = None,
         tool_choice: Literal["auto", "none", "required"] = "auto",
+        only: Sequence[str] | None = None,
     ) -> Runnable:
         """The chat model for ``role`` bound to the run's tools (built once per run).
 
@@ -157,15 +160,24 @@ class RunServices:
                 ``None`` binds every tool of the run.
             tool_choice: ``none``: the reply must be an answer (the tools are shown, not
                 callable); ``required``: the reply must call a tool; ``auto``: either.
+            only: This turn may call only these of them. A model that can limit its calls
+                by name (the local platform: a prompt listing other tools would be
+                processed again) is shown all of ``tool_names``; any other is bound to
+                these alone.
         """
         base = self.chat_model(role)
         names = None if tool_names is None else tuple(n for n in tool_names if n in self.tools)
-        key = (role, names, tool_choice)
+        limited = None if only is None else tuple(n for n in only if n in self.tools)
+        key = (role, names, tool_choice, limited)
         bound = self._models.get(key)
         if bound is None:
             chosen = list(self.tools) if names is None else list(names)
+            extra: dict[str, Any] = {} if tool_choice == "auto" else {"tool_choice": tool_choice}
+            if limited and getattr(base, "limits_calls_by_name", False):
+                extra["callable_tools"] = list(limited)
+            elif limited:
+                chosen = list(limited)
             tools = [self.tools[name] for name in chosen]
-            extra = {} if tool_choice == "auto" else {"tool_choice": tool_choice}
             bound = self._models[key] = base.bind_tools(tools, **extra) if tools else base
         return bound
 

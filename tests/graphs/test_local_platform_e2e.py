@@ -83,10 +83,14 @@ def test_a_prose_answer_needs_no_tool(llama: FakeLlama, workspace: Path, tmp_pat
     assert not [m for m in out["messages"] if isinstance(m, ToolMessage)]
 
 
-def test_the_turn_after_a_notice_is_offered_the_tools_it_names(
+def test_the_turn_after_a_notice_may_call_only_the_tools_it_names(
     llama: FakeLlama, workspace: Path, tmp_path: Path
 ) -> None:
-    """A small model offered every tool calls the one it called before; the notice named one."""
+    """A small model offered every tool calls the one it called before; the notice named one.
+
+    The prompt keeps listing every tool (a changed list would make llama.cpp process the
+    whole conversation again); the grammar of the call allows the named tool alone.
+    """
     (workspace / "a.py").write_text("print('hi from a')\n")
 
     def script(prompt: str) -> list[str]:
@@ -102,10 +106,15 @@ def test_the_turn_after_a_notice_is_offered_the_tools_it_names(
     )
 
     assert out["status"] == "completed" and "hi from a" in out["final_answer"]
-    prompts = [c["prompt"] for c in llama.calls]
-    after = [p for p in prompts if "no tool ran anything" in p and "Result of" not in p]
-    before = [p for p in prompts if "no tool ran anything" not in p]
+    after = [c for c in llama.calls if "no tool ran anything" in c["prompt"]]
+    after = [c for c in after if "Result of" not in c["prompt"]]
+    before = [c for c in llama.calls if "no tool ran anything" not in c["prompt"]]
     assert after and before
-    tools_after = after[0].split("# How to reply")[0]
-    assert "- execute_script:" in tools_after and "- read_code:" not in tools_after
-    assert "- read_code:" in before[0].split("# How to reply")[0]  # every tool, before
+    tools_after = after[0]["prompt"].split("# How to reply")[0]
+    tools_before = before[0]["prompt"].split("# How to reply")[0]
+    assert "- execute_script:" in tools_after and "- read_code:" in tools_after
+    assert tools_after.split("<|im_end|>")[0] == tools_before.split("<|im_end|>")[0]
+    grammars = [json.loads(c["grammar"]) for c in after if c.get("grammar") is not None]
+    assert grammars, "the call after the notice was decoded under a grammar"
+    named = json.dumps(grammars[0])
+    assert '"execute_script"' in named and '"read_code"' not in named

@@ -138,3 +138,40 @@ def test_the_demo_task_completes(use_local_model: Path, tmp_path: Path) -> None:
     calls = [i for i, line in enumerate(lines) if line.lstrip().startswith(("⚙", "↳"))]
     answer = "\n".join(lines[calls[-1] + 1 :] if calls else lines[1:])
     assert "270" in answer and "4" in answer, out
+
+
+def test_a_turn_after_a_helper_call_processes_only_what_it_added(use_local_model: Path) -> None:
+    """A helper completion in between (another prompt on the same model) does not make the
+    next turn of a conversation process its whole prompt again: the conversation's state
+    is restored, and only the new message is evaluated."""
+    from langchain_core.messages import AIMessage, SystemMessage
+
+    from jarvis_graph.platforms.local import _load
+
+    model = LocalChatModel(model_path=str(use_local_model), max_tokens=8)
+    llm, _ = _load(model.model_path, model.n_ctx)
+    evaluated: list[int] = []
+    real_eval = llm.eval
+
+    def counting(tokens: list[int]) -> None:
+        evaluated.append(len(tokens))
+        real_eval(tokens)
+
+    notes = "\n".join(f"- note {i}: the value of item {i} is {i * 37 % 101}" for i in range(60))
+    conversation = [SystemMessage(f"You answer questions about these notes.\n{notes}")]
+    conversation.append(HumanMessage("What is the value of item 3?"))
+    llm.eval = counting
+    try:
+        reply = model.invoke(conversation)
+        first = sum(evaluated)
+        model.invoke([HumanMessage("Say yes.")])  # a helper's prompt, sharing nothing
+        evaluated.clear()
+        follow_up = [*conversation, AIMessage(reply.content), HumanMessage("And item 4?")]
+        model.invoke(follow_up)
+    finally:
+        del llm.eval
+    prompt = len(llm.tokenize(model.build_prompt(follow_up).encode(), special=True))
+    assert first > 1000 and prompt > first  # the notes made a long prompt
+    assert sum(evaluated) < 60, (sum(evaluated), prompt)  # the new turn, not the notes again
+    saved = llm.cache.cache_state
+    assert saved and all(s.scores.shape[0] == 1 for s in saved.values())  # no logits table
