@@ -8,7 +8,6 @@ option), goes to the full command line, which gives the same results and message
 
 from __future__ import annotations
 
-import os
 import sys
 
 
@@ -17,20 +16,11 @@ def main() -> None:
     argv = sys.argv[1:]
     if argv[:2] == ["sec", "scan"]:
         # deferred: the engine alone for a plain scan (see the module docstring)
-        from jarvis_graph.security.direct import parse, run
+        from jarvis_graph.security.direct import parse, run_and_exit
 
         args = parse(argv[2:])
         if args is not None:
-            try:
-                code = run(args)
-            except KeyboardInterrupt:
-                print("interrupted", file=sys.stderr)
-                code = 130
-            sys.stdout.flush()
-            sys.stderr.flush()
-            # the report is out and the workers have exited: skip tearing the interpreter
-            # down (freeing the scan's modules and caches takes longer than a small scan)
-            os._exit(code)
+            run_and_exit(args)
     # deferred: the full command line only when the direct path did not take the command
     from jarvis_graph.cli.app import main as full
 

@@ -6,10 +6,7 @@ the engine alone; exit code 2 with a message for a bad path or an empty tree.
 
 from __future__ import annotations
 
-import os
-import sys
-
-from jarvis_graph.security.direct import parser, run
+from jarvis_graph.security.direct import parser, run, run_and_exit
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,9 +15,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # The report is written and every worker has exited: skip tearing down the interpreter
-    # (freeing the scan's modules and caches takes longer than many scans of a small tree).
-    os._exit(code)
+    run_and_exit(parser("python -m jarvis_graph.security").parse_args())

@@ -302,28 +302,26 @@ def _function_header(header: str) -> tuple[str, str] | None:
     return _BLANKS.sub("", m.group(1)), h[first + 1 : end]
 
 
-_STATEMENT_EDGE = re.compile(r"[(){};]")
-
-
 def split_statements(body: str, first_line: int) -> list[Statement]:
     """Statements and control headers of a body, split at ``;``, ``{`` and ``}``.
 
-    A statement's line is the line of its first character; an initializer list
+    Only where no parenthesis is open: ``for (i = 0; i < n; i++)`` is one header. A
+    statement's line is the line of its first character; an initializer list
     (``= { ... }``) stays inside its statement.
     """
     stmts: list[Statement] = []
     depth = braces = start = counted = 0
-    line, skip = first_line, -1
-    for i in [edge.start() for edge in _STATEMENT_EDGE.finditer(body)]:
+    line, skip, seen = first_line, -1, 0  # seen: parentheses counted up to here
+    for edge in _BLOCK_EDGE.finditer(body):
+        i = edge.start()
         if i < skip:
             continue
+        if "(" in body[seen:i] or ")" in body[seen:i]:
+            depth = _paren_depth(body, seen, i, depth)
+        seen = i + 1
         c = body[i]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth = max(0, depth - 1)
-        elif c == "{" and body[start:i].rstrip().endswith("="):
-            skip = _match_close(body, i) + 1
+        if c == "{" and body[start:i].rstrip().endswith("="):
+            skip = seen = _match_close(body, i) + 1
         elif depth == 0:
             raw = body[start:i]
             text = raw.strip()
@@ -335,6 +333,19 @@ def split_statements(body: str, first_line: int) -> list[Statement]:
             braces += 1 if c == "{" else -1 if c == "}" else 0
             start = i + 1
     return stmts
+
+
+def _paren_depth(text: str, lo: int, hi: int, depth: int) -> int:
+    """The parentheses open after ``text[lo:hi]``, ``depth`` open before it.
+
+    An unmatched ``)`` closes nothing.
+    """
+    closes = text.count(")", lo, hi)
+    if closes <= depth:  # none can close more than is open: the counts tell
+        return depth + text.count("(", lo, hi) - closes
+    for paren in _PARENS.finditer(text, lo, hi):
+        depth = depth + 1 if paren.group() == "(" else max(0, depth - 1)
+    return depth
 
 
 def _blocks(text: str, base: int, functions: list[Function], line_of: _LineIndex) -> None:

@@ -9,6 +9,8 @@ the agent's command line load.
 from __future__ import annotations
 
 import argparse
+import gc
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -127,3 +129,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def run_and_exit(args: argparse.Namespace) -> NoReturn:
+    """:func:`run`, then end the process at once with its exit code (130 on Ctrl-C).
+
+    No cyclic garbage collection in this process: the scan pauses it anyway, and the first
+    collection after the scan would walk every object the scan made to find next to no
+    cycles (about 4 % of a big tree's CPU time). The report is out and the workers have
+    exited: tearing the interpreter down (freeing the scan's modules and caches) would take
+    longer than many scans of a small tree.
+    """
+    gc.disable()
+    try:
+        code = run(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        code = 130
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from jarvis_graph.security.c_source import Literal, Statement
     from jarvis_graph.security.c_walk import Walk
 
-_SECRET_NAME = re.compile(r"(?i)(passw|pwd\b|secret|api_?key|private_?key|token|credential)")
+# read lowercased: a case-insensitive alternation costs four times as much
+_SECRET_LOWER = re.compile(r"passw|pwd\b|secret|api_?key|private_?key|token|credential")
 
 RULE = Rule(
     "c-hardcoded-credential",
@@ -30,7 +31,7 @@ RULE = Rule(
 
 def on_set(scan: Walk, name: str, rhs: str, literal: Literal | None, st: Statement) -> None:
     """A non-empty string literal (in place or a macro) given to a secret-named variable."""
-    if not _SECRET_NAME.search(name):
+    if _SECRET_LOWER.search(name.lower()) is None:
         return
     text = literal.text if literal is not None else literal_text(scan.src, scan.env, rhs)
     if text:

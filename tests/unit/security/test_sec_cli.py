@@ -109,3 +109,27 @@ def test_a_report_that_cannot_be_written_is_a_clear_error(tmp_path: Path):
     assert "error: cannot write the report to" in direct.stderr and "Traceback" not in direct.stderr
     full = invoke(["sec", "scan", str(FIXTURES), "--lang", "rust", "-o", out, "--concurrency", "2"])
     assert full.exit_code == 2 and "cannot write the report to" in full.output
+
+
+def test_ctrl_c_ends_the_engines_command_with_one_line(tmp_path: Path):
+    """``python -m jarvis_graph.security`` as ``jarvis sec scan``: exit 130, no traceback."""
+    import signal
+    import time
+
+    body = "".join(
+        f"int f{i}(char *s, int n) {{ char b[8]; if (n > {i}) strcpy(b, s); return b[n]; }}\n"
+        for i in range(400)
+    )
+    for k in range(60):
+        (tmp_path / f"m{k}.c").write_text(body)
+    proc = subprocess.Popen(  # noqa: S603 - this interpreter, with arguments built here
+        [sys.executable, "-m", "jarvis_graph.security", str(tmp_path), "--workers", "1",
+         "-o", str(tmp_path / "out.json")],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(1.5)  # imported, and scanning (the tree takes several seconds)
+    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip() == "interrupted" and not (tmp_path / "out.json").exists()
