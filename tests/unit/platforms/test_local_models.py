@@ -240,7 +240,15 @@ def test_unknown_model_name_lists_valid_ones() -> None:
     with pytest.raises(PlatformError, match="use one of local, local:0.5b, local:1.5b") as err:
         get_recipe("7b")
     assert all(f"local:{name}" in str(err.value) for name in RECIPES)
-    assert get_recipe("") is get_recipe("local") is get_recipe("local:0.5b") is RECIPES["0.5b"]
+    assert get_recipe("") is get_recipe("local") is get_recipe("local:1.5b") is RECIPES["1.5b"]
+    assert get_recipe("0.5b") is get_recipe("local:0.5b") is RECIPES["0.5b"]
+
+
+def test_the_old_extra_of_the_15b_still_installs_it() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert RECIPES["1.5b"].extra == "local" and extras["local-1.5b"] == ["jarvis-graph[local]"]
 
 
 @pytest.mark.parametrize("name", sorted(RECIPES))
@@ -293,7 +301,7 @@ def test_a_whole_model_inside_one_package_is_copied_without_importing_it(
 
 
 @pytest.mark.skipif(
-    not all(locate_parts(RECIPES["0.5b"])), reason="the `local` extra is not installed"
+    not all(locate_parts(RECIPES["0.5b"])), reason="the `local-0.5b` extra is not installed"
 )
 def test_real_05b_parts_are_found_without_importing_them() -> None:
     parts = find_parts(RECIPES["0.5b"])
