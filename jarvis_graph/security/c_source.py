@@ -316,8 +316,7 @@ def split_statements(body: str, first_line: int) -> list[Statement]:
         i = edge.start()
         if i < skip:
             continue
-        if "(" in body[seen:i] or ")" in body[seen:i]:
-            depth = _paren_depth(body, seen, i, depth)
+        depth = _paren_depth(body, seen, i, depth)
         seen = i + 1
         c = body[i]
         if c == "{" and body[start:i].rstrip().endswith("="):
