@@ -6,13 +6,7 @@ the engine alone; exit code 2 with a message for a bad path or an empty tree.
 
 from __future__ import annotations
 
-from jarvis_graph.security.direct import parser, run, run_and_exit
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Scan, write the report, return the exit code."""
-    return run(parser("python -m jarvis_graph.security").parse_args(argv))
-
+from jarvis_graph.security.direct import parser, run_and_exit
 
 if __name__ == "__main__":
     run_and_exit(parser("python -m jarvis_graph.security").parse_args())
