@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from os.path import isfile
 from pathlib import Path
 from typing import Any
 
@@ -419,8 +420,8 @@ _HEADER_CACHE: dict[str, dict[str, str]] = {}
 
 def _cached_header(path: str) -> dict[str, str]:
     if path not in _HEADER_CACHE:
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        try:  # a FIFO or a device named like a header is not read (it could block the scan)
+            text = Path(path).read_text(encoding="utf-8", errors="replace") if isfile(path) else ""
         except OSError:
             text = ""
         masked, _ = mask(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import itertools
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -67,13 +68,25 @@ def iter_header_files(root: Path) -> Iterator[Path]:
 
 
 def read_source(path: Path) -> tuple[str, str]:
-    """``(text, "")``, or ``("", reason)`` for a huge, unreadable, binary or undecodable file."""
+    """``(text, "")``, or ``("", reason)`` for a huge, unreadable, binary or undecodable file.
+
+    Only a regular file is read: a FIFO or a device named like source is skipped (opened
+    without blocking, so a FIFO with no writer cannot hold up the scan).
+    """
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return "", "huge"
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return "", "unreadable"
+    with open(fd, "rb") as file:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return "", "not a regular file"
+            if info.st_size > MAX_FILE_BYTES:
+                return "", "huge"
+            data = file.read()
+        except OSError:
+            return "", "unreadable"
     if b"\0" in data[:8192]:
         return "", "binary"
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +26,23 @@ def test_binary_huge_and_undecodable_files_are_skipped_and_counted(tmp_path, mon
     assert result.skipped == {"binary": 1, "undecodable": 1, "huge": 1}
     assert result.files_scanned == 1
     assert [i.pattern for i in result.issues] == ["c-gets"]
+
+
+def test_a_fifo_named_like_source_or_header_is_skipped_not_waited_on(tmp_path):
+    """A named pipe with no writer would block a plain read for ever."""
+    os.mkfifo(tmp_path / "pipe.c")
+    os.mkfifo(tmp_path / "pipe.h")
+    (tmp_path / "ok.c").write_text(
+        '#include "pipe.h"\nvoid f(void)\n{\n    char b[4];\n    gets(b);\n}\n'
+    )
+    done = subprocess.run(  # noqa: S603 - this interpreter, with arguments built here
+        [sys.executable, "-m", "jarvis_graph.security", str(tmp_path), "--workers", "1"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)["summary"]
+    assert summary["skipped"] == {"not a regular file": 2}
+    assert summary["files_scanned"] == 1 and summary["total"] == 1
 
 
 def test_missing_path_is_a_clear_error(tmp_path):

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.support.cli import invoke, run_process
@@ -111,25 +114,36 @@ def test_a_report_that_cannot_be_written_is_a_clear_error(tmp_path: Path):
     assert full.exit_code == 2 and "cannot write the report to" in full.output
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a running process, from ``/proc``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def test_ctrl_c_ends_the_engines_command_with_one_line(tmp_path: Path):
     """``python -m jarvis_graph.security`` as ``jarvis sec scan``: exit 130, no traceback."""
-    import signal
-    import time
-
     body = "".join(
         f"int f{i}(char *s, int n) {{ char b[8]; if (n > {i}) strcpy(b, s); return b[n]; }}\n"
         for i in range(400)
     )
-    for k in range(60):
+    for k in range(400):  # about 10 s of one worker's scan; start-up is 0.06 s
         (tmp_path / f"m{k}.c").write_text(body)
     proc = subprocess.Popen(  # noqa: S603 - this interpreter, with arguments built here
         [sys.executable, "-m", "jarvis_graph.security", str(tmp_path), "--workers", "1",
          "-o", str(tmp_path / "out.json")],
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    time.sleep(1.5)  # imported, and scanning (the tree takes several seconds)
-    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 60
+        # well past the imports (by CPU time, so a busy machine does not matter): scanning
+        while proc.poll() is None and _cpu_seconds(proc.pid) < 0.5:
+            assert time.monotonic() < deadline, "the scan did not start"
+            time.sleep(0.02)
+        assert proc.poll() is None, "the scan ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.communicate()
     assert proc.returncode == 130, err
     assert err.strip() == "interrupted" and not (tmp_path / "out.json").exists()
