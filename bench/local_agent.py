@@ -329,6 +329,10 @@ def expect_tests_fail(failing: str = "") -> Checker:
         text = normalise(answer)
         if _ALL_PASS.search(text):
             return False, "claims the tests pass"
+        # "Which test is failing?" answered with its name alone (or its dotted path)
+        bare = answer.strip().strip("`'\"*. \n")
+        if failing and re.fullmatch(rf"(?:[\w.]+\.)?{re.escape(failing)}(?:\(\))?", bare):
+            return True, f"names {failing!r}, the test the question asks for"
         if not _FAIL_WORD.search(text):
             return False, "does not say that a test fails"
         if not failing:
@@ -2150,9 +2154,15 @@ def describe(message: Any) -> list[str]:
             lines.append(f"  calculation: {short(calculation, 200)}")
         if message.content:
             lines.append(f"  model: {short(message.content)}")
+        if (before := message.response_metadata.get("focused_from")) is not None:
+            lines.append(f"    (focused answer, written again from: {short(before, 160)})")
         return lines
     if kind == "tool":
         return [f"    -> {short(message.content)}"]
+    from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME
+
+    if kind == "human" and getattr(message, "name", None) in (CHECK_NAME, CORRECTION_NAME):
+        return [f"  notice: {short(message.content, 300)}"]
     return []
 
 
@@ -2205,13 +2215,14 @@ def run_turn(
     """One user turn on ``thread_id``; new messages go to ``log``. Returns the final state."""
     config = {"recursion_limit": RECURSION_LIMIT, "configurable": {"thread_id": thread_id}}
     before = graph.get_state(config).values.get("messages") or []
-    seen = {m.id for m in before}
+    # an answer written again (the focused answer) keeps its message's id: both are shown
+    seen = {(m.id, str(m.content)) for m in before}
     state: dict[str, Any] = {}
     for state in graph.stream({"task": text}, config=config, context=ctx, stream_mode="values"):
         for message in state.get("messages", []):
-            if message.id in seen:
+            if (message.id, str(message.content)) in seen:
                 continue
-            seen.add(message.id)
+            seen.add((message.id, str(message.content)))
             lines = describe(message)
             log.extend(lines)
             if verbose:

@@ -992,3 +992,64 @@ def test_a_memory_saved_must_hold_the_fact_the_task_asked_to_keep(tmp_path: Path
     port = "Remember that the staging port is 8443."
     saved = conversation(port, ("save_memory", {"content": "staging port: 8443"}, "saved"))
     assert check("Saved.", saved, tmp_path) == []
+
+
+def test_an_answer_that_only_repeats_the_quoted_term_fails(tmp_path: Path) -> None:
+    """The 1.5B searched ``TODO\\(.*\\)`` in the wrong file, found nothing, answered "TODO"."""
+    task = "Somewhere in the source there is one comment TODO(name). Who is it assigned to?"
+    nothing = "no matches for 'TODO\\(.*\\)' under app/format.py"
+    messages = conversation(task, ("search_files", {"pattern": "TODO\\(.*\\)"}, nothing))
+    [found] = check("TODO", messages, tmp_path)
+    assert "only repeats TODO, what the question asks about" in found
+    hit = "1 matching line in 1 file:\napp/parse.py:2:    # TODO(priya): handle empty input"
+    messages = conversation(task, ("search_files", {"pattern": "TODO"}, hit))
+    [found] = check("The TODO.", messages, tmp_path)  # found, still not the answer
+    assert "only repeats TODO" in found
+    assert check("TODO(priya)", messages, tmp_path) == []
+    assert check("priya", messages, tmp_path) == []
+    # a choice between two quoted names is answered by one of them
+    (tmp_path / "limits.py").write_text("MAX_A = 3\nMAX_B = 7\n")
+    choice = "Which is larger, MAX_A or MAX_B in limits.py?"
+    source = "limits.py (lines 1-2 of 2)\nMAX_A = 3\nMAX_B = 7"
+    assert check("MAX_B", conversation(choice, ("read_code", {}, source)), tmp_path) == []
+
+
+def test_a_count_computed_over_the_file_that_names_the_one_to_count_fails(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "config.toml").write_text('[job]\nname = "n"\ninput = "data/b.txt"\nx = 2\n')
+    task = "config.toml names the input file of the job. How many lines does that file have?"
+    meta = {**META, "compute": {"computes": True}}
+    expression = "len(open('config.toml').read().splitlines())"
+    messages = conversation(task, ("compute", {"expression": expression}, f"{expression} = 4"))
+    [found] = problems("4", task, evidence_of(messages, meta), tmp_path)
+    assert "4 was computed over config.toml, the file that names the one the task" in found
+    other = "len(open('data/b.txt').read().splitlines())"
+    messages = conversation(task, ("compute", {"expression": other}, f"{other} = 9"))
+    assert problems("9", task, evidence_of(messages, meta), tmp_path) == []
+    # the pointer file's own length, when the task asks about it, is the answer
+    asked = "How many lines does config.toml have?"
+    messages = conversation(asked, ("compute", {"expression": expression}, f"{expression} = 4"))
+    assert problems("4", asked, evidence_of(messages, meta), tmp_path) == []
+
+
+def test_a_number_asked_for_to_some_decimal_places_must_be_rounded_so(tmp_path: Path) -> None:
+    task = "Use python3 to print miles_to_km(26.2) from units.py rounded to one decimal place."
+    printed = "exit code: 0\n42.1648128"
+    run = ("execute_script", {"script": "python3 -c 'import units'"}, printed)
+    messages = conversation(task, run)
+    [found] = check("42.1648128", messages, tmp_path)
+    assert "rounded to 1 decimal place, and the answer gives 42.1648128" in found
+    assert check("42.2", messages, tmp_path) == []  # the printed value, rounded as asked
+    assert check("It prints 42.1648128, which is 42.2 rounded.", messages, tmp_path) == []
+    [found] = check("42.3", messages, tmp_path)  # not the printed value rounded
+    assert "42.3 appears in no tool result" in found
+    (tmp_path / "data.txt").write_text("12\n13\n")
+    whole = "What is the mean of data.txt, to the nearest whole number?"
+    mean = conversation(whole, ("compute", {}, "mean = 12.5"))
+    assert check("13", mean, tmp_path) == []  # half up
+    assert "rounded to a whole number" in check("12.5", mean, tmp_path)[0]
+    # no rounding asked: the unrounded value passes and a rounded one is not in the evidence
+    plain = conversation("What does it print?", run)
+    assert check("42.1648128", plain, tmp_path) == []
+    assert check("42.2", plain, tmp_path)

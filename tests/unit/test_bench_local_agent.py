@@ -90,6 +90,10 @@ def test_a_missing_file_answer_invents_nothing(
         ("Not all tests pass: test_apply_discount failed, the other two passed.", True),
         ("test_apply_discount passed and test_add_tax failed.", False),
         ("Ran 3 tests in 0.001s\n\nOK", False),
+        ("test_apply_discount", True),  # the name alone answers "which test is failing?"
+        ("`test_pricing.PricingTests.test_apply_discount`", True),
+        ("test_add_tax", False),
+        ("test_apply_discount passes", False),
     ],
 )
 def test_a_failing_test_must_be_named_as_failing(

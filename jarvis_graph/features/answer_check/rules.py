@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -105,7 +106,10 @@ def problems(
     asked = asked_actions(task)
     tools = offered or {}
     counts = evidence.counts if _AGGREGATE.search(task) else ""
-    found = _unsupported_numbers(answer, f"{evidence.text}\n{counts}")
+    places = asked_places(task)
+    rounded = _rounded(f"{evidence.text}\n{evidence.computed}", places)
+    found = _unsupported_numbers(answer, f"{evidence.text}\n{counts}\n{rounded}")
+    found = found or _more_places_than_asked(answer, task, places)
     found = found or _aggregate_not_computed(answer, task, asked, evidence, tools)
     found += _actions_not_done(
         asked,
@@ -185,6 +189,71 @@ def _unsupported_numbers(answer: str, evidence: str) -> list[str]:
     return [
         f"the number{'s' if several else ''} {shown} appear{'' if several else 's'} in no tool "
         "result: look it up or compute it with a tool, or leave it out"
+    ]
+
+
+_PLACES = re.compile(
+    r"\b(?:to|with|at|in)\s+(?:(?:exactly|just|only)\s+)?"
+    r"(?P<n>\d|zero|no|one|two|three|four|five|six)\s+"
+    r"(?:decimal(?:\s+(?:places?|digits?|points?))?s?|digits?\s+after\s+the\s+(?:decimal\s+)?point)"
+    r"|\bto\s+(?:the\s+)?nearest\s+(?P<whole>whole\s+number|integer)\b",
+    re.IGNORECASE,
+)
+_PLACE_WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+
+
+def asked_places(task: str) -> int | None:
+    """How many decimal places the task asks a number to be given with (``None``: not said).
+
+    "rounded to one decimal place", "with 2 decimals", "to the nearest whole number".
+    """
+    match = _PLACES.search(task)
+    if match is None:
+        return None
+    if match.group("whole"):
+        return 0
+    n = match.group("n").lower()
+    return int(n) if n.isdigit() else _PLACE_WORDS[n]
+
+
+def _rounded(evidence: str, places: int | None) -> str:
+    """The evidence's numbers rounded (half up) to the places the task asks for.
+
+    A tool's 42.1648128 given as 42.2, as the task asked, invents nothing.
+    """
+    if places is None:
+        return ""
+    step = Decimal(1).scaleb(-places)
+    values = []
+    for text in _NUMBER.findall(evidence):
+        if "." in text:
+            value = Decimal(text.replace(",", "")).quantize(step, rounding=ROUND_HALF_UP)
+            values.append(str(value))
+    return " ".join(values)
+
+
+def _places(number: str) -> int:
+    return len(number.split(".", 1)[1]) if "." in number else 0
+
+
+def _more_places_than_asked(answer: str, task: str, places: int | None) -> list[str]:
+    """A number asked for to so many decimal places, and none given rounded so.
+
+    Every number the answer states (beyond the task's own) has more places than asked.
+    """
+    if places is None:
+        return []
+    given = _numbers(task)
+    stated = [
+        n for n in _NUMBER.findall(_LIST_MARK.sub("", answer))
+        if float(n.replace(",", "")) not in given
+    ]  # fmt: skip
+    if not stated or any(_places(n) <= places for n in stated):
+        return []
+    wanted = f"{places} decimal place{'' if places == 1 else 's'}" if places else "a whole number"
+    return [
+        f"the task asks for the number rounded to {wanted}, and the answer gives {stated[0]}: "
+        f"give it rounded as asked (round(value, {places}) in a tool, or round it yourself)"
     ]
 
 
@@ -424,12 +493,14 @@ def _numbers_not_printed(answer: str, task: str, asked: list[str], calls: list[C
 
     When the task asks to run something and a run worked, every number of the answer must
     occur in the task or in the output of a run or a computation (``echo "$((6 * 7))"``
-    printed 42: an answer of "6*7" read off the script is not what it printed).
+    printed 42: an answer of "6*7" read off the script is not what it printed), or be such
+    a number rounded as the task asks.
     """
     runs = [c for c in calls if c.meta.get("runs_code") or c.meta.get("computes")]
     if "run" not in asked or not any(not c.failed for c in runs):
         return []
-    missing, shown = _numbers_missing(answer, "\n".join([task, *(c.result for c in runs)]))
+    printed = "\n".join([task, *(c.result for c in runs)])
+    missing, shown = _numbers_missing(answer, f"{printed}\n{_rounded(printed, asked_places(task))}")
     if not missing:
         return []
     return [
@@ -1071,6 +1142,12 @@ def _answer_off_the_term(answer: str, task: str, asked: list[str], evidence: Evi
     tools = {call.name for call in evidence.calls}  # "use ask_document on ...": a tool, not a term
     terms = {t for t in _TERM.findall(task) if not FILE_NAME.fullmatch(t) and t not in tools}
     terms |= {t for t in _TAG.findall(task) if t not in _FORMATS}
+    if len(terms) == 1 and set(said) <= {w for t in terms for w in _words(t)}:
+        [term] = terms
+        return [
+            f"the answer only repeats {term}, what the question asks about: find {term} with "
+            "a tool, then answer from its line (or say that it is not there)"
+        ]
     text = evidence.text.splitlines()
     held = [
         i for i, line in enumerate(text)
@@ -1127,7 +1204,7 @@ def _count_of_the_pointer(answer: str, task: str, evidence: Evidence) -> list[st
         if any(PurePosixPath(m.group("file")).name == PurePosixPath(p).name for p in pointers)
     ]
     rest = _numbers(_SIZE_LINE.sub("", text))
-    found = []
+    found = _computed_on_the_pointer(answer, pointers, evidence.calls)
     for number in sorted(_answer_numbers(answer) - rest):
         match = next((m for m in sizes if float(m.group("n")) == number), None)
         if match:
@@ -1137,3 +1214,29 @@ def _count_of_the_pointer(answer: str, task: str, evidence: Evidence) -> list[st
                 f"asks about: find the file {name} names, count that file, then answer"
             )
     return found
+
+
+def _computed_on_the_pointer(answer: str, pointers: list[str], calls: list[Call]) -> list[str]:
+    """A count computed over the file that names the one to count, and nothing else.
+
+    ``len(open('config.toml').read().splitlines())`` answered "how many lines does the
+    input file config.toml names have?".
+    """
+    names = {PurePosixPath(p).name for p in pointers}
+    of_pointer: dict[float, str] = {}
+    elsewhere: set[float] = set()
+    for call in calls:
+        if call.failed:
+            continue
+        named = {PurePosixPath(n).name for n in FILE_NAME.findall(_strings(call.args))}
+        numbers = _numbers(_SIZE_LINE.sub("", call.result))
+        if named and named <= names and (call.meta.get("computes") or call.meta.get("runs_code")):
+            of_pointer.update(dict.fromkeys(numbers, sorted(named)[0]))
+        else:
+            elsewhere |= numbers
+    return [
+        f"{number:g} was computed over {of_pointer[number]}, the file that names the one the "
+        f"task asks about: find the file {of_pointer[number]} names, compute over that file, "
+        "then answer"
+        for number in sorted(_answer_numbers(answer) & set(of_pointer) - elsewhere)
+    ]
