@@ -5,7 +5,8 @@ reminder or a tool's error text instead of answering. The ``focus_answer`` node 
 once more, in a short prompt of its own: the question, the facts the task gathered (the
 thread's earlier turns, the attached context, every tool result, failed ones too), and the
 question again. The answer it writes replaces the conversation's answer, and then goes
-through the answer check like any answer.
+through the answer check like any answer; when it fails the check where the model's own
+answer passes, the model's own answer is kept.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from jarvis_graph.features.base import Feature, RunSetup
 from jarvis_graph.messages import refused_call
 from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, is_task_message
 
+FROM_REPEATS = "(repeated calls)"
+"""``focused_from`` of an answer written after a turn of repeated calls (no answer before)."""
 FACTS_CHARS = 12_000
 """The latest facts are kept up to this size."""
 ANSWER_SYSTEM = (

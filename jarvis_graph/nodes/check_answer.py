@@ -21,6 +21,7 @@ from jarvis_graph.features.answer_check import (
     problems,
     workspace_digest,
 )
+from jarvis_graph.features.focused_answer import FROM_REPEATS
 from jarvis_graph.marker import strip_complete_marker
 from jarvis_graph.messages import last_ai, text_of
 from jarvis_graph.runtime.services import RunServices, services_of
@@ -47,17 +48,35 @@ def _task(messages: list[AnyMessage]) -> str:
 
 
 def check_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
-    """Check the latest answer; a failed check is told to the model while retries are left."""
+    """Check the latest answer; a failed check is told to the model while retries are left.
+
+    A focused answer (see :mod:`~jarvis_graph.nodes.focus_answer`) that fails where the
+    model's own answer passes gives way to it: written again from the facts, the 1.5B
+    turned "logs/nginx_access.log does not exist" into an invented IP address, and "the
+    tests do not pass" into "Yes".
+    """
     services = services_of(runtime)
     messages = state["messages"]
-    answer = strip_complete_marker(text_of(last_ai(messages)))
+    ai = last_ai(messages)
+    answer = strip_complete_marker(text_of(ai))
     metadata = {name: dict(tool.metadata or {}) for name, tool in services.tools.items()}
     evidence = evidence_of(messages, metadata)
     before = state.get("workspace_digest")
     changed = None if before is None else workspace_digest(services.workspace) != before
     selected = state.get("selected_tools")
     offered = {n: m for n, m in metadata.items() if selected is None or n in selected}
-    found = problems(answer, _task(messages), evidence, services.workspace, changed, offered)
+    task = _task(messages)
+    found = problems(answer, task, evidence, services.workspace, changed, offered)
+    own = ai.response_metadata.get("focused_from") if ai is not None else None
+    if found and ai is not None and isinstance(own, str) and own != FROM_REPEATS:
+        first = strip_complete_marker(own)
+        if first.strip() and not problems(
+            first, task, evidence, services.workspace, changed, offered
+        ):
+            meta = {k: v for k, v in ai.response_metadata.items() if k != "focused_from"}
+            meta["focused_answer_failed"] = text_of(ai)
+            restored = ai.model_copy(update={"content": own, "response_metadata": meta})
+            return {"answer_problems": [], "messages": [restored]}
     update: dict[str, Any] = {"answer_problems": found}
     left = services.settings.answer_check_retries - checks_since_task(messages)
     if found and left > 0 and state.get("iteration", 0) < state.get("max_iterations", 1 << 30):

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext
-from jarvis_graph.features.focused_answer import answer_messages, facts_of
+from jarvis_graph.features.focused_answer import FROM_REPEATS, answer_messages, facts_of
 from jarvis_graph.messages import last_ai, text_of
 from jarvis_graph.nodes.check_answer import check_enabled
 from jarvis_graph.runtime.services import RunServices, services_of
@@ -42,7 +42,7 @@ def focus_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     if not text:
         return {}
     if stuck:
-        meta = {**reply.response_metadata, "focused_from": "(repeated calls)"}
+        meta = {**reply.response_metadata, "focused_from": FROM_REPEATS}
         usage = getattr(reply, "usage_metadata", None)
         return {"messages": [AIMessage(text, response_metadata=meta, usage_metadata=usage)]}
     meta = {**ai.response_metadata, "focused_from": text_of(ai)}

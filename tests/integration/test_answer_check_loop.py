@@ -135,3 +135,46 @@ def test_a_model_stuck_on_repeats_gets_its_answer_written_from_the_results(
     assert out.count("Not run again") == 1, out
     assert "■ completed ·" in out and "8123" in out
     assert "9999" not in out, out  # no answer-only turn of the model before the focused answer
+
+
+def test_a_focused_answer_that_fails_the_check_gives_way_to_the_models_own(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Written again from the facts, "the log does not exist" became an invented address."""
+    (workspace / "logs").mkdir()
+    (workspace / "logs" / "app.log").write_text("app started\n")
+    _config(workspace, "answer_check: rules\nfocused_answers: on\n")
+    read = {"name": "read_code", "args": {"path": "logs/nginx.log"}}
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"when": "Answer the question using the facts", "text": "10.0.0.1"},
+            {"tool_calls": [read]},
+            {"text": "There is no logs/nginx.log: the file does not exist."},
+        ],
+    )
+    code, out = _run(workspace, script, "Which IP address shows up most in logs/nginx.log?")
+    assert code == 0, out
+    assert "■ completed ·" in out and "unverified" not in out
+    lines = out.rstrip().splitlines()
+    assert lines[-2] == "There is no logs/nginx.log: the file does not exist.", out
+    assert "10.0.0.1" not in out
+
+
+def test_a_focused_answer_that_passes_replaces_an_unsupported_one(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "config.json").write_text('{"port": 8123}\n')
+    _config(workspace, "answer_check: rules\nfocused_answers: on\n")
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"when": "Answer the question using the facts", "text": "8123"},
+            {"tool_calls": [{"name": "read_code", "args": {"path": "config.json"}}]},
+            {"text": "It is 9999."},
+        ],
+    )
+    code, out = _run(workspace, script, "What port does config.json set?")
+    assert code == 0, out
+    assert "■ completed ·" in out and "unverified" not in out
+    assert out.rstrip().splitlines()[-2] == "8123", out

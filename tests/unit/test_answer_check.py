@@ -1053,3 +1053,74 @@ def test_a_number_asked_for_to_some_decimal_places_must_be_rounded_so(tmp_path: 
     plain = conversation("What does it print?", run)
     assert check("42.1648128", plain, tmp_path) == []
     assert check("42.2", plain, tmp_path)
+
+
+def test_adding_up_a_column_of_a_missing_file_asks_for_no_file_to_be_written(
+    tmp_path: Path,
+) -> None:
+    """ "Can you add up the amount column of sales_2024.csv?" sums; it writes nothing."""
+    (tmp_path / "sales_2023.csv").write_text("item,amount\na,10\n")
+    task = "Can you add up the amount column of sales_2024.csv for me?"
+    listing = "1 file under .: sales_2023.csv"
+    messages = conversation(task, ("list_files", {"path": "."}, listing))
+    assert (
+        check("sales_2024.csv does not exist, so there is nothing to add up.", messages, tmp_path)
+        == []
+    )
+    [found] = check("The total is not known yet.", messages, tmp_path)
+    assert "the task names sales_2024.csv, which is not in the workspace" in found
+    # a write clause still needs its file
+    written = "Add the total to summary.txt."
+    assert any(
+        "asks for summary.txt to be written" in p for p in check("Done.", looked(written), tmp_path)
+    )
+
+
+def test_an_ip_address_or_a_version_must_stand_in_the_evidence(tmp_path: Path) -> None:
+    """Dotted values are no numbers: "10.0.0.1" answered a question about a missing log."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "access.log").write_text("10.0.0.7 GET /\n10.0.0.7 GET /a\n")
+    task = "Which IP address shows up most often in logs/access.log?"
+    log = "logs/access.log (lines 1-2 of 2)\n10.0.0.7 GET /\n10.0.0.7 GET /a"
+    messages = conversation(task, ("read_code", {"path": "logs/access.log"}, log))
+    assert check("10.0.0.7", messages, tmp_path) == []
+    [found] = check("10.0.0.1", messages, tmp_path)
+    assert "10.0.0.1 appears in no tool result" in found
+    pyproject = "pyproject.toml (lines 1-2 of 2)\n[project]\nversion = '2.4.1'"
+    version = conversation("What version is the project?", ("read_code", {}, pyproject))
+    assert check("2.4.1", version, tmp_path) == []
+    assert check("Version 2.4.0", version, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "To find Marta Jensen's desk phone extension, I'll follow these steps: 1. Read the "
+        "`team.txt` file to get the current on-call person. 2. Search for her name.",
+        "To answer this question, I need to find the extension in `extensions.csv`. Here's the "
+        "step-by-step process: 1. Open the file.",
+        "I need to create sales_2024.csv in the workspace before I can add up the column.",
+        "Let me check the file first.",
+        "First, I will read config.toml to find the input file.",
+    ],
+)
+def test_an_answer_that_describes_its_steps_instead_of_taking_them_fails(
+    tmp_path: Path, answer: str
+) -> None:
+    messages = conversation("What is the on-call person's extension? See team.txt.")
+    [found] = check(answer, messages, tmp_path)
+    assert "describes steps to take instead of taking them" in found
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I ran the tests: test_apply_discount fails.",
+        "I can't find team.txt: it does not exist.",
+        "To use the module, import units and call miles_to_km(26.2).",
+        "Marta Jensen is on call; I checked extensions.csv and her extension is 3581.",
+    ],
+)
+def test_an_answer_that_reports_what_was_done_is_no_plan(tmp_path: Path, answer: str) -> None:
+    messages = conversation("Who is on call?", ("read_code", {}, "team.txt: Marta Jensen 3581"))
+    assert not any("describes steps" in p for p in check(answer, messages, tmp_path))

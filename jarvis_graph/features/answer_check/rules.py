@@ -103,6 +103,11 @@ def problems(
             "the answer copies a notice of the run instead of answering the task: do what "
             "the notice asks, then answer the task itself"
         ]
+    if _PLAN.match(answer) or _STEPS.search(answer[:_PLAN_CHARS]):
+        return [
+            "the answer describes steps to take instead of taking them: take the first step "
+            "now with a tool, then answer from what it returns"
+        ]
     asked = asked_actions(task)
     tools = offered or {}
     counts = evidence.counts if _AGGREGATE.search(task) else ""
@@ -140,6 +145,24 @@ def problems(
     return found
 
 
+_PLAN = re.compile(
+    r"\s*(?:(?:to|in order to)\s[^.\n]{0,160}?,\s*)?(?:first,?\s*)?"
+    r"(?:I(?:'ll| will| need to| must| should| am going to| would need to| can)|let me|let's"
+    r"|we(?:'ll| will| need to| can))\s+(?:\w+\s+){0,3}?"
+    r"(?:follow|take|use|call|read|open|search|run|check|look|list|find|create|write|"
+    r"retrieve|locate|examine|inspect|execute|start|begin|first)\b",
+    re.IGNORECASE,
+)
+"""An answer that opens with what the model is going to do ("To find X, I'll follow these
+steps: 1. Read ...", "Let me check the file")."""
+_STEPS = re.compile(
+    r"\bstep[- ]by[- ]step\b|\bhere(?:'s| is) (?:how|the (?:plan|process|steps?))\b"
+    r"|\bfollow(?:ing)? these steps\b",
+    re.IGNORECASE,
+)
+_PLAN_CHARS = 300
+
+
 def _words(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
@@ -174,11 +197,18 @@ def _answer_numbers(answer: str) -> set[float]:
     return _numbers(_LIST_MARK.sub("", answer))
 
 
-def _numbers_missing(answer: str, source: str) -> tuple[list[float], str]:
-    """The answer's numbers that ``source`` does not hold, and the first five as text."""
+_DOTTED = re.compile(r"(?<![\w.\-/])\d+(?:\.\d+){2,}(?![\w/]|\.\d)")
+"""A value of three or more dotted numbers (an IP address, a version): one value, never a
+number, so it must stand in the evidence as it is."""
+
+
+def _numbers_missing(answer: str, source: str) -> tuple[list[float | str], str]:
+    """The answer's numbers and dotted values ``source`` does not hold; the first five as text."""
     known = _numbers(source)
-    missing = sorted(n for n in _answer_numbers(answer) if n not in known)
-    return missing, ", ".join(f"{n:g}" for n in missing[:5])
+    missing: list[float | str] = sorted(n for n in _answer_numbers(answer) if n not in known)
+    values = set(_DOTTED.findall(source))
+    missing += sorted(v for v in dict.fromkeys(_DOTTED.findall(answer)) if v not in values)
+    return missing, ", ".join(n if isinstance(n, str) else f"{n:g}" for n in missing[:5])
 
 
 def _unsupported_numbers(answer: str, evidence: str) -> list[str]:
@@ -301,15 +331,24 @@ _ARITHMETIC = {"add": re.compile(r"add\s+(?:\w+\s+)?up\b", re.IGNORECASE)}
 """Verbs of writing that, in these phrases, compute: "add up", "add them up"."""
 
 
+def _action_verb(clause: str) -> str:
+    """The verb of an imperative clause as an action.
+
+    "use python3 to ..." runs; "add up" computes, so it is no verb of action.
+    """
+    verb = _verb(clause)
+    if verb == "use" and _USE_TO_RUN.match(_LEAD.sub("", clause.strip())):
+        return "run"  # "use python3 to import it and print ..." runs code
+    if verb in _ARITHMETIC and _ARITHMETIC[verb].match(_LEAD.sub("", clause.strip())):
+        return ""  # "add up the amount column" sums; it writes nothing
+    return verb
+
+
 def asked_actions(task: str) -> list[str]:
     """The kinds of action (``run``, ``write``, ``remember``) the task asks for, in order."""
     kinds: list[str] = []
     for clause in _CLAUSES.split(task):
-        verb = _verb(clause)
-        if verb == "use" and _USE_TO_RUN.match(_LEAD.sub("", clause.strip())):
-            verb = "run"  # "use python3 to import it and print ..." runs code
-        elif verb in _ARITHMETIC and _ARITHMETIC[verb].match(_LEAD.sub("", clause.strip())):
-            continue  # "add up the amount column" sums; it writes nothing
+        verb = _action_verb(clause)
         for kind, verbs in _VERBS.items():
             if verb in verbs and kind not in kinds:
                 kinds.append(kind)
@@ -726,7 +765,7 @@ def _files_missing(answer: str, task: str, asked: list[str], workspace: Path) ->
     claimed = _CLAIMED.findall(answer)
     wanted = list(claimed)
     for clause in _CLAUSES.split(task):
-        if _verb(clause) in _VERBS["write"] - _REMOVES:
+        if _action_verb(clause) in _VERBS["write"] - _REMOVES:
             wanted += FILE_NAME.findall(clause)
     found = [
         f"the answer says {p} was written, but there is no {p} in the workspace"
