@@ -14,7 +14,7 @@ from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker
 from jarvis_graph.messages import pending_tool_calls, text_of
 from jarvis_graph.nodes.call_text import MAX_CORRECTIONS, call_in_text, corrections_since_task
-from jarvis_graph.nodes.check_answer import check_enabled, tools_asked_for
+from jarvis_graph.nodes.check_answer import answer_only, check_enabled, tools_asked_for
 from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.nodes.run_tools import refused_repeats
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
@@ -39,7 +39,7 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     iteration = state.get("iteration", 0) + 1
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
     model = services.model(
-        "normal", state.get("selected_tools"), _tool_choice(messages), _asked(state, services)
+        "normal", state.get("selected_tools"), _tool_choice(state), _asked(state, services)
     )
     with counting_requests() as sent:
         try:
@@ -70,22 +70,24 @@ def _asked(state: AgentState, services: RunServices) -> list[str] | None:
     return None
 
 
-def _tool_choice(messages: list[Any]) -> Literal["auto", "none", "required"]:
+def _tool_choice(state: AgentState) -> Literal["auto", "none", "required"]:
     """What this turn may do.
 
     - ``none``: a repeat was refused. Asked again, a small model repeats it once more or
       calls something else at random; the results it needs are above, so this turn must
-      answer (the answer check then holds the answer to them).
+      answer (the answer check then holds the answer to them). Also after a notice of the
+      answer check that needs no tool: a file the task names is not there, say so.
     - ``required``: the answer check just sent its notice. What it found missing is
       evidence, which only a tool gets; answered freely, a small model gives the same
       answer again. Also after a second notice that a reply wrote a tool call as text:
       the model means to call, and wrote the same prose again after the first notice.
     """
+    messages = state["messages"]
     if refused_repeats(messages):
         return "none"
     last = getattr(messages[-1], "name", None) if messages else None
     if last == CHECK_NAME:
-        return "required"
+        return "none" if answer_only(state.get("answer_problems") or []) else "required"
     if last == CORRECTION_NAME and corrections_since_task(messages) >= 2:
         return "required"
     return "auto"

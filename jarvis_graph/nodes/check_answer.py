@@ -18,6 +18,7 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.features.answer_check import (
     action_problems,
     evidence_of,
+    missing_file_problems,
     problems,
     workspace_digest,
 )
@@ -94,9 +95,20 @@ def told_first(found: list[str]) -> list[str]:
     """What a notice tells the model: an action asked for and not done, alone, if any.
 
     The action's result is what the rest is checked against next time; told both, a small
-    model fixes the numbers with the wrong tool and never does the action.
+    model fixes the numbers with the wrong tool and never does the action. Without one, a
+    file the task names that is not there, alone: saying so is the answer.
     """
-    return action_problems(found) or found
+    return action_problems(found) or missing_file_problems(found) or found
+
+
+def answer_only(found: list[str]) -> bool:
+    """Whether what the notice tells needs no tool: only files that are not there.
+
+    The turn after the notice then answers; made to call a tool, the 1.5B listed the files
+    again and answered with a value of another file.
+    """
+    told = told_first(found)
+    return bool(told) and told == missing_file_problems(told)
 
 
 def tools_asked_for(problems: list[str], tools: Iterable[str]) -> list[str] | None:

@@ -675,6 +675,7 @@ def test_the_length_of_the_file_that_names_the_one_to_count_is_no_answer(tmp_pat
     messages = conversation(task, ("read_code", {"path": "config.toml"}, config))
     [found] = check("4", messages, tmp_path)
     assert "4 is the length of config.toml, the file that names the one" in found
+    assert "config.toml names data/b.txt: count that file" in found
     data = "data/b.txt (lines 1-9 of 9)\n1 | a"
     messages = conversation(task, ("read_code", {}, config), ("read_code", {}, data))
     assert check("9", messages, tmp_path) == []
@@ -1024,6 +1025,11 @@ def test_a_count_computed_over_the_file_that_names_the_one_to_count_fails(
     messages = conversation(task, ("compute", {"expression": expression}, f"{expression} = 4"))
     [found] = problems("4", task, evidence_of(messages, meta), tmp_path)
     assert "4 was computed over config.toml, the file that names the one the task" in found
+    assert "find the file config.toml names" in found  # data/b.txt is not there
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "b.txt").write_text("a\nb\n")
+    [found] = problems("4", task, evidence_of(messages, meta), tmp_path)
+    assert "config.toml names data/b.txt: compute over that file" in found
     other = "len(open('data/b.txt').read().splitlines())"
     messages = conversation(task, ("compute", {"expression": other}, f"{other} = 9"))
     assert problems("9", task, evidence_of(messages, meta), tmp_path) == []
@@ -1124,3 +1130,41 @@ def test_an_answer_that_describes_its_steps_instead_of_taking_them_fails(
 def test_an_answer_that_reports_what_was_done_is_no_plan(tmp_path: Path, answer: str) -> None:
     messages = conversation("Who is on call?", ("read_code", {}, "team.txt: Marta Jensen 3581"))
     assert not any("describes steps" in p for p in check(answer, messages, tmp_path))
+
+
+def test_not_there_after_a_look_at_one_file_is_no_answer_about_the_workspace(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B searched app/format.py alone and said there was no TODO in the source."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "format.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "app" / "parse.py").write_text("# TODO(priya): handle empty input\n")
+    task = "Somewhere in the source files there is one TODO(name) comment. Who is it assigned to?"
+    nothing = "no matches for 'TODO\\(.*\\)' under app/format.py"
+    one = ("search_files", {"pattern": "TODO\\(.*\\)", "path": "app/format.py"}, nothing)
+    answer = "The search found no matches: there are no TODO comments in the source."
+    [found] = check(answer, conversation(task, one), tmp_path)
+    assert "only app/format.py was looked at" in found and "search_files without a path" in found
+    # a search of a folder, or of the whole workspace, may say so
+    everywhere = ("search_files", {"pattern": "FIXME", "path": "app"}, "no matches for 'FIXME'")
+    assert check(answer, conversation(task, everywhere), tmp_path) == []
+    # a question about that one file is answered by a look at it
+    named = "Is there a TODO comment in app/format.py?"
+    assert check("No, there is none.", conversation(named, one), tmp_path) == []
+
+
+def test_an_answer_that_copies_the_error_of_a_failed_call_fails(tmp_path: Path) -> None:
+    (tmp_path / "inventory.json").write_text('{"items": ["a", "b"]}\n')
+    task = "How many entries does the items list of inventory.json have?"
+    error = (
+        "Error: len(items) failed: unknown name 'items': an expression has no variables; "
+        "read the values from the file inside it"
+    )
+    meta = {**META, "compute": {"computes": True}}
+    messages = conversation(task, ("compute", {"expression": "len(items)"}, error))
+    found = problems(error, task, evidence_of(messages, meta), tmp_path)
+    assert found and "copies the error of a failed compute call" in found[0]
+    # an error that says a file is not there is an answer
+    gone = "Error: file 'stock.json' does not exist (looked at stock.json); use list_files"
+    missing = conversation("How many items are in stock.json?", ("read_code", {}, gone))
+    assert check(gone, missing, tmp_path) == []

@@ -26,7 +26,12 @@ The rules are plain and general (no task wording is special; :mod:`.rules`):
 from __future__ import annotations
 
 from jarvis_graph.features.answer_check.evidence import Call, Evidence, evidence_of
-from jarvis_graph.features.answer_check.rules import action_problems, asked_actions, problems
+from jarvis_graph.features.answer_check.rules import (
+    action_problems,
+    asked_actions,
+    missing_file_problems,
+    problems,
+)
 from jarvis_graph.features.answer_check.workspace import workspace_digest
 from jarvis_graph.features.base import Feature, RunSetup
 
@@ -37,6 +42,7 @@ __all__ = [
     "Evidence",
     "asked_actions",
     "evidence_of",
+    "missing_file_problems",
     "problems",
     "workspace_digest",
 ]

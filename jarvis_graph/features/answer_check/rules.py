@@ -108,6 +108,11 @@ def problems(
             "the answer describes steps to take instead of taking them: take the first step "
             "now with a tool, then answer from what it returns"
         ]
+    if copied := _copied_failure(answer, evidence.calls):
+        return [
+            f"the answer copies the error of a failed {copied} call instead of answering: fix "
+            "the call as the error says, or use another tool, then answer the task"
+        ]
     asked = asked_actions(task)
     tools = offered or {}
     counts = evidence.counts if _AGGREGATE.search(task) else ""
@@ -133,6 +138,7 @@ def problems(
     found = found or _numbers_not_printed(answer, task, asked, evidence.calls)
     found += _files_missing(answer, task, asked, workspace)
     found += _file_not_looked_at(answer, task, asked, evidence, workspace)
+    found += _absent_from_a_narrow_look(answer, task, evidence, workspace)
     found += _shape_missing(answer, task, asked)
     found += _named_file_lacks_term(answer, task, workspace)
     found += _data_edit_problems(task, evidence.calls)
@@ -140,7 +146,7 @@ def problems(
     found += _wrote_what_was_asked_about(task, asked, evidence.calls)
     found += _written_value_not_computed(task, asked, evidence, tools)
     found += _count_wider_than_task(answer, task, evidence, workspace)
-    found += _count_of_the_pointer(answer, task, evidence)
+    found += _count_of_the_pointer(answer, task, evidence, workspace)
     found = found or _answer_off_the_term(answer, task, asked, evidence)
     return found
 
@@ -186,6 +192,21 @@ def _copies(answer: str, notices: str) -> bool:
         f" {' '.join(words[i : i + _COPY_WORDS])} " in said
         for i in range(len(words) - _COPY_WORDS + 1)
     )
+
+
+def _copied_failure(answer: str, calls: list[Call]) -> str:
+    """The tool whose failed call's error the answer copies ("" when none).
+
+    An error about the call itself (a computation that could not run, an edit that did
+    not apply) answers nothing. A program's own output (a run that failed) can be the
+    answer, and so can an error that says a file is not there.
+    """
+    if _SAID_MISSING.search(answer):
+        return ""
+    for call in calls:
+        if call.failed and not call.meta.get("runs_code") and _copies(answer, call.result):
+            return call.name
+    return ""
 
 
 def _numbers(text: str) -> set[float]:
@@ -778,12 +799,32 @@ def _files_missing(answer: str, task: str, asked: list[str], workspace: Path) ->
         return found
     absent = [p for p in dict.fromkeys(FILE_NAME.findall(task)) if not exists(root, p)]
     if absent and not _SAID_MISSING.search(answer):
-        names = ", ".join(absent)
+        names = " and ".join(absent)
+        one = len(absent) == 1
         return [
-            f"the task names {names}, which is not in the workspace, and the answer does not "
-            "say so: check with list_files, and if it does not exist, say that plainly"
+            f"the task names {names}, which {'is' if one else 'are'} {NOT_IN_WORKSPACE}, and "
+            f"the answer does not say so: say plainly that {'it does' if one else 'they do'} "
+            "not exist (that is the answer; guess no value)"
         ]
     return []
+
+
+NOT_IN_WORKSPACE = "not in the workspace"
+"""How a problem says a file the task names is missing: the answer is to say so."""
+
+
+def missing_file_problems(found: list[str]) -> list[str]:
+    """The problems of ``found`` that are a file the task names and the workspace lacks.
+
+    Told back alone when no action is missing: a value of a file that is not there is no
+    question (told also that a number was unsupported, the 1.5B looked the file up again
+    and again), and they need no tool: the check has looked.
+    """
+    return [
+        p
+        for p in found
+        if f"which is {NOT_IN_WORKSPACE}" in p or f"which are {NOT_IN_WORKSPACE}" in p
+    ]
 
 
 _WHICH_FILE = re.compile(
@@ -1007,6 +1048,36 @@ def _file_not_looked_at(
     ]
 
 
+def _absent_from_a_narrow_look(
+    answer: str, task: str, evidence: Evidence, workspace: Path
+) -> list[str]:
+    """An answer that something is not in the workspace, when every look was at one file.
+
+    "Somewhere in the source files there is one TODO(name) comment" answered "there are
+    no TODO comments" after a search of app/format.py alone. A call without a path, with
+    a folder, or one that runs code may have looked everywhere.
+    """
+    about = _ABOUT_WORKSPACE.search(task)
+    if not about or FILE_NAME.search(task) or not evidence.calls or not _NEGATED.search(answer):
+        return []
+    root = workspace.resolve()
+    files: list[str] = []
+    for call in evidence.calls:
+        path = call.args.get("path")
+        if call.meta.get("runs_code") or not isinstance(path, str) or not path.strip():
+            return []
+        target = (root / path).resolve()
+        if not target.is_relative_to(root) or not target.is_file():
+            return []  # a folder (or the workspace), or a path that is not there
+        files.append(path)
+    looked = ", ".join(dict.fromkeys(files))
+    return [
+        f"the answer says it is not there, but only {looked} was looked at, and the task "
+        f"asks about the workspace's {about.group(0).lower()}: search them all (search_files "
+        "without a path), then answer"
+    ]
+
+
 _PATH_LINE = re.compile(r"[\w./\\-]+(?: \(\d+ lines?\))?")
 
 
@@ -1221,11 +1292,12 @@ _SIZE_LINE = re.compile(r"^(?P<file>\S.*?) \((?:lines \d+-\d+ )?of (?P<n>\d+)\b.
 """A file's size line from ``read_code``: ``config.toml (lines 1-1 of 4)``."""
 
 
-def _count_of_the_pointer(answer: str, task: str, evidence: Evidence) -> list[str]:
+def _count_of_the_pointer(answer: str, task: str, evidence: Evidence, workspace: Path) -> list[str]:
     """A count answered with the size of the file that only names the file to count.
 
     "config.toml names the input file of the job. How many lines does that input file
-    have?" answered ``4``, the length of config.toml that ``read_code`` showed.
+    have?" answered ``4``, the length of config.toml that ``read_code`` showed, or that
+    ``compute`` counted. The notice names the workspace files the pointer file names.
     """
     if not _AGGREGATE.search(task):
         return []
@@ -1236,6 +1308,7 @@ def _count_of_the_pointer(answer: str, task: str, evidence: Evidence) -> list[st
     ]
     if not pointers:
         return []
+    root = workspace.resolve()
     text = f"{evidence.text}\n{evidence.counts}"
     sizes = [
         m
@@ -1243,20 +1316,43 @@ def _count_of_the_pointer(answer: str, task: str, evidence: Evidence) -> list[st
         if any(PurePosixPath(m.group("file")).name == PurePosixPath(p).name for p in pointers)
     ]
     rest = _numbers(_SIZE_LINE.sub("", text))
-    found = _computed_on_the_pointer(answer, pointers, evidence.calls)
+    found = []
+    for number, name in _computed_on_the_pointer(answer, pointers, evidence.calls):
+        found.append(
+            f"{number:g} was computed over {name}, the file that names the one the task asks "
+            f"about: {_named_by(name, root)}compute over that file, then answer"
+        )
     for number in sorted(_answer_numbers(answer) - rest):
         match = next((m for m in sizes if float(m.group("n")) == number), None)
         if match:
             name = match.group("file")
             found.append(
                 f"{number:g} is the length of {name}, the file that names the one the task "
-                f"asks about: find the file {name} names, count that file, then answer"
+                f"asks about: {_named_by(name, root)}count that file, then answer"
             )
     return found
 
 
-def _computed_on_the_pointer(answer: str, pointers: list[str], calls: list[Call]) -> list[str]:
-    """A count computed over the file that names the one to count, and nothing else.
+def _named_by(pointer: str, root: Path) -> str:
+    """The notice's lead to the file to count: the workspace files ``pointer`` names.
+
+    ``config.toml names data/b.txt: ``, or a request to find them when it names none.
+    """
+    path = find_file(root, pointer)
+    text = read_head(path) if path is not None else None
+    named = [
+        n for n in dict.fromkeys(FILE_NAME.findall(text or ""))
+        if PurePosixPath(n).name != PurePosixPath(pointer).name and exists(root, n)
+    ][:3]  # fmt: skip
+    if not named:
+        return f"find the file {pointer} names, "
+    return f"{pointer} names {' and '.join(named)}: "
+
+
+def _computed_on_the_pointer(
+    answer: str, pointers: list[str], calls: list[Call]
+) -> list[tuple[float, str]]:
+    """Counts computed over the file that names the one to count (and nothing else).
 
     ``len(open('config.toml').read().splitlines())`` answered "how many lines does the
     input file config.toml names have?".
@@ -1274,8 +1370,6 @@ def _computed_on_the_pointer(answer: str, pointers: list[str], calls: list[Call]
         else:
             elsewhere |= numbers
     return [
-        f"{number:g} was computed over {of_pointer[number]}, the file that names the one the "
-        f"task asks about: find the file {of_pointer[number]} names, compute over that file, "
-        "then answer"
+        (number, of_pointer[number])
         for number in sorted(_answer_numbers(answer) & set(of_pointer) - elsewhere)
     ]

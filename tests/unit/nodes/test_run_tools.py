@@ -237,20 +237,33 @@ def test_a_local_models_history_is_summarized_within_its_window(
 
 
 def test_what_the_next_turn_may_do() -> None:
-    """After a refused repeat the turn must answer; after the answer check's notice, call."""
+    """After a refused repeat the turn must answer; after the answer check's notice, call.
+
+    Unless all the notice tells is that a file the task names is not there.
+    """
     from jarvis_graph.nodes.call_model import _tool_choice
     from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME
 
+    def choice(messages: list, problems: list[str] | None = None) -> str:
+        return _tool_choice({"messages": messages, "answer_problems": problems or []})
+
     first = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "1")])
     done = [HumanMessage("task"), first, ToolMessage("a.py", tool_call_id="1", name="list_files")]
-    assert _tool_choice(done) == "auto"
+    assert choice(done) == "auto"
     notice = HumanMessage("Your answer is not supported ...", name=CHECK_NAME)
-    assert _tool_choice([*done, AIMessage("42"), notice]) == "required"
+    unsupported = ["the number 42 appears in no tool result: look it up"]
+    assert choice([*done, AIMessage("42"), notice], unsupported) == "required"
+    missing = [
+        "the number 42 appears in no tool result: look it up",
+        "the task names b.py, which is not in the workspace, and the answer does not say so: "
+        "say plainly that it does not exist",
+    ]
+    assert choice([*done, AIMessage("42"), notice], missing) == "none"  # say so: no tool
     refused = ToolMessage("Not run again: you already called list_files", tool_call_id="2")
     again = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "2")])
-    assert _tool_choice([*done, again, refused]) == "none"
+    assert choice([*done, again, refused]) == "none"
     prose = AIMessage('I will call {"tool": "list_files", "arguments": {}} now.')
     told = HumanMessage("Your last reply holds a call written as text", name=CORRECTION_NAME)
-    assert _tool_choice([*done, prose, told]) == "auto"  # it may have meant an answer
+    assert choice([*done, prose, told]) == "auto"  # it may have meant an answer
     twice = [*done, prose, told, prose, told]
-    assert _tool_choice(twice) == "required"  # the same prose again: it means to call
+    assert choice(twice) == "required"  # the same prose again: it means to call
