@@ -18,6 +18,7 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.features.answer_check import (
     action_problems,
     evidence_of,
+    grounded,
     missing_file_problems,
     problems,
     workspace_digest,
@@ -52,9 +53,9 @@ def check_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     """Check the latest answer; a failed check is told to the model while retries are left.
 
     A focused answer (see :mod:`~jarvis_graph.nodes.focus_answer`) that fails where the
-    model's own answer passes gives way to it: written again from the facts, the 1.5B
-    turned "logs/nginx_access.log does not exist" into an invented IP address, and "the
-    tests do not pass" into "Yes".
+    model's own answer passes, and says something the evidence shows (:func:`grounded`),
+    gives way to it: written again from the facts, the 1.5B turned "logs/nginx_access.log
+    does not exist" into an invented IP address, and "the tests do not pass" into "Yes".
     """
     services = services_of(runtime)
     messages = state["messages"]
@@ -71,7 +72,7 @@ def check_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     own = ai.response_metadata.get("focused_from") if ai is not None else None
     if found and ai is not None and isinstance(own, str) and own != FROM_REPEATS:
         first = strip_complete_marker(own)
-        if first.strip() and not problems(
+        if grounded(first, task, evidence) and not problems(
             first, task, evidence, services.workspace, changed, offered
         ):
             meta = {k: v for k, v in ai.response_metadata.items() if k != "focused_from"}

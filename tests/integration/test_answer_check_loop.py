@@ -178,3 +178,23 @@ def test_a_focused_answer_that_passes_replaces_an_unsupported_one(
     assert code == 0, out
     assert "■ completed ·" in out and "unverified" not in out
     assert out.rstrip().splitlines()[-2] == "8123", out
+
+
+def test_a_models_own_answer_that_holds_nothing_is_not_preferred(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """An apology passes every rule; it is no reason to drop the focused answer's notice."""
+    (workspace / "config.json").write_text('{"port": 8123}\n')
+    _config(workspace, "answer_check: rules\nfocused_answers: on\nanswer_check_retries: 1\n")
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"when": "Answer the question using the facts", "text": "9999"},
+            {"tool_calls": [{"name": "read_code", "args": {"path": "config.json"}}]},
+            {"text": "I apologize for the confusion. The answer is the one above."},
+            {"text": "I apologize for the confusion. The answer is the one above."},
+        ],
+    )
+    code, out = _run(workspace, script, "What port does config.json set?")
+    assert code == 4, out
+    assert "■ completed (unverified)" in out and "9999 appears in no tool result" in out

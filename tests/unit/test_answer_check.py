@@ -1168,3 +1168,32 @@ def test_an_answer_that_copies_the_error_of_a_failed_call_fails(tmp_path: Path) 
     gone = "Error: file 'stock.json' does not exist (looked at stock.json); use list_files"
     missing = conversation("How many items are in stock.json?", ("read_code", {}, gone))
     assert check(gone, missing, tmp_path) == []
+
+
+def test_an_answer_that_copies_the_prompts_placeholder_fails(tmp_path: Path) -> None:
+    """The 0.5B answered with the text its prompt shows for an answer sent back."""
+    from jarvis_graph.platforms.local_protocol import REJECTED_ANSWER
+
+    messages = conversation("How many .md files are in docs?", ("list_files", {}, "3 files"))
+    [found] = check(REJECTED_ANSWER, messages, tmp_path)
+    assert "copies a placeholder of the conversation" in found
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("The file logs/nginx.log does not exist.", True),
+        ("The tests do not pass: test_add fails.", True),
+        ("There are 17 entries.", True),  # a number a tool returned
+        ("It is 10.0.0.7.", True),
+        ("There are 9 entries.", False),  # the task's own number
+        ("I apologize for the confusion. Please provide the call in JSON format.", False),
+        ("(an answer the check did not accept)", False),
+    ],
+)
+def test_grounded_answers_say_what_the_evidence_shows(answer: str, expected: bool) -> None:
+    from jarvis_graph.features.answer_check import grounded
+
+    task = "How many entries (not 9) does inventory.json hold, and from which host?"
+    messages = conversation(task, ("read_code", {}, "17 entries from 10.0.0.7"))
+    assert grounded(answer, task, evidence_of(messages, META)) is expected

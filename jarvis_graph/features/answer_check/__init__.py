@@ -29,6 +29,7 @@ from jarvis_graph.features.answer_check.evidence import Call, Evidence, evidence
 from jarvis_graph.features.answer_check.rules import (
     action_problems,
     asked_actions,
+    grounded,
     missing_file_problems,
     problems,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "Evidence",
     "asked_actions",
     "evidence_of",
+    "grounded",
     "missing_file_problems",
     "problems",
     "workspace_digest",

@@ -11,6 +11,7 @@ from typing import Any
 
 from jarvis_graph.features.answer_check.evidence import COULD_NOT_START, Call, Evidence
 from jarvis_graph.features.answer_check.workspace import exists, find_file, read_head
+from jarvis_graph.platforms.local_protocol import REJECTED_ANSWER
 from jarvis_graph.tools.attachments import FILE_NAME
 
 _NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w/]|\.\d)")
@@ -103,6 +104,11 @@ def problems(
             "the answer copies a notice of the run instead of answering the task: do what "
             "the notice asks, then answer the task itself"
         ]
+    if REJECTED_ANSWER in answer:
+        return [
+            "the answer copies a placeholder of the conversation instead of answering: "
+            "answer the task itself"
+        ]
     if _PLAN.match(answer) or _STEPS.search(answer[:_PLAN_CHARS]):
         return [
             "the answer describes steps to take instead of taking them: take the first step "
@@ -192,6 +198,27 @@ def _copies(answer: str, notices: str) -> bool:
         f" {' '.join(words[i : i + _COPY_WORDS])} " in said
         for i in range(len(words) - _COPY_WORDS + 1)
     )
+
+
+_SAYS_FAILED = re.compile(
+    r"\bfail(?:s|ed|ing|ures?)?\b|\berrors?\b|\bexception\b|\btraceback\b|\bcrash"
+    r"|\bexit (?:code|status):? *[1-9]|\b(?:do|does|did)(?: not|n't) pass\b",
+    re.IGNORECASE,
+)
+
+
+def grounded(answer: str, task: str, evidence: Evidence) -> bool:
+    """Whether the answer says something the evidence shows beyond the task.
+
+    That a thing is missing or failed, or a number or a dotted value a tool result or the
+    thread holds (the task's own aside). Passing the check is not enough to prefer an
+    answer: an apology, or a placeholder of the prompt, holds nothing to check.
+    """
+    if _SAID_MISSING.search(answer) or _SAYS_FAILED.search(answer):
+        return True
+    if (_answer_numbers(answer) - _numbers(task)) & _numbers(evidence.text):
+        return True
+    return any(v in evidence.text and v not in task for v in _DOTTED.findall(answer))
 
 
 def _copied_failure(answer: str, calls: list[Call]) -> str:
