@@ -1197,3 +1197,21 @@ def test_grounded_answers_say_what_the_evidence_shows(answer: str, expected: boo
     task = "How many entries (not 9) does inventory.json hold, and from which host?"
     messages = conversation(task, ("read_code", {}, "17 entries from 10.0.0.7"))
     assert grounded(answer, task, evidence_of(messages, META)) is expected
+
+
+def test_a_search_pattern_quoted_back_by_its_repr_holds_no_line_of_the_files(
+    tmp_path: Path,
+) -> None:
+    """``no matches for 'TODO\\\\(.*\\\\)'`` (the pattern's repr) held the TODO the 1.5B
+    then answered from the next tool result: the FIXME's owner."""
+    pattern = r"TODO\(.*\)"
+    nothing = f"no matches for {pattern!r} under app/format.py; search_files searches contents"
+    source = "app/format.py (lines 1-3 of 3)\n1 | def fmt(row):\n2 |     # FIXME(omar): pad\n3 |"
+    task = "Somewhere in the source there is one comment TODO(name). Who is it assigned to?"
+    messages = conversation(
+        task,
+        ("search_files", {"pattern": pattern, "path": "app/format.py"}, nothing),
+        ("read_code", {"path": "app/format.py"}, source),
+    )
+    found = check("omar", messages, tmp_path)
+    assert found and "no tool result shows a line with TODO" in found[0]

@@ -132,7 +132,8 @@ def _without_echoes(text: str, args: dict[str, Any]) -> str:
     """
     for value in args.values():
         if isinstance(value, str) and len(value.strip()) >= 2:
-            text = text.replace(value, " ")
+            # as the tool quotes it (``no matches for 'TODO\\(.*\\)'``: a repr), then as is
+            text = text.replace(repr(value), " ").replace(value, " ")
     return text
 
 
