@@ -1215,3 +1215,35 @@ def test_a_search_pattern_quoted_back_by_its_repr_holds_no_line_of_the_files(
     )
     found = check("omar", messages, tmp_path)
     assert found and "no tool result shows a line with TODO" in found[0]
+
+
+def test_a_value_from_the_line_of_another_label_fails(tmp_path: Path) -> None:
+    """The 0.5B answered with next week's person for "who is on call this week?"."""
+    (tmp_path / "team.txt").write_text(
+        "# on-call rota\nthis week: Marta Jensen\nnext week: Olu Bakare\n"
+    )
+    (tmp_path / "extensions.csv").write_text("name,extension\nOlu Bakare,4127\nMarta Jensen,3581\n")
+    task = (
+        "team.txt says who is on call this week. What's that person's desk phone extension? "
+        "The extensions are in extensions.csv."
+    )
+    shown = (
+        "team.txt: this week: Marta Jensen / next week: Olu Bakare\n"
+        "extensions.csv: Olu Bakare,4127 / Marta Jensen,3581"
+    )
+    messages = conversation(task, ("read_code", {"path": "team.txt"}, shown))
+    [found] = check("Olu Bakare,4127", messages, tmp_path)
+    assert "takes Olu Bakare from the line 'next week: Olu Bakare' of team.txt" in found
+    assert "asks about 'this week'" in found
+    assert check("Marta Jensen is on call; her extension is 3581.", messages, tmp_path) == []
+    assert check("3581", messages, tmp_path) == []
+    # a value the task itself names is no pick, and a label the task asks about is right
+    named = "What is Olu Bakare's extension? See extensions.csv and team.txt."
+    assert check("Olu Bakare: 4127", conversation(named, ("read_code", {}, shown)), tmp_path) == []
+
+
+def test_labelled_lines_of_source_files_are_no_labels(tmp_path: Path) -> None:
+    (tmp_path / "limits.py").write_text("MAX_UPLOAD_MB = 48\nMIN_UPLOAD_MB = 1\n")
+    task = "What is the upload limit in limits.py?"
+    source = "limits.py (lines 1-2 of 2)\nMAX_UPLOAD_MB = 48\nMIN_UPLOAD_MB = 1"
+    assert check("48", conversation(task, ("read_code", {}, source)), tmp_path) == []

@@ -147,6 +147,7 @@ def problems(
     found += _absent_from_a_narrow_look(answer, task, evidence, workspace)
     found += _shape_missing(answer, task, asked)
     found += _named_file_lacks_term(answer, task, workspace)
+    found += _value_of_another_label(answer, task, workspace)
     found += _data_edit_problems(task, evidence.calls)
     found += _saved_something_else(task, asked, evidence.calls)
     found += _wrote_what_was_asked_about(task, asked, evidence.calls)
@@ -1103,6 +1104,49 @@ def _absent_from_a_narrow_look(
         f"asks about the workspace's {about.group(0).lower()}: search them all (search_files "
         "without a path), then answer"
     ]
+
+
+_LABELLED = re.compile(r"^\s*([A-Za-z][\w .'-]{0,40}?)\s*[:=]\s*(\S.{0,120}?)\s*$", re.MULTILINE)
+"""A labelled line of a plain file: ``this week: Marta Jensen``, ``owner = dana``."""
+
+
+def _value_of_another_label(answer: str, task: str, workspace: Path) -> list[str]:
+    """An answer built on the value of a line whose label the task does not ask about.
+
+    team.txt holds ``this week: Marta Jensen`` and ``next week: Olu Bakare``; "who is on
+    call this week?" answered with Olu Bakare (and his extension) took the other line. A
+    value counts as used when all its words are in the answer; it is the wrong line when
+    its label has a word the task lacks while another line's label is all in the task.
+    """
+    root = workspace.resolve()
+    asked = set(_words(task))
+    said = set(_words(answer))
+    found = []
+    for name in dict.fromkeys(FILE_NAME.findall(task)):
+        path = find_file(root, name)
+        text = read_head(path) if path is not None else None
+        if not text or path is None or path.suffix.lower() in _CODE_SUFFIXES:
+            continue
+        lines = []
+        for label, value in _LABELLED.findall(text):
+            keys = {w for w in _words(label) if w not in _FILLER}
+            words = {w for w in _words(value) if w not in _FILLER}
+            if keys and words and not words <= asked:  # a value the task names is no pick
+                lines.append((label.strip(), value.strip(), keys <= asked, words <= said))
+        used = [line for line in lines if line[3]]
+        fitting = [line for line in lines if line[2] and not line[3]]
+        if used and fitting and not any(line[2] for line in used):
+            label, value = used[0][:2]
+            right = fitting[0][0]
+            found.append(
+                f"the answer takes {value} from the line '{label}: {value}' of {name}, but "
+                f"the task asks about '{right}' (another line of {name}): answer from that line"
+            )
+    return found
+
+
+_CODE_SUFFIXES = frozenset({".py", ".js", ".ts", ".c", ".h", ".cpp", ".hpp", ".rs", ".go", ".java"})
+"""Source files: their ``name = value`` lines are code, not labels a question picks by."""
 
 
 _PATH_LINE = re.compile(r"[\w./\\-]+(?: \(\d+ lines?\))?")
