@@ -1247,3 +1247,26 @@ def test_labelled_lines_of_source_files_are_no_labels(tmp_path: Path) -> None:
     task = "What is the upload limit in limits.py?"
     source = "limits.py (lines 1-2 of 2)\nMAX_UPLOAD_MB = 48\nMIN_UPLOAD_MB = 1"
     assert check("48", conversation(task, ("read_code", {}, source)), tmp_path) == []
+
+
+def test_a_count_of_matches_holding_the_word_inside_longer_ones_fails(tmp_path: Path) -> None:
+    """The search for ERROR also matched NOERROR and ERRORS=0: 6 lines, 4 entries."""
+    (tmp_path / "service.log").write_text("x\n")
+    task = "How many lines in service.log are actual ERROR-level entries?"
+    hits = (
+        "6 matching lines in 1 file:\nservice.log:2:08:00 ERROR db refused\n"
+        "service.log:5:08:02 ERROR gateway timeout\nservice.log:6:08:03 DEBUG flag NOERROR set\n"
+        "service.log:8:08:05 ERROR disk quota\nservice.log:9:08:06 INFO ok (ERRORS=0)\n"
+        "service.log:10:08:07 ERROR cache down"
+    )
+    messages = conversation(task, ("search_files", {"pattern": "ERROR"}, hits))
+    [found] = check("6", messages, tmp_path)
+    assert "only part of a longer word (ERRORS, NOERROR)" in found and "\\bERROR\\b" in found
+    words = (
+        "4 matching lines in 1 file:\nservice.log:2:08:00 ERROR db\nservice.log:5:08:02 ERROR gw\n"
+        "service.log:8:08:05 ERROR disk\nservice.log:10:08:07 ERROR cache"
+    )
+    bounded = conversation(task, ("search_files", {"pattern": "\\bERROR\\b"}, words))
+    assert check("4", bounded, tmp_path) == []
+    plain = conversation(task, ("search_files", {"pattern": "ERROR"}, words))
+    assert check("4", plain, tmp_path) == []  # every match is the word itself

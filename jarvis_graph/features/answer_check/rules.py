@@ -154,6 +154,7 @@ def problems(
     found += _written_value_not_computed(task, asked, evidence, tools)
     found += _count_wider_than_task(answer, task, evidence, workspace)
     found += _count_of_the_pointer(answer, task, evidence, workspace)
+    found += _count_with_part_words(answer, task, evidence.calls)
     found = found or _answer_off_the_term(answer, task, asked, evidence)
     return found
 
@@ -1444,3 +1445,41 @@ def _computed_on_the_pointer(
         (number, of_pointer[number])
         for number in sorted(_answer_numbers(answer) & set(of_pointer) - elsewhere)
     ]
+
+
+_MATCH_LINE = re.compile(r"^[^\n:]+:\d+:(.*)$", re.MULTILINE)
+"""A match of a search result: ``service.log:6:... NOERROR set`` (what follows ``path:line:``)."""
+
+
+def _count_with_part_words(answer: str, task: str, calls: list[Call]) -> list[str]:
+    """A count of a search's matching lines, some holding the word only inside a longer one.
+
+    "How many lines of service.log are ERROR entries?" answered 6: the search for ERROR
+    also matched ``NOERROR`` and ``ERRORS=0``. Only a search for a plain word is judged.
+    """
+    if not _AGGREGATE.search(task):
+        return []
+    found = []
+    for call in calls:
+        pattern = call.args.get("pattern")
+        head = _SEARCH_HEAD.search(call.result)
+        if call.failed or not isinstance(pattern, str) or not re.fullmatch(r"\w+", pattern):
+            continue
+        if head is None or float(head.group(1)) not in _answer_numbers(answer):
+            continue
+        word = re.compile(rf"(?<![^\W_]){re.escape(pattern)}(?![^\W_])")
+        parts = sorted(
+            {
+                m.group(0)
+                for line in _MATCH_LINE.findall(call.result)
+                if not word.search(line)
+                for m in re.finditer(rf"[^\W_]*{re.escape(pattern)}[^\W_]*", line)
+            }
+        )
+        if parts:
+            found.append(
+                f"{head.group(1)} counts every line the search for {pattern} matched, but on "
+                f"some {pattern} is only part of a longer word ({', '.join(parts[:3])}): count "
+                f"the lines where {pattern} stands as a word of its own (search \\b{pattern}\\b)"
+            )
+    return found
