@@ -2307,8 +2307,24 @@ def run_task(
         result["turns"] = turns
     result["ok"], result["check"] = judge_run(task, answer, ws, ctx, state, thread_id, result)
     result["ok"] = result["ok"] and "error" not in result
+    stopped_verdict(result)
     result["transcript"] = transcript
     return result
+
+
+STOPPED = ("stopped", "max_iterations")
+"""Statuses whose output is the run's notice that it stopped, with no answer of the model."""
+
+
+def stopped_verdict(result: dict[str, Any]) -> None:
+    """A run that stopped (exit code 3) answered nothing, whatever its notice quotes.
+
+    The notice quotes the model's last reply: a right value in it is no answer a user got
+    (``pyproject_version``'s stop notice quoted a reply that named the version).
+    """
+    if result.get("ok") and result.get("status") in STOPPED:
+        result["ok"] = False
+        result["check"] = f"the run ended {result['status']}: a stop notice is no answer"
 
 
 def judge_run(
@@ -2503,7 +2519,11 @@ def resumed_runs(path: Path) -> dict[str, list[dict[str, Any]]]:
         raise SystemExit(f"--resume: cannot read {path}: {exc}") from exc
     if data.get("benchmark") != "local_agent":
         raise SystemExit(f"--resume: {path} is not a local_agent result")
-    return {run["model"]: run.get("tasks", []) for run in data.get("models", [])}
+    runs = {run["model"]: run.get("tasks", []) for run in data.get("models", [])}
+    for tasks in runs.values():
+        for result in tasks:
+            stopped_verdict(result)  # results written before the rule
+    return runs
 
 
 def package_version(name: str) -> str:

@@ -1270,3 +1270,34 @@ def test_a_count_of_matches_holding_the_word_inside_longer_ones_fails(tmp_path: 
     assert check("4", bounded, tmp_path) == []
     plain = conversation(task, ("search_files", {"pattern": "ERROR"}, words))
     assert check("4", plain, tmp_path) == []  # every match is the word itself
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many lines long is that file?",
+        "How many lines does src/headers.py have?",
+        "What is the line count of that file?",
+    ],
+)
+def test_a_files_length_is_not_a_searchs_match_count(tmp_path: Path, question: str) -> None:
+    """The 1.5B answered "how long is that file?" with the search's 6 matching lines."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "headers.py").write_text("\\n".join(f"x{i} = {i}" for i in range(12)))
+    hits = "6 matching lines in 2 files:\nheaders.py:4:def parse_header(line):\nbody.py:1:import"
+    first = conversation("Which file in src/ defines parse_header?", ("search_files", {}, hits))
+    thread = [*first, AIMessage("src/headers.py"), HumanMessage(question)]
+    found = check("6", thread, tmp_path)
+    assert any("6 is how many lines a search matched, not how long the file is" in p for p in found)
+    size = "src/headers.py (lines 1-12 of 12)\nx0 = 0"
+    read = [*thread, *conversation(question, ("read_code", {}, size))[1:]]
+    assert check("12", read, tmp_path) == []
+
+
+def test_a_count_of_matching_lines_is_still_a_searchs_count(tmp_path: Path) -> None:
+    (tmp_path / "app.log").write_text("ERROR a\nok\nERROR b\n")
+    task = "How many lines of app.log contain ERROR?"
+    hits = "2 matching lines in 1 file:\napp.log:1:ERROR a\napp.log:3:ERROR b"
+    assert (
+        check("2", conversation(task, ("search_files", {"pattern": "ERROR"}, hits)), tmp_path) == []
+    )

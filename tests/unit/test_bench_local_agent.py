@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -252,3 +253,19 @@ def test_the_default_model_is_the_best_success_rate_within_twice_the_smallest_ti
     assert bench.default_by_rule([small, same])["chosen"] == "0.5b"
     assert bench.default_by_rule([small]) is None
     assert bench.default_by_rule([small, run("1.5b", 0.9, 120.0, total=12)]) is None
+
+
+def test_a_run_that_stopped_answered_nothing(bench: ModuleType, tmp_path: Path) -> None:
+    """Its stop notice quotes the model's last reply: a right value there is no answer."""
+    row = {"name": "pyproject_version", "kind": "read_value", "ok": True, "status": "stopped"}
+    bench.stopped_verdict(row)
+    assert row["ok"] is False and "stop notice is no answer" in row["check"]
+    done = {"name": "x", "kind": "read_value", "ok": True, "status": "unverified"}
+    bench.stopped_verdict(done)
+    assert done["ok"] is True
+    saved = tmp_path / "run.json"
+    capped = {"name": "y", "kind": "k", "ok": True, "status": "max_iterations"}
+    saved.write_text(
+        json.dumps({"benchmark": "local_agent", "models": [{"model": "m", "tasks": [capped]}]})
+    )
+    assert bench.resumed_runs(saved)["m"][0]["ok"] is False  # results written before the rule

@@ -155,6 +155,7 @@ def problems(
     found += _count_wider_than_task(answer, task, evidence, workspace)
     found += _count_of_the_pointer(answer, task, evidence, workspace)
     found += _count_with_part_words(answer, task, evidence.calls)
+    found += _match_count_as_length(answer, task, evidence)
     found = found or _answer_off_the_term(answer, task, asked, evidence)
     return found
 
@@ -1483,3 +1484,30 @@ def _count_with_part_words(answer: str, task: str, calls: list[Call]) -> list[st
                 f"the lines where {pattern} stands as a word of its own (search \\b{pattern}\\b)"
             )
     return found
+
+
+_LENGTH_ASKED = re.compile(
+    r"\blines? long\b|\bline count\b|\bnumber of lines (?:of|in) (?:the |that |this )?file\b"
+    r"|\bhow many lines (?:does|do|has|have) (?:the |that |this )?(?:file|[\w./-]+\.\w+)"
+    r"(?: \w+)? (?:have|hold|contain)\s*\??\s*$",
+    re.IGNORECASE,
+)
+"""A question about how long a file is (not how many of its lines hold something)."""
+_SEARCH_COUNT_LINE = re.compile(r"^(\d+) matching lines? in \d+ files?:$", re.MULTILINE)
+
+
+def _match_count_as_length(answer: str, task: str, evidence: Evidence) -> list[str]:
+    """A file's length answered with how many lines a search matched.
+
+    "How many lines long is that file?" answered 6, the "6 matching lines" of a search
+    for the function the first turn asked about.
+    """
+    if not _LENGTH_ASKED.search(task):
+        return []
+    matched = {float(n) for n in _SEARCH_COUNT_LINE.findall(evidence.counts)}
+    other = _numbers(_SEARCH_COUNT_LINE.sub("", evidence.computed))
+    return [
+        f"{number:g} is how many lines a search matched, not how long the file is: read the "
+        "file (read_code gives its length) or count its lines, then answer"
+        for number in sorted(_answer_numbers(answer) & matched - other)
+    ]
