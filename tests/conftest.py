@@ -9,6 +9,20 @@ from pathlib import Path
 import pytest
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal delivers it, whatever started the suite.
+
+    A job a script starts in the background without job control (``make test &`` in a
+    non-interactive shell) has SIGINT ignored, and every process it starts inherits that:
+    the CLI the Ctrl-C tests interrupt would never see the signal. The suite restores the
+    default, which the processes it starts then get, as from a terminal.
+    """
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
