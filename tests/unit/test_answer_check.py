@@ -1301,3 +1301,11 @@ def test_a_count_of_matching_lines_is_still_a_searchs_count(tmp_path: Path) -> N
     assert (
         check("2", conversation(task, ("search_files", {"pattern": "ERROR"}, hits)), tmp_path) == []
     )
+
+
+def test_rounding_skips_a_number_longer_than_a_decimal_context(tmp_path: Path) -> None:
+    (tmp_path / "big.py").write_text("print(10**40 - 0.5)\nprint(3.14159)\n")
+    task = "What does big.py print, rounded to two decimal places?"
+    printed = "exit code: 0\n" + "9" * 40 + ".5\n3.14159"
+    messages = conversation(task, ("execute_script", {"script": "python3 big.py"}, printed))
+    assert check("3.14", messages, tmp_path) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -308,7 +308,10 @@ def _rounded(evidence: str, places: int | None) -> str:
     values = []
     for text in _NUMBER.findall(evidence):
         if "." in text:
-            value = Decimal(text.replace(",", "")).quantize(step, rounding=ROUND_HALF_UP)
+            try:
+                value = Decimal(text.replace(",", "")).quantize(step, rounding=ROUND_HALF_UP)
+            except InvalidOperation:  # more digits than a decimal context holds
+                continue
             values.append(str(value))
     return " ".join(values)
 
