@@ -1177,7 +1177,7 @@ _LISTING = re.compile(r"^(\d+) files? under (.+?)(?: \(([^()]*)\))?:?$", re.MULT
 _LISTING_TOTAL = re.compile(r"^\d+(?= files? under )", re.MULTILINE)
 _SEARCH_HEAD = re.compile(r"^(\d+) matching lines? in (\d+) files?:\n((?:.+\n?)*)", re.MULTILINE)
 """A search's count line and its hits: ``10 matching lines in 10 files:`` then ``path:n:text``."""
-_SEARCH_COUNT = re.compile(r"^\d+ matching lines? in \d+ files?:", re.MULTILINE)
+_SEARCH_COUNT = re.compile(r"^(\d+) matching lines? in \d+ files?:", re.MULTILINE)
 _TASK_EXT = re.compile(r"(?<![\w/.])\.([A-Za-z][A-Za-z0-9]{0,4})\b")
 _KIND_WORDS = {
     "markdown": ".md",
@@ -1451,10 +1451,6 @@ def _computed_on_the_pointer(
     ]
 
 
-_MATCH_LINE = re.compile(r"^[^\n:]+:\d+:(.*)$", re.MULTILINE)
-"""A match of a search result: ``service.log:6:... NOERROR set`` (what follows ``path:line:``)."""
-
-
 def _count_with_part_words(answer: str, task: str, calls: list[Call]) -> list[str]:
     """A count of a search's matching lines, some holding the word only inside a longer one.
 
@@ -1472,12 +1468,13 @@ def _count_with_part_words(answer: str, task: str, calls: list[Call]) -> list[st
         if head is None or float(head.group(1)) not in _answer_numbers(answer):
             continue
         word = re.compile(rf"(?<![^\W_]){re.escape(pattern)}(?![^\W_])")
+        texts = [_MATCH_AT.sub("", h) for h in head.group(3).splitlines() if _MATCH_AT.match(h)]
         parts = sorted(
             {
                 m.group(0)
-                for line in _MATCH_LINE.findall(call.result)
-                if not word.search(line)
-                for m in re.finditer(rf"[^\W_]*{re.escape(pattern)}[^\W_]*", line)
+                for text in texts
+                if not word.search(text)
+                for m in re.finditer(rf"[^\W_]*{re.escape(pattern)}[^\W_]*", text)
             }
         )
         if parts:
@@ -1496,7 +1493,6 @@ _LENGTH_ASKED = re.compile(
     re.IGNORECASE,
 )
 """A question about how long a file is (not how many of its lines hold something)."""
-_SEARCH_COUNT_LINE = re.compile(r"^(\d+) matching lines? in \d+ files?:$", re.MULTILINE)
 
 
 def _match_count_as_length(answer: str, task: str, evidence: Evidence) -> list[str]:
@@ -1507,8 +1503,8 @@ def _match_count_as_length(answer: str, task: str, evidence: Evidence) -> list[s
     """
     if not _LENGTH_ASKED.search(task):
         return []
-    matched = {float(n) for n in _SEARCH_COUNT_LINE.findall(evidence.counts)}
-    other = _numbers(_SEARCH_COUNT_LINE.sub("", evidence.computed))
+    matched = {float(n) for n in _SEARCH_COUNT.findall(evidence.counts)}
+    other = _numbers(_SEARCH_COUNT.sub("", evidence.computed))
     return [
         f"{number:g} is how many lines a search matched, not how long the file is: read the "
         "file (read_code gives its length) or count its lines, then answer"
