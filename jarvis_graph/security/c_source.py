@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from os.path import isfile
 from pathlib import Path
 from typing import Any
+
+from jarvis_graph.security.files import read_regular
 
 # comments, strings and chars (told apart by their first character); every alternative
 # starts with a literal character, which lets the engine skip to the next candidate
@@ -420,11 +421,8 @@ _HEADER_CACHE: dict[str, dict[str, str]] = {}
 
 def _cached_header(path: str) -> dict[str, str]:
     if path not in _HEADER_CACHE:
-        try:  # a FIFO or a device named like a header is not read (it could block the scan)
-            text = Path(path).read_text(encoding="utf-8", errors="replace") if isfile(path) else ""
-        except OSError:
-            text = ""
-        masked, _ = mask(text)
+        data, _ = read_regular(path)  # not a FIFO or a device named like a header
+        masked, _ = mask(data.decode("utf-8", errors="replace"))
         macros = _preprocess(masked)[1]
         _HEADER_CACHE[path] = {k: v for k, v in macros.items() if "__S" not in v}
     return _HEADER_CACHE[path]

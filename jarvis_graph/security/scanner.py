@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import itertools
 import os
-import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -14,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jarvis_graph.security.files import MAX_FILE_BYTES, read_regular
 from jarvis_graph.security.model import Issue, ScanResult
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ EXTENSIONS = {
 }  # fmt: skip
 LANGUAGES = ("c", "cpp", "rust")
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "target", "__pycache__"}
-MAX_FILE_BYTES = 16_000_000  # an amalgamation such as sqlite3.c (9 MB) is still read
 DEFAULT_MIN_CONFIDENCE = 0.4
 SPLIT_BYTES = 300_000
 # a big file is walked in this many parts per worker, taken by whichever worker is free
@@ -70,23 +69,12 @@ def iter_header_files(root: Path) -> Iterator[Path]:
 def read_source(path: Path) -> tuple[str, str]:
     """``(text, "")``, or ``("", reason)`` for a huge, unreadable, binary or undecodable file.
 
-    Only a regular file is read: a FIFO or a device named like source is skipped (opened
-    without blocking, so a FIFO with no writer cannot hold up the scan).
+    Only a regular file is read: a FIFO or a device named like source is skipped
+    (``read_regular``).
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return "", "unreadable"
-    with open(fd, "rb") as file:
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                return "", "not a regular file"
-            if info.st_size > MAX_FILE_BYTES:
-                return "", "huge"
-            data = file.read()
-        except OSError:
-            return "", "unreadable"
+    data, skipped = read_regular(path, MAX_FILE_BYTES)
+    if skipped:
+        return "", skipped
     if b"\0" in data[:8192]:
         return "", "binary"
     try:

@@ -236,3 +236,15 @@ def test_parts_of_a_big_file_merge_the_same_whatever_finished_first() -> None:
         return [i.description for i in outcome.issues]
 
     assert merged([0, 1, 2]) == merged([2, 1, 0]) == merged([1, 2, 0]) == ["freed at 100"]
+
+
+def test_read_regular_reads_only_regular_files_within_the_cap(tmp_path):
+    from jarvis_graph.security.files import read_regular
+
+    (tmp_path / "a.h").write_bytes(b"#define N 4\n")
+    os.mkfifo(tmp_path / "pipe.h")
+    assert read_regular(tmp_path / "a.h") == (b"#define N 4\n", "")
+    assert read_regular(tmp_path / "a.h", max_bytes=4) == (b"", "huge")
+    assert read_regular(tmp_path / "pipe.h") == (b"", "not a regular file")
+    assert read_regular(tmp_path / "missing.h") == (b"", "unreadable")
+    assert read_regular(tmp_path) == (b"", "not a regular file")
