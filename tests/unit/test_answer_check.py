@@ -13,6 +13,7 @@ from jarvis_graph.features.answer_check import (
     problems,
     workspace_digest,
 )
+from jarvis_graph.features.answer_check.rules import asked_aggregate
 from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME
 
 META = {
@@ -312,6 +313,36 @@ def test_a_largest_value_must_be_computed_too(tmp_path: Path) -> None:
     meta = {**META, "compute": {"computes": True}}
     [found] = problems("19", task, evidence_of(messages, meta), tmp_path, offered=meta)
     assert "compute it with compute, then answer" in found
+
+
+def test_a_number_computed_with_another_aggregate_than_asked_fails(tmp_path: Path) -> None:
+    (tmp_path / "numbers.txt").write_text("19\n230\n7\n")
+    task = "What is the largest number in numbers.txt?"
+    meta = {**META, "compute": {"computes": True}}
+    read_as = "(read as sum(float(x) for x in open('numbers.txt').read().split()))"
+    total = f"sum(numbers.txt) = 256 {read_as}"
+    summed = conversation(task, ("compute", {"expression": "sum(numbers.txt)"}, total))
+    [found] = problems("256", task, evidence_of(summed, meta), tmp_path, offered=meta)
+    assert "256 is not what the question asks for" in found
+    assert "sum(numbers.txt) is a total, the question asks for the largest value" in found
+    assert "for example compute(expression='max(numbers.txt)')" in found
+    # a value read off the file, with the wrong computation made: the notice shows the fix
+    read = ("read_code", {"path": "numbers.txt"}, "numbers.txt (lines 1-3 of 3)\n19\n230\n7")
+    summed = conversation(task, read, ("compute", {"expression": "sum(numbers.txt)"}, total))
+    [found] = problems("19", task, evidence_of(summed, meta), tmp_path, offered=meta)
+    assert "compute it with compute (sum(numbers.txt) is a total" in found
+    assert "for example compute(expression='max(numbers.txt)'))" in found
+    largest = "max(numbers.txt) = 230 (read as max(float(x) for x in open('numbers.txt')))"
+    done = conversation(task, ("compute", {"expression": "max(numbers.txt)"}, largest))
+    assert problems("230", task, evidence_of(done, meta), tmp_path, offered=meta) == []
+    # no one aggregate asked for, or one that is not sum/max/min: nothing to judge
+    for other in (
+        "What is the sum of the largest and smallest numbers?",
+        "What is the total number of lines of numbers.txt?",
+    ):
+        assert asked_aggregate(other) is None
+    assert asked_aggregate("What is the lowest temperature?") == "min"
+    assert asked_aggregate("Sum the qty column.") == "sum"
 
 
 def test_counts_the_tools_add_support_counts_not_values(tmp_path: Path) -> None:
@@ -1030,6 +1061,14 @@ def test_a_count_computed_over_the_file_that_names_the_one_to_count_fails(
     (tmp_path / "data" / "b.txt").write_text("a\nb\n")
     [found] = problems("4", task, evidence_of(messages, meta), tmp_path)
     assert "config.toml names data/b.txt: compute over that file" in found
+    # the call to make instead: the same expression over the named file
+    example = "(for example compute(expression=\"len(open('data/b.txt').read().splitlines())\"))"
+    assert example in found
+    assert "find the file config.toml names" not in found
+    (tmp_path / "data" / "c.txt").write_text("c\n")
+    (tmp_path / "config.toml").write_text('input = "data/b.txt"\nspare = "data/c.txt"\n')
+    [found] = problems("4", task, evidence_of(messages, meta), tmp_path)
+    assert "names data/b.txt and data/c.txt" in found and "for example" not in found  # which?
     other = "len(open('data/b.txt').read().splitlines())"
     messages = conversation(task, ("compute", {"expression": other}, f"{other} = 9"))
     assert problems("9", task, evidence_of(messages, meta), tmp_path) == []

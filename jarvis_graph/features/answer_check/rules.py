@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections import Counter
@@ -156,6 +157,7 @@ def problems(
     found += _count_of_the_pointer(answer, task, evidence, workspace)
     found += _count_with_part_words(answer, task, evidence.calls)
     found += _match_count_as_length(answer, task, evidence)
+    found += _another_aggregate(answer, task, evidence.calls)
     found = found or _answer_off_the_term(answer, task, asked, evidence)
     return found
 
@@ -366,11 +368,95 @@ def _aggregate_not_computed(
     said = _answer_numbers(answer)
     if not said or said & _numbers(evidence.computed):
         return []
+    wanted = asked_aggregate(task)
+    example = next((x for c in evidence.calls if (x := _aggregate_example(c, wanted))), "")
     return [
         "the question asks for a count, a total or a largest or smallest value, but the "
         "answer's number was not counted or computed by any tool (it is only a value read "
-        f"from a file): compute it{_compute_with(offered)}, then answer"
+        f"from a file): compute it{_compute_with(offered)}{example}, then answer"
     ]
+
+
+_AGGREGATE_WORDS = {
+    "max": re.compile(r"\b(?:largest|highest|biggest|greatest|maximum)\b", re.IGNORECASE),
+    "min": re.compile(r"\b(?:smallest|lowest|minimum)\b", re.IGNORECASE),
+    "sum": re.compile(r"\b(?:sum|total)\b", re.IGNORECASE),
+}
+_AGGREGATE_NAMES = {"max": "the largest value", "min": "the smallest value", "sum": "a total"}
+_COUNTING = re.compile(r"\b(?:how many|count|number of)\b", re.IGNORECASE)
+
+
+def _outer_aggregate(expression: str) -> tuple[str, str] | None:
+    """The outermost ``sum``/``max``/``min`` call of an expression and its argument.
+
+    ``("sum", "numbers.txt")`` for ``sum(numbers.txt)``; ``None`` for anything else (two
+    arguments, ``sum(a) + 1``, a syntax error).
+    """
+    try:
+        tree = ast.parse(expression.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not (
+        isinstance(tree, ast.Call)
+        and isinstance(tree.func, ast.Name)
+        and tree.func.id in _AGGREGATE_NAMES
+        and len(tree.args) == 1
+        and not tree.keywords
+    ):
+        return None
+    inner = ast.get_source_segment(expression.strip(), tree.args[0])
+    return (tree.func.id, inner) if inner else None
+
+
+def asked_aggregate(task: str) -> str | None:
+    """``max``, ``min`` or ``sum``: the one aggregate the question asks for, if it is clear.
+
+    "What is the largest number in it?" asks for ``max``. A question naming two (the sum
+    of the largest ...) or counting ("the total number of lines") asks for none of them.
+    """
+    found = [name for name, words in _AGGREGATE_WORDS.items() if words.search(task)]
+    if len(found) != 1 or (found == ["sum"] and _COUNTING.search(task)):
+        return None
+    return found[0]
+
+
+def _aggregate_example(call: Call, wanted: str | None) -> str:
+    """The notice's example for a computation with another aggregate than the one asked.
+
+    `` (sum(numbers.txt) is a total, ...: for example compute(expression='max(numbers.txt)'))``,
+    or empty when the call computed what was asked, or no one aggregate was asked.
+    """
+    expression = call.args.get("expression")
+    if wanted is None or call.failed or not call.meta.get("computes"):
+        return ""
+    outer = _outer_aggregate(expression) if isinstance(expression, str) else None
+    if outer is None or outer[0] == wanted:
+        return ""
+    fixed = f"{wanted}({outer[1]})"
+    return (
+        f" ({expression.strip()} is {_AGGREGATE_NAMES[outer[0]]}, the question asks "
+        f"for {_AGGREGATE_NAMES[wanted]}: for example {call.name}(expression={fixed!r}))"
+    )
+
+
+def _another_aggregate(answer: str, task: str, calls: list[Call]) -> list[str]:
+    """A number computed with another aggregate than the question asks for.
+
+    "What is the largest number in numbers.txt?" answered 558, what ``sum(numbers.txt)``
+    returned. Judged only when the question asks for one aggregate and the answer's number
+    is the result of a computation whose outermost call is another one.
+    """
+    wanted = asked_aggregate(task)
+    said = _answer_numbers(answer)
+    if wanted is None or not said:
+        return []
+    found = []
+    for call in calls:
+        example = _aggregate_example(call, wanted)
+        if example and said & _numbers(call.result.split(" (read as ")[0]):
+            number = min(said & _numbers(call.result.split(" (read as ")[0]))
+            found.append(f"{number:g} is not what the question asks for{example}")
+    return found[:1]
 
 
 _USE_TO_RUN = re.compile(
@@ -1393,10 +1479,11 @@ def _count_of_the_pointer(answer: str, task: str, evidence: Evidence, workspace:
     ]
     rest = _numbers(_SIZE_LINE.sub("", text))
     found = []
-    for number, name in _computed_on_the_pointer(answer, pointers, evidence.calls):
+    for number, name, call in _computed_on_the_pointer(answer, pointers, evidence.calls):
         found.append(
             f"{number:g} was computed over {name}, the file that names the one the task asks "
-            f"about: {_named_by(name, root)}compute over that file, then answer"
+            f"about: {_named_by(name, root)}compute over that file{_redone(call, name, root)}, "
+            "then answer"
         )
     for number in sorted(_answer_numbers(answer) - rest):
         match = next((m for m in sizes if float(m.group("n")) == number), None)
@@ -1414,27 +1501,54 @@ def _named_by(pointer: str, root: Path) -> str:
 
     ``config.toml names data/b.txt: ``, or a request to find them when it names none.
     """
-    path = find_file(root, pointer)
-    text = read_head(path) if path is not None else None
-    named = [
-        n for n in dict.fromkeys(FILE_NAME.findall(text or ""))
-        if PurePosixPath(n).name != PurePosixPath(pointer).name and exists(root, n)
-    ][:3]  # fmt: skip
+    named = _files_named_by(pointer, root)
     if not named:
         return f"find the file {pointer} names, "
     return f"{pointer} names {' and '.join(named)}: "
 
 
+def _files_named_by(pointer: str, root: Path) -> list[str]:
+    """Up to three workspace files whose names the file ``pointer`` holds."""
+    path = find_file(root, pointer)
+    text = read_head(path) if path is not None else None
+    return [
+        n for n in dict.fromkeys(FILE_NAME.findall(text or ""))
+        if PurePosixPath(n).name != PurePosixPath(pointer).name and exists(root, n)
+    ][:3]  # fmt: skip
+
+
+def _redone(call: Call, pointer: str, root: Path) -> str:
+    """The same call over the one file ``pointer`` names, as the notice's example.
+
+    A small model told to compute over another file tends to send its call again as it
+    was; the call with the quoted path replaced is the change it has to make. Empty when
+    the pointer names more or less than one file, or the call does not quote its path.
+    """
+    named = _files_named_by(pointer, root)
+    quoted = [q + pointer + q for q in ("'", '"')]
+    args = {
+        k: v for k, v in call.args.items() if isinstance(v, str) and any(x in v for x in quoted)
+    }
+    if len(named) != 1 or not args:
+        return ""
+    for key, value in args.items():
+        for q in ("'", '"'):
+            value = value.replace(q + pointer + q, q + named[0] + q)
+        args[key] = value
+    shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    return f" (for example {call.name}({shown}))"
+
+
 def _computed_on_the_pointer(
     answer: str, pointers: list[str], calls: list[Call]
-) -> list[tuple[float, str]]:
+) -> list[tuple[float, str, Call]]:
     """Counts computed over the file that names the one to count (and nothing else).
 
     ``len(open('config.toml').read().splitlines())`` answered "how many lines does the
     input file config.toml names have?".
     """
     names = {PurePosixPath(p).name for p in pointers}
-    of_pointer: dict[float, str] = {}
+    of_pointer: dict[float, tuple[str, Call]] = {}
     elsewhere: set[float] = set()
     for call in calls:
         if call.failed:
@@ -1442,11 +1556,11 @@ def _computed_on_the_pointer(
         named = {PurePosixPath(n).name for n in FILE_NAME.findall(_strings(call.args))}
         numbers = _numbers(_SIZE_LINE.sub("", call.result))
         if named and named <= names and (call.meta.get("computes") or call.meta.get("runs_code")):
-            of_pointer.update(dict.fromkeys(numbers, sorted(named)[0]))
+            of_pointer.update(dict.fromkeys(numbers, (sorted(named)[0], call)))
         else:
             elsewhere |= numbers
     return [
-        (number, of_pointer[number])
+        (number, *of_pointer[number])
         for number in sorted(_answer_numbers(answer) & set(of_pointer) - elsewhere)
     ]
 
