@@ -13,7 +13,12 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker
 from jarvis_graph.messages import pending_tool_calls, text_of
-from jarvis_graph.nodes.call_text import MAX_CORRECTIONS, call_in_text, corrections_since_task
+from jarvis_graph.nodes.call_text import (
+    MAX_CORRECTIONS,
+    call_in_text,
+    corrections_in_a_row,
+    tool_in_text,
+)
 from jarvis_graph.nodes.check_answer import answer_only, check_enabled, tools_asked_for
 from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.nodes.run_tools import refused_repeats
@@ -61,12 +66,21 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
 
 
 def _asked(state: AgentState, services: RunServices) -> list[str] | None:
-    """The tools this turn may call when the check's notice names them (else any offered)."""
+    """The tools this turn may call, when the last notice decides them (else any offered).
+
+    After the check's notice: the tools it names. On the turn that must call after a
+    model wrote the same call as text twice: the tool it wrote (it wrote ``read_code``;
+    made to call, a small model otherwise picks another tool at random).
+    """
     selected = state.get("selected_tools")
     messages = state["messages"]
-    if messages and getattr(messages[-1], "name", None) == CHECK_NAME:
-        pool = [n for n in services.tools if selected is None or n in selected]
+    last = getattr(messages[-1], "name", None) if messages else None
+    pool = [n for n in services.tools if selected is None or n in selected]
+    if last == CHECK_NAME:
         return tools_asked_for(state.get("answer_problems") or [], pool)
+    if last == CORRECTION_NAME and _tool_choice(state) == "required" and len(messages) >= 2:
+        written = tool_in_text(text_of(messages[-2]), pool)
+        return [written] if written else None
     return None
 
 
@@ -88,7 +102,7 @@ def _tool_choice(state: AgentState) -> Literal["auto", "none", "required"]:
     last = getattr(messages[-1], "name", None) if messages else None
     if last == CHECK_NAME:
         return "none" if answer_only(state.get("answer_problems") or []) else "required"
-    if last == CORRECTION_NAME and corrections_since_task(messages) >= 2:
+    if last == CORRECTION_NAME and corrections_in_a_row(messages) >= 2:
         return "required"
     return "auto"
 
@@ -218,7 +232,7 @@ def route_after_model(
         return "confirm_tools" if any(needs_human(c, services) for c in pending) else "run_tools"
     text = text_of(messages[-1])
     if call_in_text(text, services.tools):
-        more = corrections_since_task(messages) < MAX_CORRECTIONS
+        more = corrections_in_a_row(messages) < MAX_CORRECTIONS
         return "correct_call_text" if more and not capped else "complete_task"
     if services.context.non_interactive or has_complete_marker(text):
         if capped:

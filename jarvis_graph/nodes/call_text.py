@@ -25,7 +25,8 @@ from jarvis_graph.runtime.services import services_of
 from jarvis_graph.state import CORRECTION_NAME, AgentState, is_task_message
 
 MAX_CORRECTIONS = 2
-"""Replies written as calls that are sent back to the model before the run gives up."""
+"""Replies written as calls in a row (no tool ran between them) that are sent back to the
+model before the run gives up."""
 
 _TAGS = re.compile(r"<\s*/?\s*(?:tool_call|function_call|tool_use|function=)", re.IGNORECASE)
 _FENCED = re.compile(r"```[\w-]*[ \t]*\n(.*?)```", re.DOTALL)
@@ -43,17 +44,29 @@ def call_in_text(text: str, tool_names: Collection[str]) -> str | None:
     or ``{"tool_calls": [...]}``, or the same as lines (``tool: read_code`` then
     ``arguments: ...``). Prose that merely mentions a tool is not a call.
     """
+    found = _call_in_text(text, tool_names)
+    return found[0] if found else None
+
+
+def tool_in_text(text: str, tool_names: Collection[str]) -> str | None:
+    """The tool a call written as text names (``None``: no such call, or a bare tag)."""
+    found = _call_in_text(text, tool_names)
+    return found[1] if found else None
+
+
+def _call_in_text(text: str, tool_names: Collection[str]) -> tuple[str, str | None] | None:
+    """``(how the text holds a call, the tool it names)``, or ``None``."""
     tag = _TAGS.search(text)
     if tag:
         tag_name = re.sub(r"[<>/=\s]", "", tag.group(0))
-        return f"a <{tag_name}> tag"
+        return f"a <{tag_name}> tag", None
     for candidate in [text, *_FENCED.findall(text)]:
         called = _named_call(_json_value(candidate), tool_names)
         if called:
-            return f"a JSON object calling {called!r}"
+            return f"a JSON object calling {called!r}", called
     named = _FIELD_NAME.search(text)
     if named and named.group(1) in tool_names and _FIELD_ARGS.search(text, named.end()):
-        return f"a call of {named.group(1)!r} written as lines"
+        return f"a call of {named.group(1)!r} written as lines", named.group(1)
     return None
 
 
@@ -84,11 +97,15 @@ def _named_call(value: Any, tool_names: Collection[str]) -> str | None:
     return None
 
 
-def corrections_since_task(messages: list[AnyMessage]) -> int:
-    """Corrective messages sent since the user's last task message."""
+def corrections_in_a_row(messages: list[AnyMessage]) -> int:
+    """Corrective messages sent since the user's last task message or the last tool result.
+
+    A tool that ran is progress: a model that makes a call after a correction and then
+    writes the next one as text again is told again, as the first time.
+    """
     count = 0
     for message in reversed(messages):
-        if is_task_message(message):
+        if is_task_message(message) or getattr(message, "type", None) == "tool":
             break
         count += getattr(message, "name", None) == CORRECTION_NAME
     return count
@@ -109,7 +126,7 @@ def correct_call_text(state: AgentState, runtime: Runtime[JarvisContext]) -> dic
         how = 'reply with the call alone, as one JSON object starting with {"thought"'
     else:
         how = "make it through the tool-calling interface (a function call), not as text"
-    left = MAX_CORRECTIONS - corrections_since_task(messages) - 1
+    left = MAX_CORRECTIONS - corrections_in_a_row(messages) - 1
     note = (
         f"Your last reply holds {found} written as plain text: nothing was run. To call a "
         f"tool, {how}. If you meant it as your final answer, answer in plain prose instead. "

@@ -14,7 +14,7 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker, strip_complete_marker
 from jarvis_graph.messages import last_ai, not_run_answers, pending_tool_calls, text_of
-from jarvis_graph.nodes.call_text import call_in_text, corrections_since_task
+from jarvis_graph.nodes.call_text import call_in_text, corrections_in_a_row
 from jarvis_graph.runtime.services import current_settings, services_of
 from jarvis_graph.state import AgentState
 
@@ -46,7 +46,7 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
         )
     elif found := call_in_text(answer, services.tools):
         status = "stopped"  # not "completed": what the model meant to do never ran
-        tries = corrections_since_task(messages)
+        tries = corrections_in_a_row(messages)
         answer = (
             f"Stopped: the model's reply holds {found} written as text instead of a tool "
             f"call, so nothing was run (it was told so {tries} time{'s' if tries != 1 else ''}"

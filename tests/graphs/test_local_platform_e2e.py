@@ -76,6 +76,33 @@ def test_a_call_written_as_lines_is_sent_back_then_made(
     assert out["final_answer"] == "a.py prints hi from a."
 
 
+def test_a_call_written_as_text_twice_is_then_made_with_that_tool_only(
+    llama: FakeLlama, workspace: Path, tmp_path: Path
+) -> None:
+    """After the second notice the reply must call, and may call only the tool it wrote."""
+    (workspace / "a.py").write_text("print('hi from a')\n")
+    written = call("read_code", path="a.py")
+
+    def script(prompt: str) -> list[str]:
+        if "Result of read_code" in prompt:
+            return ["a.py prints hi from a."]
+        if prompt.count("written as plain text") >= 2:
+            return [written]  # the turn made to call
+        return [f"I will read it:\n```json\n{written}\n```"]
+
+    llama.script = script
+    out = run(workspace, tmp_path, "What does a.py print?")
+
+    notes = [m for m in out["messages"] if getattr(m, "name", None) == CORRECTION_NAME]
+    assert len(notes) == 2
+    [forced] = [c for c in llama.calls if c.get("grammar") is not None]
+    assert '"read_code"' in forced["grammar"] and '"list_files"' not in forced["grammar"]
+    results = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert [m.name for m in results] == ["read_code"] and "hi from a" in str(results[0].content)
+    assert out["status"] == "completed"
+    assert out["final_answer"] == "a.py prints hi from a."
+
+
 def test_a_prose_answer_needs_no_tool(llama: FakeLlama, workspace: Path, tmp_path: Path) -> None:
     llama.script = lambda prompt: ["Hello! How can I help?"]
     out = run(workspace, tmp_path, "hello")

@@ -267,3 +267,28 @@ def test_what_the_next_turn_may_do() -> None:
     assert choice([*done, prose, told]) == "auto"  # it may have meant an answer
     twice = [*done, prose, told, prose, told]
     assert choice(twice) == "required"  # the same prose again: it means to call
+    # a tool that ran is progress: the count of corrections in a row starts again
+    made = AIMessage("", tool_calls=[call("read_code", {"path": "a.py"}, "3")])
+    ran = ToolMessage("a.py (1 line)", tool_call_id="3", name="read_code")
+    assert choice([*twice, made, ran, prose, told]) == "auto"
+    assert choice([*twice, made, ran, prose, told, prose, told]) == "required"
+
+
+def test_the_turn_made_to_call_may_call_only_the_tool_the_text_named() -> None:
+    """Written as text twice, ``list_files``: the turn that must call may call only it."""
+    from types import SimpleNamespace
+
+    from jarvis_graph.nodes.call_model import _asked
+    from jarvis_graph.state import CORRECTION_NAME
+
+    services: Any = SimpleNamespace(tools={"list_files": None, "read_code": None})
+    fenced = '```json\n{"tool": "list_files", "arguments": {"path": "."}}\n```'
+    prose = AIMessage(f"I will list the files:\n{fenced}")
+    told = HumanMessage("Your last reply holds a call written as text", name=CORRECTION_NAME)
+    task = HumanMessage("task")
+    assert _asked({"messages": [task, prose, told]}, services) is None  # may still answer
+    assert _asked({"messages": [task, prose, told, prose, told]}, services) == ["list_files"]
+    tag = AIMessage("<tool_call>list the files</tool_call>")  # no tool named: any of them
+    assert _asked({"messages": [task, tag, told, tag, told]}, services) is None
+    unselected = {"messages": [task, prose, told, prose, told], "selected_tools": ["read_code"]}
+    assert _asked(unselected, services) is None  # a tool this run does not offer is not made
