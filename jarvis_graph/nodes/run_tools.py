@@ -53,7 +53,7 @@ def run_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, A
     ]
     if repeats:
         calls = [c for c in calls if c not in repeats]
-    answers = [_not_again(c) for c in repeats]
+    answers = [_not_again(c, messages) for c in repeats]
     if not calls:
         return {"messages": answers}
     if len(calls) == 1:
@@ -89,6 +89,27 @@ def _runs_so_far(
     return count
 
 
+def _last_result(messages: list[AnyMessage], call: dict[str, Any]) -> ToolMessage | None:
+    """The result of the last run of the same call (name and arguments) in this task."""
+    key = (call.get("name"), json.dumps(call.get("args"), sort_keys=True))
+    same: set[str] = set()
+    for message in messages:
+        if is_task_message(message):
+            same = set()
+        elif isinstance(message, AIMessage):
+            same |= {
+                c["id"]
+                for c in message.tool_calls
+                if (c["name"], json.dumps(c["args"], sort_keys=True)) == key
+            }
+    found = None
+    for message in messages:
+        if isinstance(message, ToolMessage) and message.tool_call_id in same:
+            if not refused_call(str(message.text)):
+                found = message
+    return found
+
+
 def _latest_tool_turn(messages: list[AnyMessage]) -> list[ToolMessage]:
     """The tool messages at the end of the history (the last turn's results)."""
     turn: list[ToolMessage] = []
@@ -114,11 +135,23 @@ def only_repeats(messages: list[AnyMessage]) -> bool:
     return bool(turn) and all(_repeat_refused(m) for m in turn)
 
 
-def _not_again(call: dict[str, Any]) -> ToolMessage:
+def _not_again(call: dict[str, Any], messages: list[AnyMessage]) -> ToolMessage:
+    """The refusal of a repeated call; when the call failed before, its error said again.
+
+    A small model that repeats a failed call has not read the error (or the fix it
+    suggests) above; the refusal puts it next to the call again.
+    """
     text = (
         f"{NOT_AGAIN} you already called {call.get('name')} with these arguments in this "
         "task, and nothing changed since. Its result is above: use it, or do something else."
     )
+    failed = _last_result(messages, call)
+    if failed is not None and failed.status == "error":
+        text = (
+            f"{NOT_AGAIN} you already called {call.get('name')} with these arguments in this "
+            f"task and it failed: {shorten(str(failed.text))}\nThe same call fails the same "
+            "way: change its arguments as the error says, or do something else."
+        )
     name = call.get("name") or "unknown"
     return ToolMessage(content=text, tool_call_id=call["id"], name=name, status="error")
 

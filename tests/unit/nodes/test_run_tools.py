@@ -216,6 +216,43 @@ def test_a_refused_repeat_is_known_to_the_next_turn(workspace: Path) -> None:
     assert refused_repeats(out["messages"]) == {"list_files"}
 
 
+def test_a_repeated_failed_call_is_refused_with_its_error_again(workspace: Path) -> None:
+    """The refusal of a call that failed before says the error (and its fix) again."""
+    bad = {"expression": "len(utils.py.splitlines())"}
+    first = AIMessage("", tool_calls=[call("compute", bad, "1")])
+    error = "Error: utils.py is not a value. In this workspace that is: len(open('utils.py'))"
+    failed = ToolMessage(error, tool_call_id="1", name="compute", status="error")
+    builder = StateGraph(AgentState, context_schema=JarvisContext)
+    builder.add_node("run_tools", run_tools)
+    builder.add_edge(START, "run_tools")
+    builder.add_edge("run_tools", END)
+    graph = builder.compile()
+    context = JarvisContext(workspace=str(workspace))
+    again = AIMessage("", tool_calls=[call("compute", bad, "2")])
+    out = graph.invoke({"messages": [HumanMessage("task"), first, failed, again]}, context=context)
+    text = str(out["messages"][-1].content)
+    assert text.startswith("Not run again: you already called compute with these arguments")
+    assert "it failed: Error: utils.py is not a value. In this workspace that is: len(" in text
+    assert "change its arguments as the error says" in text
+    # a call that worked is refused as before: its result is the answer
+    fine = ToolMessage("len(open('utils.py')) = 6", tool_call_id="1", name="compute")
+    out = graph.invoke({"messages": [HumanMessage("task"), first, fine, again]}, context=context)
+    text = str(out["messages"][-1].content)
+    assert "Its result is above: use it" in text and "failed" not in text
+    # a failure in an earlier task is not this task's
+    old = [
+        HumanMessage("old task"),
+        AIMessage("", tool_calls=[call("compute", bad, "7")]),
+        ToolMessage(error, tool_call_id="7", name="compute", status="error"),
+        HumanMessage("task"),
+        AIMessage("", tool_calls=[call("compute", bad, "8")]),
+        ToolMessage("6", tool_call_id="8", name="compute"),
+    ]
+    out = graph.invoke({"messages": [*old, again]}, context=context)
+    assert str(out["messages"][-1].content).startswith("Not run again:")
+    assert "failed" not in str(out["messages"][-1].content)
+
+
 def test_a_local_models_history_is_summarized_within_its_window(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
