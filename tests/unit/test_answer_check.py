@@ -206,6 +206,32 @@ def test_a_write_task_needs_a_change_in_the_workspace(tmp_path: Path) -> None:
     assert problems("x", task, evidence_of(ran, META), tmp_path, changed=True) == []
 
 
+def test_a_task_that_writes_a_new_file_is_shown_write_file_for_it(tmp_path: Path) -> None:
+    """The file to create, not an edit of the file the task reads."""
+    (tmp_path / "data.txt").write_text("a\nb\n")
+    task = "Count the lines of data.txt and write that count into a new file named count.txt."
+    read = conversation(task, ("read_code", {"path": "data.txt"}, "data.txt (lines 1-2 of 2)"))
+    offered = {
+        **META,
+        "edit_file": {"risky": True, "edits_files": True},
+        "write_file": {"risky": True, "edits_files": True},
+    }
+    found = problems("2", task, evidence_of(read, META), tmp_path, False, offered)
+    [told] = [p for p in found if "no file in the workspace changed" in p]
+    assert told.endswith(
+        ', for example write_file with {"path": "count.txt", "content": '
+        '"<what the task asks to write>"}'
+    )
+    fix = "Fix the typo in report.py, then run it."  # not there: nothing to create
+    ran = conversation(fix, ("read_code", {"path": "report.py"}, "report.py does not exist"))
+    found = problems("done", fix, evidence_of(ran, META), tmp_path, False, offered)
+    assert not any("write_file with" in p for p in found)
+    without = {k: v for k, v in offered.items() if k != "write_file"}
+    found = problems("2", task, evidence_of(read, META), tmp_path, False, without)
+    [told] = [p for p in found if "no file in the workspace changed" in p]
+    assert '"path": "data.txt"' in told  # no way to create: the one file there, edited
+
+
 def test_the_digest_ignores_hidden_folders_and_caches(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a")
     before = workspace_digest(tmp_path)

@@ -570,17 +570,29 @@ def _run_example(task: str, offered: dict[str, dict[str, Any]]) -> str:
 _DOER = {"run": "runs_code", "write": "edits_files", "remember": "saves_memory"}
 
 
-def _edit_example(task: str, workspace: Path, offered: dict[str, dict[str, Any]]) -> str:
-    """An edit_file call on the one existing file the task names, to fill in.
+_CREATES = re.compile(r"\b(?:new|creat(?:e|es|ing)|make|write|save|store)\b", re.IGNORECASE)
 
+
+def _edit_example(task: str, workspace: Path, offered: dict[str, dict[str, Any]]) -> str:
+    """A call to fill in: write_file to create, or edit_file to change, the task's file.
+
+    write_file for the one file the task names that is not there yet, else edit_file on
+    the one existing file it names.
     Small models describe the fix ("the typo is pritn instead of print") instead of
-    making it; a call with the file already in place is what they copy.
+    making it; a call with the file already in place is what they copy. A task that
+    writes into a new file ("into a new file named count.txt") gets write_file for it, not
+    an edit of the file it reads.
     """
-    if "edit_file" not in offered:
-        return ""
     root = workspace.resolve()
-    named = [p for p in dict.fromkeys(FILE_NAME.findall(task)) if exists(root, p)]
-    if len(named) != 1:
+    names = list(dict.fromkeys(FILE_NAME.findall(task)))
+    missing = [p for p in names if not exists(root, p)]
+    if "write_file" in offered and len(missing) == 1 and _CREATES.search(task):
+        # "write that count into a new file named count.txt": the file to create (a fix
+        # of a file that is not there is no reason to create it)
+        made = {"path": missing[0], "content": "<what the task asks to write>"}
+        return f", for example write_file with {json.dumps(made)}"
+    named = [p for p in names if p not in missing]
+    if "edit_file" not in offered or len(named) != 1:
         return ""
     files = [{"path": named[0], "diffs": [{"search": "<its text now>", "replace": "<the fix>"}]}]
     return f", for example edit_file with {json.dumps({'files': files})}"
