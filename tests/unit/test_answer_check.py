@@ -922,6 +922,26 @@ def test_a_run_not_done_comes_back_with_the_call_of_the_command_the_task_quotes(
     assert plain.endswith("do it with execute_script, then answer")
 
 
+def test_a_fix_then_run_task_asks_for_both_and_shows_the_script_to_run(tmp_path: Path) -> None:
+    """ "Please fix it, run it": a run asked after a comma, with the one script it names."""
+    (tmp_path / "inventory.py").write_text("pritn(1)\n")
+    task = "inventory.py has a typo. Please fix it, run it and tell me what it prints."
+    assert asked_actions(task) == ["write", "run"]
+    edit = {"files": [{"path": "inventory.py", "diffs": [{"search": "pritn", "replace": "print"}]}]}
+    offered = {**META, "edit_file": {"risky": True, "edits_files": True}}
+    edited = conversation(task, ("edit_file", edit, "Edited inventory.py: 1 edit applied."))
+    told = problems("1", task, evidence_of(edited, offered), tmp_path, True, offered)
+    assert (
+        "the task asks to run something, but no tool ran anything: do it with execute_script, "
+        'then answer, for example execute_script with {"script": "python3 inventory.py"}'
+    ) in told
+    (tmp_path / "other.py").write_text("")
+    two = "Fix inventory.py, run it, then run other.py."  # which one first? no example
+    told = problems("1", two, evidence_of(edited, offered), tmp_path, True, offered)
+    [run] = [p for p in told if "to run something" in p]
+    assert run.endswith("then answer")
+
+
 def test_a_command_run_with_the_templates_placeholder_left_in_fails(tmp_path: Path) -> None:
     """The 0.5B ran `python3 greet.py NAME` as quoted and reported "code: NAME-29"."""
     (tmp_path / "user.txt").write_text("orlando\n")

@@ -17,7 +17,11 @@ from jarvis_graph.tools.attachments import FILE_NAME
 
 _NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w/]|\.\d)")
 _LIST_MARK = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
-_CLAUSES = re.compile(r"[.;:!?]+(?=\s|$)|\n+|,?\s+(?:and\s+)?then\s+|,\s+and\s+|\s+and\s+(?=\w+\s)")
+_CLAUSES = re.compile(
+    r"[.;:!?]+(?=\s|$)|\n+|,?\s+(?:and\s+)?then\s+|,\s+(?:and\s+)?|\s+and\s+(?=\w+\s)"
+)
+"""Where a task's clauses part: sentences, lines, commas ("fix it, run it"), "then" and
+"and" before a word."""
 _LEAD = re.compile(
     r"^(?:(?:please|now|also|first|next|finally|and|then|just|kindly)\b[\s,]*"
     r"|(?:can|could|would|will)\s+you\s+(?:please\s+)?"
@@ -134,7 +138,7 @@ def problems(
         changed,
         tools,
         _edit_example(task, workspace, tools),
-        _run_example(task, tools),
+        _run_example(task, workspace, tools),
     )
     found += _failure_not_said(answer, task, asked, evidence.calls) or _change_still_fails(
         answer, asked, evidence.calls
@@ -551,12 +555,14 @@ _RUNNER = re.compile(
 )
 
 
-def _run_example(task: str, offered: dict[str, dict[str, Any]]) -> str:
+def _run_example(task: str, workspace: Path, offered: dict[str, dict[str, Any]]) -> str:
     """The call that runs the command the task quotes (`python3 report.py`), to copy.
 
-    Only a command the user wrote between backticks that starts with an interpreter or a
-    runner, and only when ``execute_script`` is offered: small models answer "I ran it"
-    or look at the files again instead of running what was asked.
+    A command the user wrote between backticks that starts with an interpreter or a
+    runner; else, when the task names exactly one script of the workspace (``.py`` or
+    ``.sh``), that script run by its interpreter ("fix inventory.py, run it"). Only when
+    ``execute_script`` is offered: small models answer "I ran it" or look at the files
+    again instead of running what was asked.
     """
     if "execute_script" not in offered:
         return ""
@@ -564,7 +570,21 @@ def _run_example(task: str, offered: dict[str, dict[str, Any]]) -> str:
         command = quoted.strip()
         if _RUNNER.match(command + " "):
             return f", for example execute_script with {json.dumps({'script': command})}"
-    return ""
+    if _QUOTED_COMMAND.search(task):
+        return ""  # a command of another kind: not for a guess to replace
+    root = workspace.resolve()
+    scripts = [
+        name
+        for name in dict.fromkeys(FILE_NAME.findall(task))
+        if PurePosixPath(name).suffix in _INTERPRETERS and exists(root, name)
+    ]
+    if len(scripts) != 1:
+        return ""
+    command = f"{_INTERPRETERS[PurePosixPath(scripts[0]).suffix]} {scripts[0]}"
+    return f", for example execute_script with {json.dumps({'script': command})}"
+
+
+_INTERPRETERS = {".py": "python3", ".sh": "bash"}
 
 
 _DOER = {"run": "runs_code", "write": "edits_files", "remember": "saves_memory"}
