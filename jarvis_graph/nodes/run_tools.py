@@ -98,7 +98,7 @@ def _last_result(messages: list[AnyMessage], call: dict[str, Any]) -> ToolMessag
             same = set()
         elif isinstance(message, AIMessage):
             same |= {
-                c["id"]
+                c["id"] or ""
                 for c in message.tool_calls
                 if (c["name"], json.dumps(c["args"], sort_keys=True)) == key
             }

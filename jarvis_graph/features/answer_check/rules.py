@@ -433,7 +433,9 @@ def _aggregate_example(call: Call, wanted: str | None) -> str:
     expression = call.args.get("expression")
     if wanted is None or call.failed or not call.meta.get("computes"):
         return ""
-    outer = _outer_aggregate(expression) if isinstance(expression, str) else None
+    if not isinstance(expression, str):
+        return ""
+    outer = _outer_aggregate(expression)
     if outer is None or outer[0] == wanted:
         return ""
     fixed = f"{wanted}({outer[1]})"
