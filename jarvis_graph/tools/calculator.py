@@ -27,7 +27,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from jarvis_graph.secrets import SECRET_FILE_GLOBS, minimal_environment
@@ -293,6 +293,27 @@ def suggestion(expression: str, workspace: Path, private: Sequence[str]) -> str 
 _READ_AS = ("sum", "max", "min")
 
 
+def single_call(expression: str, names: Collection[str]) -> tuple[str, ast.expr] | None:
+    """``(function, argument)`` of an expression that is one call of ``names``, one argument.
+
+    ``sum(numbers.txt)`` is; ``sum(a) + 1``, ``max(a, b)``, ``sum(x, start=1)`` and text
+    that does not parse are not.
+    """
+    try:
+        call = ast.parse(expression.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id in names
+        and len(call.args) == 1
+        and not call.keywords
+    ):
+        return call.func.id, call.args[0]
+    return None
+
+
 def reading(expression: str, workspace: Path, private: Sequence[str]) -> str | None:
     """The expression ``sum``/``max``/``min`` of one bare name means, if it means one.
 
@@ -301,20 +322,10 @@ def reading(expression: str, workspace: Path, private: Sequence[str]) -> str | N
     one CSV file that has it. Anything more (``len(users.csv) - 1``, two names) is not
     read: the refusal then suggests an expression for the model to write itself.
     """
-    try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError:
+    call = single_call(expression, _READ_AS)
+    if call is None:
         return None
-    call = tree.body
-    if not (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Name)
-        and call.func.id in _READ_AS
-        and len(call.args) == 1
-        and not call.keywords
-    ):
-        return None
-    arg, func, known = call.args[0], call.func.id, ALLOWED_CALLS | FILE_NAMES
+    (func, arg), known = call, ALLOWED_CALLS | FILE_NAMES
     if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name):
         if arg.value.id in known:
             return None

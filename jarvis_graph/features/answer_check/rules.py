@@ -14,6 +14,7 @@ from jarvis_graph.features.answer_check.evidence import COULD_NOT_START, Call, E
 from jarvis_graph.features.answer_check.workspace import exists, find_file, read_head
 from jarvis_graph.platforms.local_protocol import REJECTED_ANSWER
 from jarvis_graph.tools.attachments import FILE_NAME
+from jarvis_graph.tools.calculator import single_call
 
 _NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w/]|\.\d)")
 _LIST_MARK = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
@@ -396,20 +397,9 @@ def _outer_aggregate(expression: str) -> tuple[str, str] | None:
     ``("sum", "numbers.txt")`` for ``sum(numbers.txt)``; ``None`` for anything else (two
     arguments, ``sum(a) + 1``, a syntax error).
     """
-    try:
-        tree = ast.parse(expression.strip(), mode="eval").body
-    except SyntaxError:
-        return None
-    if not (
-        isinstance(tree, ast.Call)
-        and isinstance(tree.func, ast.Name)
-        and tree.func.id in _AGGREGATE_NAMES
-        and len(tree.args) == 1
-        and not tree.keywords
-    ):
-        return None
-    inner = ast.get_source_segment(expression.strip(), tree.args[0])
-    return (tree.func.id, inner) if inner else None
+    call = single_call(expression, _AGGREGATE_NAMES)
+    inner = ast.get_source_segment(expression.strip(), call[1]) if call else None
+    return (call[0], inner) if call and inner else None
 
 
 def asked_aggregate(task: str) -> str | None:
