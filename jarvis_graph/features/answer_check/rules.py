@@ -446,13 +446,12 @@ def _another_aggregate(answer: str, task: str, calls: list[Call]) -> list[str]:
     said = _answer_numbers(answer)
     if wanted is None or not said:
         return []
-    found = []
     for call in calls:
         example = _aggregate_example(call, wanted)
-        if example and said & _numbers(call.result.split(" (read as ")[0]):
-            number = min(said & _numbers(call.result.split(" (read as ")[0]))
-            found.append(f"{number:g} is not what the question asks for{example}")
-    return found[:1]
+        same = said & _numbers(call.result.split(" (read as ")[0]) if example else set()
+        if same:
+            return [f"{min(same):g} is not what the question asks for{example}"]
+    return []
 
 
 _USE_TO_RUN = re.compile(
@@ -588,12 +587,10 @@ _CREATES = re.compile(r"\b(?:new|creat(?:e|es|ing)|make|write|save|store)\b", re
 def _edit_example(task: str, workspace: Path, offered: dict[str, dict[str, Any]]) -> str:
     """A call to fill in: write_file to create, or edit_file to change, the task's file.
 
-    write_file for the one file the task names that is not there yet, else edit_file on
-    the one existing file it names.
-    Small models describe the fix ("the typo is pritn instead of print") instead of
-    making it; a call with the file already in place is what they copy. A task that
-    writes into a new file ("into a new file named count.txt") gets write_file for it, not
-    an edit of the file it reads.
+    write_file for the one file the task names that is not there yet (when the task
+    writes or creates: "into a new file named count.txt"), else edit_file on the one
+    existing file it names. Small models describe the fix ("the typo is pritn instead of
+    print") instead of making it; a call with the file already in place is what they copy.
     """
     root = workspace.resolve()
     names = list(dict.fromkeys(FILE_NAME.findall(task)))
