@@ -1394,3 +1394,33 @@ def test_rounding_skips_a_number_longer_than_a_decimal_context(tmp_path: Path) -
     printed = "exit code: 0\n" + "9" * 40 + ".5\n3.14159"
     messages = conversation(task, ("execute_script", {"script": "python3 big.py"}, printed))
     assert check("3.14", messages, tmp_path) == []
+
+
+def test_a_count_over_a_text_narrower_than_the_tasks_terms_fails(tmp_path: Path) -> None:
+    """Counted over 'GET /api/orders 504' where the task asks about 504: more lines hold it."""
+    (tmp_path / "access.log").write_text(
+        "10.0.0.1 GET /api/orders 504 12ms\n"
+        "10.0.0.2 POST /api/cart 504 30ms\n"
+        "10.0.0.3 GET /health 200 1ms\n"
+        "10.0.0.4 GET /api/users 504 9ms\n"
+    )
+    task = "Some requests in access.log ended with a 504 status. How many of them are there?"
+    meta = {**META, "compute": {"computes": True}}
+    narrow = "len([l for l in open('access.log') if 'GET /api/orders 504' in l])"
+    messages = conversation(task, ("compute", {"expression": narrow}, f"{narrow} = 1"))
+    [found] = problems("1", task, evidence_of(messages, meta), tmp_path)
+    assert "1 counts the lines of access.log holding 'GET /api/orders 504'" in found
+    assert "the task asks about 504: more lines of it hold that" in found
+    wide = "len([l for l in open('access.log') if ' 504 ' in l])"
+    messages = conversation(task, ("compute", {"expression": wide}, f"{wide} = 3"))
+    assert problems("3", task, evidence_of(messages, meta), tmp_path) == []
+    # extra words that narrow nothing (every 504 line is a GET here) are not judged
+    (tmp_path / "access.log").write_text("GET /a 504\nGET /b 504\nPOST /c 200\n")
+    got = "len([l for l in open('access.log') if 'GET /a 504' in l or 'GET /b 504' in l])"
+    messages = conversation(task, ("compute", {"expression": got}, f"{got} = 2"))
+    assert problems("2", task, evidence_of(messages, meta), tmp_path) == []
+    # a run of grep is judged the same way
+    grep = "grep -c 'GET /a 504' access.log"
+    ran = conversation(task, ("execute_script", {"script": grep}, "exit code: 0\n1"))
+    [found] = problems("1", task, evidence_of(ran, META), tmp_path)
+    assert "1 counts the lines of access.log holding 'GET /a 504'" in found

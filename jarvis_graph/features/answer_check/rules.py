@@ -163,6 +163,7 @@ def problems(
     found += _count_with_part_words(answer, task, evidence.calls)
     found += _match_count_as_length(answer, task, evidence)
     found += _another_aggregate(answer, task, evidence.calls)
+    found += _count_narrowed_by_the_model(answer, task, evidence.calls, workspace)
     found = found or _answer_off_the_term(answer, task, asked, evidence)
     return found
 
@@ -433,6 +434,59 @@ def _aggregate_example(call: Call, wanted: str | None) -> str:
         f" ({expression.strip()} is {_AGGREGATE_NAMES[outer[0]]}, the question asks "
         f"for {_AGGREGATE_NAMES[wanted]}: for example {call.name}(expression={fixed!r}))"
     )
+
+
+_LITERAL = re.compile(r"'([^'\n]{2,120})'|\"([^\"\n]{2,120})\"")
+_TOKEN = re.compile(r"[A-Za-z0-9_]+")
+_REGEX_ESCAPE = re.compile(r"\\[A-Za-z]")
+
+
+def _count_narrowed_by_the_model(
+    answer: str, task: str, calls: list[Call], workspace: Path
+) -> list[str]:
+    """A count of the lines holding a text the model made narrower than the task's terms.
+
+    "How many requests ended with a 504 status?" answered 1: the model counted the lines
+    holding ``GET /api/orders 504``, words the task never says; three lines hold 504.
+    Judged only where it can be shown: the count came from a computation or a run over
+    one workspace file, a quoted text of it holds some of the task's words and others,
+    and the file has more lines holding the task's words alone than lines holding it.
+    """
+    if not _COUNTING.search(task):
+        return []
+    said = _answer_numbers(answer)
+    words = {w.lower() for w in _TOKEN.findall(task)}
+    root = workspace.resolve()
+    for call in calls:
+        if call.failed or not (call.meta.get("computes") or call.meta.get("runs_code")):
+            continue
+        code = _strings(call.args)
+        got = said & _numbers(call.result.split(" (read as ")[0])
+        files = [n for n in dict.fromkeys(FILE_NAME.findall(code)) if find_file(root, n)]
+        if not got or len(files) != 1:
+            continue
+        path = find_file(root, files[0])
+        text = read_head(path) if path is not None else None
+        if not text:
+            continue
+        literals = [m.group(1) or m.group(2) for m in _LITERAL.finditer(code)]
+        literals = [q for q in literals if not FILE_NAME.fullmatch(q.strip())]
+        if len(literals) != 1:
+            continue  # two texts combined (or, and, not): what they count is not read here
+        quoted = literals[0]
+        tokens = [t for t in _TOKEN.findall(_REGEX_ESCAPE.sub(" ", quoted)) if len(t) > 1]
+        kept = [t for t in tokens if t.lower() in words]
+        if kept and len(kept) < len(tokens):
+            lines = text.splitlines()
+            narrow = sum(quoted in line for line in lines)
+            wide = sum(all(t in line for t in kept) for line in lines)
+            if wide > narrow:
+                return [
+                    f"{min(got):g} counts the lines of {files[0]} holding '{quoted}', but the "
+                    f"task asks about {' '.join(kept)}: more lines of it hold that; count the "
+                    "lines the task describes, then answer"
+                ]
+    return []
 
 
 def _another_aggregate(answer: str, task: str, calls: list[Call]) -> list[str]:
