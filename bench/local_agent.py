@@ -2634,6 +2634,13 @@ def main() -> int:
     return 0
 
 
+def tasks_source(runs: list[dict[str, Any]]) -> str | None:
+    """The commits the tasks ran on (each task records its own): a resumed file keeps the
+    commit it was measured on, not the one it was read back on."""
+    found = {t["source"] for run in runs for t in run.get("tasks", []) if t.get("source")}
+    return ", ".join(sorted(found)) or None
+
+
 def write_results(args: argparse.Namespace, tasks: list[Task], runs: list[dict[str, Any]]) -> None:
     """Write ``--output`` whole (a temporary file renamed over it: never half written)."""
     args.output.parent.mkdir(parents=True, exist_ok=True)
@@ -2712,7 +2719,7 @@ def results_json(
             "llama-cpp-python": package_version("llama_cpp_python"),
             "langgraph": package_version("langgraph"),
             "langchain-core": package_version("langchain-core"),
-            "source": source_version(),
+            "source": tasks_source(runs) or source_version(),
         },
         "setup": {
             "platform": args.platform,

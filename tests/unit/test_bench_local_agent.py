@@ -227,6 +227,15 @@ def test_a_run_is_written_after_every_task_and_resumes_where_it_stopped(
     assert [r["name"] for r in run["tasks"]] == [t.name for t in tasks]
     assert run["summary"]["total"] == 3
     assert len(bench.resumed_runs(output)["m"]) == 3
+    # the file names the commit its tasks ran on, not the one that read it back
+    written = json.loads(output.read_text())
+    assert written["versions"]["source"] == bench.source_version()
+    kept = [{**t, "source": "abc1234"} for t in run["tasks"]]
+    bench.write_results(args, tasks, [{**run, "tasks": kept}])
+    assert json.loads(output.read_text())["versions"]["source"] == "abc1234"
+    mixed = [{**kept[0], "source": "def5678"}, *kept[1:]]
+    bench.write_results(args, tasks, [{**run, "tasks": mixed}])
+    assert json.loads(output.read_text())["versions"]["source"] == "abc1234, def5678"
 
 
 def test_resume_refuses_a_file_of_another_benchmark(bench: ModuleType, tmp_path: Path) -> None:
