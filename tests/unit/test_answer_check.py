@@ -14,6 +14,7 @@ from jarvis_graph.features.answer_check import (
     workspace_digest,
 )
 from jarvis_graph.features.answer_check.rules import asked_aggregate
+from jarvis_graph.nodes.check_answer import tools_asked_for
 from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME
 
 META = {
@@ -218,6 +219,8 @@ def test_a_task_that_writes_a_new_file_is_shown_write_file_for_it(tmp_path: Path
     }
     found = problems("2", task, evidence_of(read, META), tmp_path, False, offered)
     [told] = [p for p in found if "no file in the workspace changed" in p]
+    assert "changed: do it with write_file, then answer" in told  # not "edit_file or ..."
+    assert tools_asked_for(found, list(offered)) == ["write_file"]
     assert told.endswith(
         ', for example write_file with {"path": "count.txt", "content": '
         '"<what the task asks to write>"}'

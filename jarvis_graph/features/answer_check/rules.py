@@ -571,9 +571,12 @@ def _actions_not_done(
     found = []
     for kind in asked:
         if kind == "write" and changed is False:
+            # the example creates a new file: the tool to use is the one it shows (told
+            # "edit_file or write_file", the 1.5B edited the file it had read instead)
+            tools = " with write_file" if "example write_file" in example else _with(kind, offered)
             found.append(
                 "the task asks to write or change something, but no file in the workspace "
-                f"changed: do it{_with(kind, offered)}, then answer{example}"
+                f"changed: do it{tools}, then answer{example}"
             )
         elif not any(_does(kind, call) for call in calls if not call.failed or kind == "run"):
             shown = run_example if kind == "run" else ""
