@@ -43,8 +43,9 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     messages = state["messages"]
     iteration = state.get("iteration", 0) + 1
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
+    choice = _tool_choice(state)
     model = services.model(
-        "normal", state.get("selected_tools"), _tool_choice(state), _asked(state, services)
+        "normal", state.get("selected_tools"), choice, _asked(state, services, choice)
     )
     with counting_requests() as sent:
         try:
@@ -65,7 +66,9 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     return {"messages": [response], "iteration": iteration}
 
 
-def _asked(state: AgentState, services: RunServices) -> list[str] | None:
+def _asked(
+    state: AgentState, services: RunServices, choice: Literal["auto", "none", "required"]
+) -> list[str] | None:
     """The tools this turn may call, when the last notice decides them (else any offered).
 
     After the check's notice: the tools it names. On the turn that must call after a
@@ -78,7 +81,7 @@ def _asked(state: AgentState, services: RunServices) -> list[str] | None:
     pool = [n for n in services.tools if selected is None or n in selected]
     if last == CHECK_NAME:
         return tools_asked_for(state.get("answer_problems") or [], pool)
-    if last == CORRECTION_NAME and _tool_choice(state) == "required" and len(messages) >= 2:
+    if last == CORRECTION_NAME and choice == "required" and len(messages) >= 2:
         written = tool_in_text(text_of(messages[-2]), pool)
         return [written] if written else None
     return None

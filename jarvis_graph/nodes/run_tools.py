@@ -68,7 +68,7 @@ def _runs_so_far(
     messages: list[AnyMessage], call: dict[str, Any], tools: dict[str, BaseTool]
 ) -> int:
     """How often ``call`` ran in this task since anything changed (a risky tool's call)."""
-    key = (call.get("name"), json.dumps(call.get("args"), sort_keys=True))
+    key = _key(call)
     ran = {
         m.tool_call_id
         for m in messages
@@ -82,29 +82,28 @@ def _runs_so_far(
             for made in message.tool_calls:
                 if made["id"] not in ran:
                     continue
-                if (made["name"], json.dumps(made["args"], sort_keys=True)) == key:
+                if _key(made) == key:
                     count += 1
                 elif made["name"] in tools and is_risky(tools[made["name"]]):
                     count = 0  # something may have changed: the same call may answer anew
     return count
 
 
+def _key(call: Any) -> tuple[Any, str]:
+    """What makes two calls the same call: the tool and its arguments."""
+    return call.get("name"), json.dumps(call.get("args"), sort_keys=True)
+
+
 def _last_result(messages: list[AnyMessage], call: dict[str, Any]) -> ToolMessage | None:
     """The result of the last run of the same call (name and arguments) in this task."""
-    key = (call.get("name"), json.dumps(call.get("args"), sort_keys=True))
-    same: set[str] = set()
-    for message in messages:
+    key, found = _key(call), None
+    same: set[str | None] = set()
+    for message in messages:  # a call's result comes after the message that made it
         if is_task_message(message):
-            same = set()
+            same, found = set(), None
         elif isinstance(message, AIMessage):
-            same |= {
-                c["id"] or ""
-                for c in message.tool_calls
-                if (c["name"], json.dumps(c["args"], sort_keys=True)) == key
-            }
-    found = None
-    for message in messages:
-        if isinstance(message, ToolMessage) and message.tool_call_id in same:
+            same |= {c["id"] for c in message.tool_calls if _key(c) == key}
+        elif isinstance(message, ToolMessage) and message.tool_call_id in same:
             if not refused_call(str(message.text)):
                 found = message
     return found

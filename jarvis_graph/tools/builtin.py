@@ -353,14 +353,15 @@ def execute_script_impl(
     return f"{head}exit code: {proc.returncode}\n{text}{hint}"
 
 
-_INTERPRETERS = {".py": "python3", ".sh": "bash", ".js": "node", ".rb": "ruby", ".pl": "perl"}
+INTERPRETERS = {".py": "python3", ".sh": "bash", ".js": "node", ".rb": "ruby", ".pl": "perl"}
+"""The interpreter that runs a script file, by its suffix."""
 
 
 def _run_file_hint(script: str, workdir: Path) -> str:
     """How to run a file that was given as a command (``compute.py`` alone: "not found")."""
     words = script.split()
     name = words[0] if words else ""
-    interpreter = _INTERPRETERS.get(PurePosixPath(name).suffix.lower())
+    interpreter = INTERPRETERS.get(PurePosixPath(name).suffix.lower())
     target = (workdir / name).resolve()
     if interpreter is None or not target.is_relative_to(workdir.resolve()) or not target.is_file():
         return ""

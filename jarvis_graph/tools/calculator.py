@@ -226,7 +226,7 @@ def evaluate(
     except CalculationError as exc:
         meant = reading(expression, workspace, private) if workspace is not None else None
         if meant:  # sum(numbers.txt), max(temp_c): one reading only, said with the value
-            return f"{evaluate(meant, timeout, workspace, private)} (read as {meant})"
+            return f"{evaluate(meant, timeout, workspace, private)}{READ_AS_NOTE}{meant})"
         example = suggestion(expression, workspace, private) if workspace is not None else None
         if example:
             raise CalculationError(f"{exc}. In this workspace that is: {example}") from None
@@ -291,6 +291,8 @@ def suggestion(expression: str, workspace: Path, private: Sequence[str]) -> str 
 
 
 _READ_AS = ("sum", "max", "min")
+READ_AS_NOTE = " (read as "
+"""How a result says what its expression was read as (``sum(numbers.txt) = 256 (read as ...)``)."""
 
 
 def single_call(expression: str, names: Collection[str]) -> tuple[str, ast.expr] | None:

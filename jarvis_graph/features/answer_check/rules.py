@@ -14,7 +14,8 @@ from jarvis_graph.features.answer_check.evidence import COULD_NOT_START, Call, E
 from jarvis_graph.features.answer_check.workspace import exists, find_file, read_head
 from jarvis_graph.platforms.local_protocol import REJECTED_ANSWER
 from jarvis_graph.tools.attachments import FILE_NAME
-from jarvis_graph.tools.calculator import single_call
+from jarvis_graph.tools.builtin import INTERPRETERS
+from jarvis_graph.tools.calculator import READ_AS_NOTE, single_call
 
 _NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w/]|\.\d)")
 _LIST_MARK = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
@@ -461,7 +462,7 @@ def _count_narrowed_by_the_model(
         if call.failed or not (call.meta.get("computes") or call.meta.get("runs_code")):
             continue
         code = _strings(call.args)
-        got = said & _numbers(call.result.split(" (read as ")[0])
+        got = said & _result_numbers(call)
         files = [n for n in dict.fromkeys(FILE_NAME.findall(code)) if find_file(root, n)]
         if not got or len(files) != 1:
             continue
@@ -489,6 +490,15 @@ def _count_narrowed_by_the_model(
     return []
 
 
+def _result_numbers(call: Call) -> set[float]:
+    """The numbers of a call's result, without the calculator's note on its reading.
+
+    ``= 256 (read as sum(float(x) for x in ...))``: the note's numbers are the
+    expression's, not results.
+    """
+    return _numbers(call.result.split(READ_AS_NOTE)[0])
+
+
 def _another_aggregate(answer: str, task: str, calls: list[Call]) -> list[str]:
     """A number computed with another aggregate than the question asks for.
 
@@ -502,7 +512,7 @@ def _another_aggregate(answer: str, task: str, calls: list[Call]) -> list[str]:
         return []
     for call in calls:
         example = _aggregate_example(call, wanted)
-        same = said & _numbers(call.result.split(" (read as ")[0]) if example else set()
+        same = said & _result_numbers(call) if example else set()
         if same:
             return [f"{min(same):g} is not what the question asks for{example}"]
     return []
@@ -607,10 +617,10 @@ def _run_example(task: str, workspace: Path, offered: dict[str, dict[str, Any]])
     """The call that runs the command the task quotes (`python3 report.py`), to copy.
 
     A command the user wrote between backticks that starts with an interpreter or a
-    runner; else, when the task names exactly one script of the workspace (``.py`` or
-    ``.sh``), that script run by its interpreter ("fix inventory.py, run it"). Only when
-    ``execute_script`` is offered: small models answer "I ran it" or look at the files
-    again instead of running what was asked.
+    runner; else, when the task names exactly one script of the workspace (``.py``,
+    ``.sh``, ...: ``INTERPRETERS``), that script run by its interpreter ("fix inventory.py,
+    run it"). Only when ``execute_script`` is offered: small models answer "I ran it" or
+    look at the files again instead of running what was asked.
     """
     if "execute_script" not in offered:
         return ""
@@ -624,15 +634,12 @@ def _run_example(task: str, workspace: Path, offered: dict[str, dict[str, Any]])
     scripts = [
         name
         for name in dict.fromkeys(FILE_NAME.findall(task))
-        if PurePosixPath(name).suffix in _INTERPRETERS and exists(root, name)
+        if PurePosixPath(name).suffix.lower() in INTERPRETERS and exists(root, name)
     ]
     if len(scripts) != 1:
         return ""
-    command = f"{_INTERPRETERS[PurePosixPath(scripts[0]).suffix]} {scripts[0]}"
+    command = f"{INTERPRETERS[PurePosixPath(scripts[0]).suffix.lower()]} {scripts[0]}"
     return f", for example execute_script with {json.dumps({'script': command})}"
-
-
-_INTERPRETERS = {".py": "python3", ".sh": "bash"}
 
 
 _DOER = {"run": "runs_code", "write": "edits_files", "remember": "saves_memory"}
@@ -1558,10 +1565,11 @@ def _count_of_the_pointer(answer: str, task: str, evidence: Evidence, workspace:
     rest = _numbers(_SIZE_LINE.sub("", text))
     found = []
     for number, name, call in _computed_on_the_pointer(answer, pointers, evidence.calls):
+        named = _files_named_by(name, root)
         found.append(
             f"{number:g} was computed over {name}, the file that names the one the task asks "
-            f"about: {_named_by(name, root)}compute over that file{_redone(call, name, root)}, "
-            "then answer"
+            f"about: {_named_by(name, named)}compute over that file{_redone(call, name, named)}"
+            ", then answer"
         )
     for number in sorted(_answer_numbers(answer) - rest):
         match = next((m for m in sizes if float(m.group("n")) == number), None)
@@ -1569,17 +1577,17 @@ def _count_of_the_pointer(answer: str, task: str, evidence: Evidence, workspace:
             name = match.group("file")
             found.append(
                 f"{number:g} is the length of {name}, the file that names the one the task "
-                f"asks about: {_named_by(name, root)}count that file, then answer"
+                f"asks about: {_named_by(name, _files_named_by(name, root))}count that file, "
+                "then answer"
             )
     return found
 
 
-def _named_by(pointer: str, root: Path) -> str:
+def _named_by(pointer: str, named: list[str]) -> str:
     """The notice's lead to the file to count: the workspace files ``pointer`` names.
 
     ``config.toml names data/b.txt: ``, or a request to find them when it names none.
     """
-    named = _files_named_by(pointer, root)
     if not named:
         return f"find the file {pointer} names, "
     return f"{pointer} names {' and '.join(named)}: "
@@ -1595,14 +1603,13 @@ def _files_named_by(pointer: str, root: Path) -> list[str]:
     ][:3]  # fmt: skip
 
 
-def _redone(call: Call, pointer: str, root: Path) -> str:
-    """The same call over the one file ``pointer`` names, as the notice's example.
+def _redone(call: Call, pointer: str, named: list[str]) -> str:
+    """The same call over the one file ``pointer`` names (``named``), as the notice's example.
 
     A small model told to compute over another file tends to send its call again as it
     was; the call with the quoted path replaced is the change it has to make. Empty when
     the pointer names more or less than one file, or the call does not quote its path.
     """
-    named = _files_named_by(pointer, root)
     quoted = [q + pointer + q for q in ("'", '"')]
     args = {
         k: v for k, v in call.args.items() if isinstance(v, str) and any(x in v for x in quoted)

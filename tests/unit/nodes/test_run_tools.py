@@ -315,10 +315,15 @@ def test_the_turn_made_to_call_may_call_only_the_tool_the_text_named() -> None:
     """Written as text twice, ``list_files``: the turn that must call may call only it."""
     from types import SimpleNamespace
 
-    from jarvis_graph.nodes.call_model import _asked
+    from jarvis_graph.nodes.call_model import _asked as asked_with
+    from jarvis_graph.nodes.call_model import _tool_choice
     from jarvis_graph.state import CORRECTION_NAME
 
     services: Any = SimpleNamespace(tools={"list_files": None, "read_code": None})
+
+    def _asked(state: Any, services: Any) -> list[str] | None:
+        return asked_with(state, services, _tool_choice(state))
+
     fenced = '```json\n{"tool": "list_files", "arguments": {"path": "."}}\n```'
     prose = AIMessage(f"I will list the files:\n{fenced}")
     told = HumanMessage("Your last reply holds a call written as text", name=CORRECTION_NAME)
