@@ -8,6 +8,7 @@ from pathlib import Path
 from jarvis_graph.security.c_facts import macro_names
 from jarvis_graph.security.c_flow import FunctionScan
 from jarvis_graph.security.c_source import CSource, Function, header_macros, parse_c
+from jarvis_graph.security.files import Tree
 from jarvis_graph.security.model import Issue
 
 
@@ -15,7 +16,7 @@ def scan_c_text(
     text: str,
     path: str,
     language: str = "c",
-    headers: dict[str, str] | None = None,
+    tree: Tree | None = None,
     real_path: Path | None = None,
     part: tuple[int, int] = (0, 1),
 ) -> list[Issue]:
@@ -25,17 +26,18 @@ def scan_c_text(
         text: the source.
         path: the name to report.
         language: ``c`` or ``cpp``.
-        headers: header file name -> path, for the macros of included local headers.
+        tree: the scanned tree, for the macros of the local headers the file includes
+            (without it, only headers beside the file are read).
         real_path: where the file is on disk (headers beside it are found first).
         part: ``(k, n)``: walk only every n-th function starting at k.
     """
-    return walk_c(prepare_c(text, path, headers, real_path), language, part)
+    return walk_c(prepare_c(text, path, tree, real_path), language, part)
 
 
 def prepare_c(
     text: str,
     path: str,
-    headers: dict[str, str] | None = None,
+    tree: Tree | None = None,
     real_path: Path | None = None,
 ) -> tuple[CSource, dict[str, str]]:
     """The file's model and the macros its statements expand with (its own and its headers').
@@ -44,7 +46,7 @@ def prepare_c(
     """
     src = parse_c(text, path)
     src.masked = ""  # not read after parsing; keeps the model small to hand to a worker
-    macros = header_macros(real_path or Path(path), src.includes, headers or {})
+    macros = header_macros(real_path or Path(path), src.includes, tree)
     macros.update(src.macros)
     src.macro_names = macro_names(macros)
     return src, macros

@@ -7,12 +7,13 @@ need to tell a safe call from an unsafe one.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jarvis_graph.security.files import read_regular
+from jarvis_graph.security.files import Tree, read_regular
 
 # comments, strings and chars (told apart by their first character); every alternative
 # starts with a literal character, which lets the engine skip to the next candidate
@@ -401,16 +402,16 @@ def parse_c(text: str, path: str = "") -> CSource:
     return CSource(path, masked, text, literals, macros, functions, includes)
 
 
-def header_macros(path: Path, includes: list[str], headers: dict[str, str]) -> dict[str, str]:
+def header_macros(path: Path, includes: list[str], tree: Tree | None = None) -> dict[str, str]:
     """Object-like macros of the local headers a file includes (one level).
 
     A header is looked up beside the file, then by name among the scanned tree's headers
-    (``headers``: file name -> path), which stands in for the build's include path.
+    (:meth:`Tree.header`); without a tree, only beside the file, inside its folder.
     """
+    tree = tree or Tree(os.path.realpath(path.parent))
     macros: dict[str, str] = {}
     for name in includes:
-        candidate = path.parent / name
-        found = str(candidate) if candidate.is_file() else headers.get(Path(name).name)
+        found = tree.header(path, name)
         if found:
             macros.update(_cached_header(found))
     return macros

@@ -1,9 +1,14 @@
-"""Reading the files a scan names: regular files only, never blocking, with a size cap."""
+"""Reading the files a scan names: regular files only, never blocking, never outside the tree.
+
+A source or header is read with a size cap; a symlink or an include path that leads out of
+the scanned tree is not followed.
+"""
 
 from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_FILE_BYTES = 16_000_000  # an amalgamation such as sqlite3.c (9 MB) is still read
@@ -31,3 +36,37 @@ def read_regular(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[byt
         return b"", "unreadable"
     finally:
         os.close(fd)
+
+
+def inside(real_root: str, path: str | Path) -> bool:
+    """Whether ``path``, resolved (symlinks followed), is ``real_root`` or under it.
+
+    ``real_root`` is already resolved (``os.path.realpath``).
+    """
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+@dataclass(frozen=True)
+class Tree:
+    """What a scan may read besides a file: its tree's resolved root and headers.
+
+    Attributes:
+        root: the scanned folder, resolved; nothing outside it is read (a symlink or an
+            ``#include "../../x.h"`` that leads out is not followed).
+        headers: header file name -> path, the tree's headers, which stand in for the
+            build's include path.
+    """
+
+    root: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def header(self, source: Path, name: str) -> str | None:
+        """The header ``#include "name"`` of ``source`` reads, if it is inside the tree.
+
+        It is looked up beside the file, then by file name among the tree's headers.
+        """
+        candidate = source.parent / name
+        if candidate.is_file() and inside(self.root, candidate):
+            return str(candidate)
+        return self.headers.get(Path(name).name)

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jarvis_graph.security.files import MAX_FILE_BYTES, read_regular
+from jarvis_graph.security.files import MAX_FILE_BYTES, Tree, inside, read_regular
 from jarvis_graph.security.model import Issue, ScanResult
 
 if TYPE_CHECKING:
@@ -44,19 +44,50 @@ class FileOutcome:
     skipped: str = ""
 
 
-def iter_sources(root: Path, languages: tuple[str, ...]) -> Iterator[tuple[Path, str]]:
-    """``(path, language)`` of the source files under ``root`` (or ``root`` itself)."""
+def iter_sources(
+    root: Path, languages: tuple[str, ...], outside: list[Path] | None = None
+) -> Iterator[tuple[Path, str]]:
+    """``(path, language)`` of the source files under ``root`` (or ``root`` itself).
+
+    Folders are listed in name order, a folder's files before its subfolders. A linked
+    folder is not entered, and a linked file whose target is outside ``root`` (symlinks
+    resolved) is not listed: it goes to ``outside`` when that list is given.
+    """
     if root.is_file():
         lang = EXTENSIONS.get(root.suffix.lower())
         if lang in languages:
             yield root, lang
         return
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            lang = EXTENSIONS.get(os.path.splitext(name)[1].lower())
-            if lang in languages:
-                yield Path(dirpath) / name, lang
+    yield from _sources_in(str(root), os.path.realpath(root), languages, outside)
+
+
+def _sources_in(
+    folder: str, real_root: str, languages: tuple[str, ...], outside: list[Path] | None
+) -> Iterator[tuple[Path, str]]:
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        return  # an unreadable folder holds nothing to scan
+    folders = []
+    for entry in entries:
+        try:
+            if entry.is_dir():
+                if not entry.is_symlink() and entry.name not in SKIP_DIRS:
+                    folders.append(entry.path)
+                continue
+        except OSError:
+            continue
+        lang = EXTENSIONS.get(os.path.splitext(entry.name)[1].lower())
+        if lang not in languages:
+            continue
+        if entry.is_symlink() and not inside(real_root, entry.path):
+            if outside is not None:
+                outside.append(Path(entry.path))
+            continue
+        yield Path(entry.path), lang
+    for sub in folders:
+        yield from _sources_in(sub, real_root, languages, outside)
 
 
 def iter_header_files(root: Path) -> Iterator[Path]:
@@ -85,9 +116,7 @@ def read_source(path: Path) -> tuple[str, str]:
         return "", "undecodable"
 
 
-def scan_file(
-    path: Path, language: str, label: str, headers: dict[str, str] | None = None
-) -> FileOutcome:
+def scan_file(path: Path, language: str, label: str, tree: Tree | None = None) -> FileOutcome:
     """Scan one file; binary, huge and undecodable files are skipped with a reason."""
     text, skipped = read_source(path)
     if skipped:
@@ -100,7 +129,7 @@ def scan_file(
             return FileOutcome(scan_rust_text(text, label), lines)
         from jarvis_graph.security.c_scan import scan_c_text
 
-        return FileOutcome(scan_c_text(text, label, language, headers, path), lines)
+        return FileOutcome(scan_c_text(text, label, language, tree, path), lines)
     except Exception as exc:  # noqa: BLE001 - one odd file must not end the scan of a tree
         return _failed(label, exc)
 
@@ -127,8 +156,8 @@ def _mostly_text(data: bytes) -> bool:
 Job = tuple[str, str, str]
 
 
-def _scan_batch(batch: list[Job], headers: dict[str, str]) -> list[FileOutcome]:
-    return [scan_file(Path(p), lang, label, headers) for p, lang, label in batch]
+def _scan_batch(batch: list[Job], tree: Tree) -> list[FileOutcome]:
+    return [scan_file(Path(p), lang, label, tree) for p, lang, label in batch]
 
 
 def _walk_part(prepared: Any, language: str, part: tuple[int, int]) -> list[Issue] | str:
@@ -161,8 +190,9 @@ def scan_path(
     if not os.access(root, os.R_OK) or (root.is_dir() and not os.access(root, os.X_OK)):
         msg = f"{str(path)!r} cannot be read (permission denied); check its permissions"
         raise ScanInputError(msg)
-    files = list(iter_sources(root, languages))
-    if not files:
+    outside: list[Path] = []
+    files = list(iter_sources(root, languages, outside))
+    if not files and not outside:
         exts = ", ".join(sorted(e for e, lang in EXTENSIONS.items() if lang in languages))
         msg = f"no {'/'.join(languages)} source files under {str(path)!r} (extensions {exts})"
         raise ScanInputError(msg)
@@ -172,8 +202,9 @@ def scan_path(
     headers = {p.name: str(p) for p, lang in files if p.suffix.lower() in (".h", ".hpp", ".hh")}
     if root.is_dir() and "c" not in languages:  # C++ trees include .h headers too
         headers.update({p.name: str(p) for p in iter_header_files(root)})
+    tree = Tree(os.path.realpath(base), headers)
     with _gc_paused():
-        outcomes = _run(jobs, headers, workers, progress)
+        outcomes = _run(jobs, tree, workers, progress) if jobs else []
     result = ScanResult(root=str(root), min_confidence=min_confidence)
     skipped: Counter[str] = Counter()
     seen: set[str] = set()
@@ -188,6 +219,8 @@ def scan_path(
                 seen.add(issue.id)
                 result.issues.append(issue)
     result.issues.sort(key=lambda i: (i.file, i.line, i.pattern))
+    if outside:
+        skipped["outside the scanned tree"] += len(outside)
     result.skipped = dict(skipped)
     return result
 
@@ -237,7 +270,7 @@ def _batches(sizes: list[int], workers: int) -> list[list[int]]:
 
 def _run(
     jobs: list[Job],
-    headers: dict[str, str],
+    tree: Tree,
     workers: int,
     progress: Callable[[int, int], None] | None,
 ) -> list[FileOutcome]:
@@ -266,7 +299,7 @@ def _run(
     big = [i for i, job in enumerate(jobs) if sizes[i] > big_enough and job[1] != "rust"]
     if workers <= 1 or (len(jobs) <= 1 and not big):
         for i in range(len(jobs)):
-            collect([i], _scan_batch([jobs[i]], headers))
+            collect([i], _scan_batch([jobs[i]], tree))
         return _all(out)
     # the process pool is imported only here: a one-worker scan does without its start-up
     from concurrent.futures.process import BrokenProcessPool
@@ -276,16 +309,16 @@ def _run(
     context = _fork_context()
     _import_engines({job[1] for job in jobs})  # once here, not in every forked worker
     try:
-        _run_pools(jobs, headers, workers, sizes, big, batches, context, collect)
+        _run_pools(jobs, tree, workers, sizes, big, batches, context, collect)
     except BrokenProcessPool as exc:
         _warn("security scan: a worker process died (%s); scanning what it left", exc)
-        _rescue(jobs, [i for i, o in enumerate(out) if o is None], headers, context, collect)
+        _rescue(jobs, [i for i, o in enumerate(out) if o is None], tree, context, collect)
     return _all(out)
 
 
 def _run_pools(
     jobs: list[Job],
-    headers: dict[str, str],
+    tree: Tree,
     workers: int,
     sizes: list[int],
     big: list[int],
@@ -306,12 +339,12 @@ def _run_pools(
             starter = stack.enter_context(ProcessPoolExecutor(max_workers=1, mp_context=context))
             executors.append(starter)
             for batch in batches:
-                early.append(starter.submit(_scan_batch, [jobs[i] for i in batch], headers))
+                early.append(starter.submit(_scan_batch, [jobs[i] for i in batch], tree))
                 running[early[-1]] = partial(collect, batch)
         stack.callback(lambda: [_PREPARED.pop(key, None) for _, key, _, _ in parts])
         inherits = context is not None and context.get_start_method() == "fork"
         for i in sorted(big, key=lambda i: sizes[i], reverse=True):
-            prepared = _prepare(jobs[i], headers)
+            prepared = _prepare(jobs[i], tree)
             if isinstance(prepared, FileOutcome):
                 collect([i], [prepared])
                 continue
@@ -338,7 +371,7 @@ def _run_pools(
                 if not early[n].cancel():
                     continue
                 running.pop(early[n])
-            scanned = pool.submit(_scan_batch, [jobs[i] for i in batch], headers)
+            scanned = pool.submit(_scan_batch, [jobs[i] for i in batch], tree)
             running[scanned] = partial(collect, batch)
         try:
             while running:
@@ -354,7 +387,7 @@ def _run_pools(
 def _rescue(
     jobs: list[Job],
     left: list[int],
-    headers: dict[str, str],
+    tree: Tree,
     context: Any,
     collect: Callable[[list[int], list[FileOutcome]], None],
 ) -> None:
@@ -370,7 +403,7 @@ def _rescue(
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
             try:
                 while left:
-                    outcome = pool.submit(_scan_batch, [jobs[left[0]]], headers).result()
+                    outcome = pool.submit(_scan_batch, [jobs[left[0]]], tree).result()
                     collect([left.pop(0)], outcome)
             except BrokenProcessPool:
                 i = left.pop(0)
@@ -398,7 +431,7 @@ def _fork_context() -> Any:
     return None
 
 
-def _prepare(job: Job, headers: dict[str, str]) -> tuple[Any, int] | FileOutcome:
+def _prepare(job: Job, tree: Tree) -> tuple[Any, int] | FileOutcome:
     """Read and parse one big C/C++ file: the model and its line count, or why it was skipped."""
     from jarvis_graph.security.c_scan import prepare_c
 
@@ -407,7 +440,7 @@ def _prepare(job: Job, headers: dict[str, str]) -> tuple[Any, int] | FileOutcome
     if skipped:
         return FileOutcome([], skipped=skipped)
     try:
-        prepared = prepare_c(text, label, headers, Path(path))
+        prepared = prepare_c(text, label, tree, Path(path))
     except Exception as exc:  # noqa: BLE001 - one odd file must not end the scan of a tree
         return _failed(label, exc)
     return prepared, text.count("\n") + 1

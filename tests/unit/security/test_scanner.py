@@ -45,6 +45,37 @@ def test_a_fifo_named_like_source_or_header_is_skipped_not_waited_on(tmp_path):
     assert summary["files_scanned"] == 1 and summary["total"] == 1
 
 
+def test_nothing_outside_the_scanned_tree_is_read(tmp_path):
+    """A linked file or folder that leads out of the tree, and a header included from
+    outside it, are not read: their text never reaches the report."""
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    tree.mkdir()
+    outside.mkdir()
+    secret = "void s(void)\n{\n    char SECRET_TOKEN[4];\n    gets(SECRET_TOKEN);\n}\n"
+    (outside / "s.c").write_text(secret)
+    (outside / "len.h").write_text("#define LEN 4\n")
+    (tree / "len_in.h").write_text("#define LEN 4\n")
+    copy = '{\n    char b[LEN];\n    strcpy(b, "0123456789");\n}\n'
+    (tree / "a.c").write_text('#include "../outside/len.h"\nvoid f(void)\n' + copy)
+    (tree / "b.c").write_text('#include "len_in.h"\nvoid g(void)\n' + copy)
+    os.symlink("../outside/s.c", tree / "link.c")
+    os.symlink("../outside", tree / "folder")
+    os.symlink("b.c", tree / "same.c")  # a link inside the tree is scanned
+    done = subprocess.run(  # noqa: S603 - this interpreter, with arguments built here
+        [sys.executable, "-m", "jarvis_graph.security", str(tree), "--workers", "1",
+         "--min-confidence", "0"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["summary"]["skipped"] == {"outside the scanned tree": 1}
+    assert "SECRET_TOKEN" not in done.stdout
+    assert "outside the scanned tree" in done.stderr
+    found = {(i["file"], i["pattern"]) for i in report["issues"]}
+    # LEN is known to b.c (its header is in the tree), not to a.c (its header is outside)
+    assert found == {("b.c", "c-copy-overflow"), ("same.c", "c-copy-overflow")}
+
+
 def test_missing_path_is_a_clear_error(tmp_path):
     with pytest.raises(ScanInputError, match="does not exist"):
         scan_path(tmp_path / "nope")
