@@ -1399,6 +1399,36 @@ def test_rounding_skips_a_number_longer_than_a_decimal_context(tmp_path: Path) -
     assert check("3.14", messages, tmp_path) == []
 
 
+def test_a_count_of_0_for_a_text_the_file_holds_fails(tmp_path: Path) -> None:
+    """0 counted where the last field still ended with its newline; 3 lines hold 'shipped'."""
+    (tmp_path / "orders.csv").write_text(
+        "id,customer,status\n1,ann,shipped\n2,bob,pending\n3,cy,shipped\n4,di,shipped\n"
+    )
+    task = "How many orders in orders.csv have the status shipped? Answer with the number."
+    meta = {**META, "compute": {"computes": True}}
+    wrong = "len([line for line in open('orders.csv') if line.split(',')[2] == 'shipped'])"
+    messages = conversation(task, ("compute", {"expression": wrong}, f"{wrong} = 0"))
+    [found] = problems("0", task, evidence_of(messages, meta), tmp_path)
+    assert "0 is what the code counted, but lines of orders.csv hold 'shipped'" in found
+    right = "len([l for l in open('orders.csv') if l.strip().split(',')[2] == 'shipped'])"
+    messages = conversation(task, ("compute", {"expression": right}, f"{right} = 3"))
+    assert problems("3", task, evidence_of(messages, meta), tmp_path) == []
+    # a 0 the file bears out stands: no line holds 'returned'
+    none = "len([l for l in open('orders.csv') if 'returned' in l])"
+    messages = conversation(task, ("compute", {"expression": none}, f"{none} = 0"))
+    assert problems("0", task, evidence_of(messages, meta), tmp_path) == []
+    # the expression's own 0 (an index) is not the value it gave
+    first = "len([l for l in open('orders.csv') if l.split(',')[0] == 'shipped'])"
+    messages = conversation(task, ("compute", {"expression": first}, f"{first} = 2"))
+    found = problems("0", task, evidence_of(messages, meta), tmp_path)
+    assert not any("0 is what the code counted" in problem for problem in found)
+    # a run of grep is judged the same way
+    grep = "grep -c 'shipped' orders.csv"
+    ran = conversation(task, ("execute_script", {"script": grep}, "exit code: 0\n0"))
+    [found] = problems("0", task, evidence_of(ran, META), tmp_path)
+    assert "lines of orders.csv hold 'shipped'" in found
+
+
 def test_a_count_over_a_text_narrower_than_the_tasks_terms_fails(tmp_path: Path) -> None:
     """Counted over 'GET /api/orders 504' where the task asks about 504: more lines hold it."""
     (tmp_path / "access.log").write_text(

@@ -165,6 +165,7 @@ def problems(
     found += _match_count_as_length(answer, task, evidence)
     found += _another_aggregate(answer, task, evidence.calls)
     found += _count_narrowed_by_the_model(answer, task, evidence.calls, workspace)
+    found += _count_of_nothing(answer, task, evidence.calls, workspace)
     found = found or _answer_off_the_term(answer, task, asked, evidence)
     return found
 
@@ -459,22 +460,11 @@ def _count_narrowed_by_the_model(
     words = {w.lower() for w in _TOKEN.findall(task)}
     root = workspace.resolve()
     for call in calls:
-        if call.failed or not (call.meta.get("computes") or call.meta.get("runs_code")):
-            continue
-        code = _strings(call.args)
         got = said & _result_numbers(call)
-        files = [n for n in dict.fromkeys(FILE_NAME.findall(code)) if find_file(root, n)]
-        if not got or len(files) != 1:
+        counted = _counted_text(call, root) if got else None
+        if counted is None:
             continue
-        path = find_file(root, files[0])
-        text = read_head(path) if path is not None else None
-        if not text:
-            continue
-        literals = [m.group(1) or m.group(2) for m in _LITERAL.finditer(code)]
-        literals = [q for q in literals if not FILE_NAME.fullmatch(q.strip())]
-        if len(literals) != 1:
-            continue  # two texts combined (or, and, not): what they count is not read here
-        quoted = literals[0]
+        name, text, quoted = counted
         tokens = [t for t in _TOKEN.findall(_REGEX_ESCAPE.sub(" ", quoted)) if len(t) > 1]
         kept = [t for t in tokens if t.lower() in words]
         if kept and len(kept) < len(tokens):
@@ -483,11 +473,106 @@ def _count_narrowed_by_the_model(
             wide = sum(all(t in line for t in kept) for line in lines)
             if wide > narrow:
                 return [
-                    f"{min(got):g} counts the lines of {files[0]} holding '{quoted}', but the "
+                    f"{min(got):g} counts the lines of {name} holding '{quoted}', but the "
                     f"task asks about {' '.join(kept)}: more lines of it hold that; count the "
                     "lines the task describes, then answer"
                 ]
     return []
+
+
+def _count_of_nothing(answer: str, task: str, calls: list[Call], workspace: Path) -> list[str]:
+    """A count of 0 over a file whose lines hold the text counted.
+
+    "How many orders in orders.csv have the status shipped?" answered 0, what
+    ``len([l for l in open('orders.csv') if l.split(',')[2] == 'shipped'])`` gave: the
+    status is the line's last field, which still ends with the newline. Judged only where
+    it can be shown: the 0 came from a computation or a run over one workspace file whose
+    code quotes one text, and lines of that file hold that text.
+    """
+    if not _COUNTING.search(task) or 0 not in _answer_numbers(answer):
+        return []
+    root = workspace.resolve()
+    for call in calls:
+        counted = _counted_text(call, root) if _call_value(call) == {0.0} else None
+        if counted is None:
+            continue
+        name, text, quoted = counted
+        if any(quoted in line for line in text.splitlines()):
+            return [
+                f"0 is what the code counted, but lines of {name} hold '{quoted}': read "
+                f"{name} to see how its lines look (a line read from a file still ends with "
+                "its newline), count them again, then answer"
+            ]
+    return []
+
+
+def _counted_text(call: Call, root: Path) -> tuple[str, str, str] | None:
+    """``(file name, its text, quoted text)`` of a count of one text over one workspace file.
+
+    ``None`` for any other call: not a computation or a run, another number of files.
+    Code quoting two texts (``'a' in l or 'b' in l``) counts what no one text says.
+    """
+    if call.failed or not (call.meta.get("computes") or call.meta.get("runs_code")):
+        return None
+    code = _strings(call.args)
+    files = [n for n in dict.fromkeys(FILE_NAME.findall(code)) if find_file(root, n)]
+    if len(files) != 1:
+        return None
+    path = find_file(root, files[0])
+    text = read_head(path) if path is not None else None
+    literals = [q for q in _quoted(code) if not FILE_NAME.fullmatch(q.strip())]
+    if not text or len(literals) != 1:
+        return None
+    return files[0], text, literals[0]
+
+
+def _quoted(code: str) -> list[str]:
+    """The texts code looks for in lines.
+
+    In a Python expression, the strings compared (``'x' in line``, ``f == 'x'``) or searched
+    for (``line.startswith('x')``), not a separator (``split(',')``) or a file name; in a
+    shell command, the quoted texts.
+    """
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return [m.group(1) or m.group(2) for m in _LITERAL.finditer(code)]
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute | ast.Name)
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
+            in _SEARCHES
+        ):
+            operands = list(node.args)
+        else:
+            continue
+        found += [
+            n.value for n in operands if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        ]
+    return [text for text in found if text.strip()]
+
+
+_SEARCHES = frozenset(
+    {"startswith", "endswith", "count", "find", "search", "match", "findall", "fullmatch"}
+)
+
+
+_EXIT_LINE = re.compile(r"\Aexit code: -?\d+\n")
+
+
+def _call_value(call: Call) -> set[float]:
+    """The numbers of what a computation or a run gave (none of the expression's own).
+
+    A computation's value after ``expression =``; a run's output after its exit code line.
+    """
+    result = call.result.split(READ_AS_NOTE)[0]
+    if call.meta.get("computes"):  # "expression = value"
+        result = result.rsplit(" = ", 1)[1] if " = " in result else ""
+    return _numbers(_EXIT_LINE.sub("", result))
 
 
 def _result_numbers(call: Call) -> set[float]:
