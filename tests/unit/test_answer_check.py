@@ -945,6 +945,32 @@ def test_a_fix_then_run_task_asks_for_both_and_shows_the_script_to_run(tmp_path:
     assert run.endswith("then answer")
 
 
+def test_a_module_to_import_and_print_from_is_not_run_as_a_script(tmp_path: Path) -> None:
+    """The 1.5B ran `python3 units.py` as the notice showed; it printed nothing, and the
+    answer was the task's own 1.609344."""
+    task = (
+        "Write a module named units.py that defines KM_PER_MILE = 1.609344 and a function "
+        "miles_to_km(miles). Then use python3 to import it and print miles_to_km(26.2) "
+        "rounded to one decimal place."
+    )
+    module = "KM_PER_MILE = 1.609344\n\ndef miles_to_km(miles):\n    return miles * KM_PER_MILE\n"
+    (tmp_path / "units.py").write_text(module)
+    offered = {**META, "write_file": {"risky": True, "edits_files": True}}
+    wrote = ("write_file", {"path": "units.py", "content": module}, "Created units.py (4 lines).")
+    told = problems("1.609344", task, evidence_of(conversation(task, wrote), offered), tmp_path,
+                    True, offered)  # fmt: skip
+    [run] = [p for p in told if "to run something" in p]
+    assert run.endswith("do it with execute_script, then answer")  # no `python3 units.py`
+    silent = ("execute_script", {"script": "python3 units.py"}, "exit code: 0\n")
+    messages = conversation(task, wrote, silent)
+    told = problems("1.609344", task, evidence_of(messages, offered), tmp_path, True, offered)
+    assert any("no run printed anything" in p for p in told)
+    command = 'python3 -c "import units; print(round(units.miles_to_km(26.2), 1))"'
+    printed = ("execute_script", {"script": command}, "exit code: 0\n42.2\n")
+    messages = conversation(task, wrote, printed)
+    assert problems("42.2", task, evidence_of(messages, offered), tmp_path, True, offered) == []
+
+
 def test_a_command_run_with_the_templates_placeholder_left_in_fails(tmp_path: Path) -> None:
     """The 0.5B ran `python3 greet.py NAME` as quoted and reported "code: NAME-29"."""
     (tmp_path / "user.txt").write_text("orlando\n")

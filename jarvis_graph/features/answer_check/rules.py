@@ -149,6 +149,7 @@ def problems(
     found = found or _placeholder_run(task, evidence.calls)
     found = found or _status_on_another_line(answer, task, evidence)
     found = found or _numbers_not_printed(answer, task, asked, evidence.calls)
+    found = found or _nothing_printed(answer, task, asked, evidence.calls)
     found += _files_missing(answer, task, asked, workspace)
     found += _file_not_looked_at(answer, task, asked, evidence, workspace)
     found += _absent_from_a_narrow_look(answer, task, evidence, workspace)
@@ -561,7 +562,7 @@ _SEARCHES = frozenset(
 )
 
 
-_EXIT_LINE = re.compile(r"\Aexit code: -?\d+\n")
+_EXIT_LINE = re.compile(r"\Aexit code: -?\d+(?:\n|\Z)")
 
 
 def _call_value(call: Call) -> set[float]:
@@ -721,8 +722,8 @@ def _run_example(task: str, workspace: Path, offered: dict[str, dict[str, Any]])
         for name in dict.fromkeys(FILE_NAME.findall(task))
         if PurePosixPath(name).suffix.lower() in INTERPRETERS and exists(root, name)
     ]
-    if len(scripts) != 1:
-        return ""
+    if len(scripts) != 1 or _IMPORTS.search(task):
+        return ""  # none, or a module the task imports: running it as a script prints nothing
     command = f"{INTERPRETERS[PurePosixPath(scripts[0]).suffix.lower()]} {scripts[0]}"
     return f", for example execute_script with {json.dumps({'script': command})}"
 
@@ -855,6 +856,35 @@ def _numbers_not_printed(answer: str, task: str, asked: list[str], calls: list[C
     return [
         f"the task asks to run something and report on it, but {shown} is not in what the "
         "run printed: answer from the run's output"
+    ]
+
+
+_PRINTS = re.compile(r"\bprint(?:s|ed)?\b|\boutputs?\b", re.IGNORECASE)
+_IMPORTS = re.compile(r"\bimport\b", re.IGNORECASE)
+
+
+def _nothing_printed(answer: str, task: str, asked: list[str], calls: list[Call]) -> list[str]:
+    """A task that asks what code prints, runs that printed nothing, and a number answered.
+
+    "Write units.py ... Then use python3 to import it and print miles_to_km(26.2)" answered
+    1.609344, the task's own number: the one run, ``python3 units.py``, printed nothing (a
+    module defines, it does not print). Judged when the task asks to run code and print,
+    a run worked, no run or computation that worked gave any output, and the answer states
+    a number.
+    """
+    if "run" not in asked or not _PRINTS.search(task) or not _answer_numbers(answer):
+        return []
+    done = [
+        c for c in calls if (c.meta.get("runs_code") or c.meta.get("computes")) and not c.failed
+    ]
+    if not any(c.meta.get("runs_code") for c in done):
+        return []
+    if any(_EXIT_LINE.sub("", c.result).strip() for c in done):
+        return []
+    return [
+        "the task asks what the code prints, but no run printed anything: run code that "
+        "prints what the task asks for (a module the task imports is imported by that code, "
+        "for example with python3 -c), then answer from its output"
     ]
 
 
