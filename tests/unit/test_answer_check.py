@@ -276,7 +276,29 @@ def test_a_question_about_a_missing_file_must_say_it_is_missing(tmp_path: Path) 
     assert check("There is no settings_prod.py in the workspace.", messages, tmp_path) == []
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "settings_prod.py").write_text("TIMEOUT = 30\n")
-    assert check("10", messages, tmp_path) == []  # found by its name in a folder
+    # found by its name in a folder: not missing, but never looked at (10 was settings_dev's)
+    [found] = check("10", messages, tmp_path)
+    assert "the task is about settings_prod.py too, but no tool looked at it" in found
+    looked = conversation(
+        task, ("read_code", {"path": "conf/settings_prod.py"}, "1 | TIMEOUT = 30")
+    )
+    assert check("30", looked, tmp_path) == []
+
+
+def test_a_question_on_two_files_answered_after_a_look_at_one_fails(tmp_path: Path) -> None:
+    """The 0.5B read extensions.csv alone and answered "Liang Wu": who is on call is in
+    team.txt, which no tool looked at."""
+    (tmp_path / "team.txt").write_text("# on-call rota\nthis week: Marta Jensen\n")
+    (tmp_path / "extensions.csv").write_text("name,extension\nMarta Jensen,3581\nLiang Wu,2290\n")
+    task = (
+        "team.txt says who is on call this week. What's that person's desk phone extension? "
+        "The extensions are in extensions.csv."
+    )
+    csv = ("read_code", {"path": "extensions.csv"}, "2 | Marta Jensen,3581\n3 | Liang Wu,2290")
+    [found] = check("Liang Wu", conversation(task, csv), tmp_path)
+    assert found.startswith("the task is about team.txt too, but no tool looked at it")
+    team = ("read_code", {"path": "team.txt"}, "2 | this week: Marta Jensen")
+    assert check("3581", conversation(task, team, csv), tmp_path) == []
 
 
 def test_a_failed_last_run_must_be_owned_up_to(tmp_path: Path) -> None:
@@ -1145,8 +1167,13 @@ def test_a_count_computed_over_the_file_that_names_the_one_to_count_fails(
     [found] = problems("4", task, evidence_of(messages, meta), tmp_path)
     assert "names data/b.txt and data/c.txt" in found and "for example" not in found  # which?
     other = "len(open('data/b.txt').read().splitlines())"
-    messages = conversation(task, ("compute", {"expression": other}, f"{other} = 9"))
+    read = ("read_code", {"path": "config.toml"}, 'input = "data/b.txt"')
+    messages = conversation(task, read, ("compute", {"expression": other}, f"{other} = 9"))
     assert problems("9", task, evidence_of(messages, meta), tmp_path) == []
+    # the right file guessed without a look at the one that names it
+    messages = conversation(task, ("compute", {"expression": other}, f"{other} = 9"))
+    [found] = problems("9", task, evidence_of(messages, meta), tmp_path)
+    assert "the task is about config.toml too, but no tool looked at it" in found
     # the pointer file's own length, when the task asks about it, is the answer
     asked = "How many lines does config.toml have?"
     messages = conversation(asked, ("compute", {"expression": expression}, f"{expression} = 4"))

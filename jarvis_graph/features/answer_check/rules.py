@@ -1326,17 +1326,22 @@ def _file_not_looked_at(
 ) -> list[str]:
     """A question about a workspace file answered without anything showing the file.
 
-    Nothing ran since the task, and no line of the file is in the thread (a tool result
-    of an earlier task or the attached context would hold some): the answer cannot rest
-    on the file. A question that points at the workspace without naming a file ("in the
-    source files", "in the logs") needs a tool result on the thread, or file content
-    attached to it that holds the answer's words: the attached context may only list the
-    files, and a name from that list answered "who is the TODO assigned to?". Tasks that
-    ask for an action have their own rule.
+    No call or result of the task named the file, and no line of it is in the thread (a
+    tool result of an earlier task or the attached context would hold some): the answer
+    cannot rest on the file. "team.txt says who is on call. What's that person's
+    extension? The extensions are in extensions.csv." was answered with a name after a
+    look at extensions.csv alone: who is on call is in team.txt. A question that points
+    at the workspace without naming a file ("in the source files", "in the logs") needs a
+    tool result on the thread, or file content attached to it that holds the answer's
+    words: the attached context may only list the files, and a name from that list
+    answered "who is the TODO assigned to?". Tasks that ask for an action have their own
+    rule.
     """
-    if asked or evidence.calls:
+    if asked:
         return []
     root = workspace.resolve()
+    # a call that names the file, or a result that does (read_code's header), looked at it
+    called = "\n".join(f"{_strings(call.args)}\n{call.result}" for call in evidence.calls)
     unseen = []
     named = False
     for name in dict.fromkeys(FILE_NAME.findall(task)):
@@ -1344,7 +1349,7 @@ def _file_not_looked_at(
         if path is None:
             continue
         named = True
-        text = read_head(path)
+        text = read_head(path) if name not in called else None
         if text is None:
             continue
         lines = text.splitlines()[:_SEEN_LINES]
@@ -1352,7 +1357,13 @@ def _file_not_looked_at(
         if shown and not any(line in evidence.text for line in shown):
             unseen.append(name)
     about = _ABOUT_WORKSPACE.search(task)
-    if about and not named and not evidence.looked and not _in_content(answer, task, evidence):
+    if (
+        about
+        and not evidence.calls
+        and not named
+        and not evidence.looked
+        and not _in_content(answer, task, evidence)
+    ):
         return [
             f"the task asks about the workspace's {about.group(0).lower()}, but no tool "
             "looked at them: search or read them with a tool, then answer from what the "
@@ -1361,6 +1372,11 @@ def _file_not_looked_at(
     if not unseen:
         return []
     names = ", ".join(unseen)
+    if evidence.calls:
+        return [
+            f"the task is about {names} too, but no tool looked at it: read it with a "
+            "tool, then answer from what the tools return"
+        ]
     return [
         f"the task is about {names}, but nothing was looked at since the task: read it "
         "(or run it) with a tool, then answer from what the tool returns"
