@@ -1452,28 +1452,32 @@ def test_rounding_skips_a_number_longer_than_a_decimal_context(tmp_path: Path) -
     assert check("3.14", messages, tmp_path) == []
 
 
+def after_compute(
+    answer: str, task: str, expression: str, value: str, workspace: Path
+) -> list[str]:
+    """The problems of ``answer`` after one ``compute`` of ``expression`` gave ``value``."""
+    call = ("compute", {"expression": expression}, f"{expression} = {value}")
+    meta = {**META, "compute": {"computes": True}}
+    return problems(answer, task, evidence_of(conversation(task, call), meta), workspace)
+
+
 def test_a_count_of_0_for_a_text_the_file_holds_fails(tmp_path: Path) -> None:
     """0 counted where the last field still ended with its newline; 3 lines hold 'shipped'."""
     (tmp_path / "orders.csv").write_text(
         "id,customer,status\n1,ann,shipped\n2,bob,pending\n3,cy,shipped\n4,di,shipped\n"
     )
     task = "How many orders in orders.csv have the status shipped? Answer with the number."
-    meta = {**META, "compute": {"computes": True}}
     wrong = "len([line for line in open('orders.csv') if line.split(',')[2] == 'shipped'])"
-    messages = conversation(task, ("compute", {"expression": wrong}, f"{wrong} = 0"))
-    [found] = problems("0", task, evidence_of(messages, meta), tmp_path)
+    [found] = after_compute("0", task, wrong, "0", tmp_path)
     assert "0 is what the code counted, but lines of orders.csv hold 'shipped'" in found
     right = "len([l for l in open('orders.csv') if l.strip().split(',')[2] == 'shipped'])"
-    messages = conversation(task, ("compute", {"expression": right}, f"{right} = 3"))
-    assert problems("3", task, evidence_of(messages, meta), tmp_path) == []
+    assert after_compute("3", task, right, "3", tmp_path) == []
     # a 0 the file bears out stands: no line holds 'returned'
     none = "len([l for l in open('orders.csv') if 'returned' in l])"
-    messages = conversation(task, ("compute", {"expression": none}, f"{none} = 0"))
-    assert problems("0", task, evidence_of(messages, meta), tmp_path) == []
+    assert after_compute("0", task, none, "0", tmp_path) == []
     # the expression's own 0 (an index) is not the value it gave
     first = "len([l for l in open('orders.csv') if l.split(',')[0] == 'shipped'])"
-    messages = conversation(task, ("compute", {"expression": first}, f"{first} = 2"))
-    found = problems("0", task, evidence_of(messages, meta), tmp_path)
+    found = after_compute("0", task, first, "2", tmp_path)
     assert not any("0 is what the code counted" in problem for problem in found)
     # a run of grep is judged the same way
     grep = "grep -c 'shipped' orders.csv"
@@ -1491,20 +1495,16 @@ def test_a_count_over_a_text_narrower_than_the_tasks_terms_fails(tmp_path: Path)
         "10.0.0.4 GET /api/users 504 9ms\n"
     )
     task = "Some requests in access.log ended with a 504 status. How many of them are there?"
-    meta = {**META, "compute": {"computes": True}}
     narrow = "len([l for l in open('access.log') if 'GET /api/orders 504' in l])"
-    messages = conversation(task, ("compute", {"expression": narrow}, f"{narrow} = 1"))
-    [found] = problems("1", task, evidence_of(messages, meta), tmp_path)
+    [found] = after_compute("1", task, narrow, "1", tmp_path)
     assert "1 counts the lines of access.log holding 'GET /api/orders 504'" in found
     assert "the task asks about 504: more lines of it hold that" in found
     wide = "len([l for l in open('access.log') if ' 504 ' in l])"
-    messages = conversation(task, ("compute", {"expression": wide}, f"{wide} = 3"))
-    assert problems("3", task, evidence_of(messages, meta), tmp_path) == []
+    assert after_compute("3", task, wide, "3", tmp_path) == []
     # extra words that narrow nothing (every 504 line is a GET here) are not judged
     (tmp_path / "access.log").write_text("GET /a 504\nGET /b 504\nPOST /c 200\n")
     got = "len([l for l in open('access.log') if 'GET /a 504' in l or 'GET /b 504' in l])"
-    messages = conversation(task, ("compute", {"expression": got}, f"{got} = 2"))
-    assert problems("2", task, evidence_of(messages, meta), tmp_path) == []
+    assert after_compute("2", task, got, "2", tmp_path) == []
     # a run of grep is judged the same way
     grep = "grep -c 'GET /a 504' access.log"
     ran = conversation(task, ("execute_script", {"script": grep}, "exit code: 0\n1"))
