@@ -534,7 +534,19 @@ def test_a_value_change_that_renamed_a_key_fails(tmp_path: Path) -> None:
     messages = conversation(task, ("write_file", {"path": "config.json"}, result))
     found = check("Done, the port is 9091.", messages, tmp_path)
     assert any("removed server.host, server.port" in p for p in found), found
-    assert any("no edit made any value 9091" in p for p in found), found
+    assert any("after the edits no value is 9091" in p for p in found), found
+
+
+def test_a_value_set_then_overwritten_by_a_later_edit_fails(tmp_path: Path) -> None:
+    """The 1.5B set http.timeout_s to 45, then rewrote the file with 300 there, and
+    answered 45."""
+    (tmp_path / "config.json").write_text(CONFIG_JSON)
+    task = "Change the server port in config.json to 9091."
+    right = edit_result(tmp_path, '"port": 8080', '"port": 9091')
+    again = edit_result(tmp_path, '"port": 9091', '"port": 8081')
+    calls = [("write_file", {"path": "config.json"}, r) for r in (right, again)]
+    found = check("The port is now 9091.", conversation(task, *calls), tmp_path)
+    assert any("after the edits no value is 9091" in p for p in found), found
 
 
 def test_a_renamed_key_put_back_and_the_value_set_passes(tmp_path: Path) -> None:

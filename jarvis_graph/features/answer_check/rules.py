@@ -1244,7 +1244,7 @@ _KEY_VERBS = _REMOVES | {"add", "insert", "replace", "rewrite", "restructure", "
 _EDITED = re.compile(r"^(?:Edited|Rewrote) (\S+?)[:.]? ", re.MULTILINE)
 _DATA_LINE = re.compile(
     r"^  (?:added (?P<added>\S+) = (?P<value>.*)|removed (?P<removed>\S+) \(was .*\)"
-    r"|\S+: .* -> (?P<new>.*))$",
+    r"|(?P<key>\S+): .* -> (?P<new>.*))$",
     re.MULTILINE,
 )
 _TARGET = re.compile(r"\bto\s+(-?\d+(?:\.\d+)?|true|false)\b", re.IGNORECASE)
@@ -1257,14 +1257,15 @@ def _data_edit_problems(task: str, calls: list[Call]) -> list[str]:
     :mod:`jarvis_graph.editing.data_changes`). When the task only asks to change values
     ("set the port to 9091", "switch the flag off"), keys removed by the edits and not put
     back mean the edit hit a key instead of its value; a target value the task names
-    ("to 9091") must be the new value of something.
+    ("to 9091") must be the value of something after the last edit (the 1.5B set 45, then
+    rewrote the file with 300 in its place and answered 45).
     """
     verbs = {_verb(clause) for clause in _CLAUSES.split(task)}
     if not verbs & _VALUE_VERBS or verbs & _KEY_VERBS:
         return []
     lost: dict[str, set[str]] = {}  # keys the file had that the edits removed
     added: dict[str, set[str]] = {}  # keys the edits added
-    new_values: list[str] = []
+    values: dict[tuple[str, str], str] = {}  # (file, key) -> its value after the edits
     reported = False
     for call in calls:
         if call.failed or not call.meta.get("edits_files"):
@@ -1282,12 +1283,14 @@ def _data_edit_problems(task: str, calls: list[Call]) -> list[str]:
                         made.discard(removed)
                     else:
                         keys.add(removed)
+                    values.pop((head.group(1), removed), None)
                     continue
                 if line["added"] in keys:
                     keys.discard(line["added"])
                 elif line["added"]:
                     made.add(line["added"])
-                new_values.append(line["value"] or line["new"] or "")
+                key = line["added"] or line["key"] or ""
+                values[(head.group(1), key)] = line["value"] or line["new"] or ""
     found = [
         f"the edit of {name} removed {', '.join(sorted(keys)[:4])}, but the task asks to "
         "change a value, not to remove or rename keys: put them back and change the value "
@@ -1301,12 +1304,13 @@ def _data_edit_problems(task: str, calls: list[Call]) -> list[str]:
         and target
         and not any(
             re.search(rf"(?<![\w.]){re.escape(target.group(1))}(?![\w.])", v, re.IGNORECASE)
-            for v in new_values
+            for v in values.values()
         )
     ):
         found.append(
-            f"the task asks to set a value to {target.group(1)}, but no edit made any value "
-            f"{target.group(1)}: edit the value the task names"
+            f"the task asks to set a value to {target.group(1)}, but after the edits no value "
+            f"is {target.group(1)}: edit the value the task names (see the changes listed "
+            "under each edit's result)"
         )
     return found
 
