@@ -109,11 +109,22 @@ def test_list_markers_and_paths_are_not_claims(tmp_path: Path) -> None:
         ("Which test fails when the tests are run?", []),
         ("Write units.py. Then use python3 to import it and print f(2).", ["write", "run"]),
         ("Use bash to count the files.", ["run"]),
+        ("Use a python3 -c one-liner to count the entries of the list.", ["run"]),
         ("Use the config in app.toml to find the port.", []),
     ],
 )
 def test_asked_actions_are_imperative_clauses(task: str, kinds: list[str]) -> None:
     assert asked_actions(task) == kinds
+
+
+def test_a_one_liner_asked_for_that_only_failed_is_no_answer(tmp_path: Path) -> None:
+    """The 0.5B's two one-liners failed (SyntaxError, exit code 1) and it answered 1."""
+    (tmp_path / "inventory.json").write_text('{"items": [1, 2, 3]}')
+    task = "Use a python3 -c one-liner to count the entries in the items list of inventory.json."
+    failed = 'exit code: 1\n  File "<string>", line 1\nSyntaxError: invalid syntax'
+    script = {"script": "python3 -c \"import csv; with open('inventory.json') as f: return 1\""}
+    messages = conversation(task, ("execute_script", script, failed))
+    assert any("failed" in p for p in check("1", messages, tmp_path))
 
 
 def test_an_action_asked_for_but_not_done_fails(tmp_path: Path) -> None:

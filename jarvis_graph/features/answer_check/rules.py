@@ -605,11 +605,13 @@ def _another_aggregate(answer: str, task: str, calls: list[Call]) -> list[str]:
 
 
 _USE_TO_RUN = re.compile(
-    r"use\s+`?(?:python[\d.]*|bash|sh|zsh|node|deno|ruby|perl|php|go run|cargo run|make|"
+    r"use\s+(?:(?:an?|the)\s+)?`?(?:python[\d.]*|bash|sh|zsh|node|deno|ruby|perl|php|go run|"
+    r"cargo run|make|"
     r"pytest|npm|npx|java)\b",
     re.IGNORECASE,
 )
-"""A clause that asks to run code with an interpreter or a runner, by the verb "use"."""
+"""A clause that asks to run code with an interpreter or a runner, by the verb "use" ("use
+python3 to ...", "use a python3 -c one-liner to ...")."""
 
 
 _ARITHMETIC = {"add": re.compile(r"add\s+(?:\w+\s+)?up\b", re.IGNORECASE)}
