@@ -1006,6 +1006,11 @@ def test_a_module_to_import_and_print_from_is_not_run_as_a_script(tmp_path: Path
                     True, offered)  # fmt: skip
     [run] = [p for p in told if "to run something" in p]
     assert run.endswith("do it with execute_script, then answer")  # no `python3 units.py`
+    # a script whose import line fails is still run as a script
+    broken = "units.py fails on its import line. Repair the file, then run it."
+    told = problems("1", broken, evidence_of(conversation(broken, wrote), offered), tmp_path,
+                    True, offered)  # fmt: skip
+    assert any('{"script": "python3 units.py"}' in p for p in told)
     silent = ("execute_script", {"script": "python3 units.py"}, "exit code: 0\n")
     messages = conversation(task, wrote, silent)
     told = problems("1.609344", task, evidence_of(messages, offered), tmp_path, True, offered)

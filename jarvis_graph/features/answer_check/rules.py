@@ -724,7 +724,7 @@ def _run_example(task: str, workspace: Path, offered: dict[str, dict[str, Any]])
         for name in dict.fromkeys(FILE_NAME.findall(task))
         if PurePosixPath(name).suffix.lower() in INTERPRETERS and exists(root, name)
     ]
-    if len(scripts) != 1 or _IMPORTS.search(task):
+    if len(scripts) != 1 or _imports(task, scripts[0]):
         return ""  # none, or a module the task imports: running it as a script prints nothing
     command = f"{INTERPRETERS[PurePosixPath(scripts[0]).suffix.lower()]} {scripts[0]}"
     return f", for example execute_script with {json.dumps({'script': command})}"
@@ -862,7 +862,15 @@ def _numbers_not_printed(answer: str, task: str, asked: list[str], calls: list[C
 
 
 _PRINTS = re.compile(r"\bprint(?:s|ed)?\b|\boutputs?\b", re.IGNORECASE)
-_IMPORTS = re.compile(r"\bimport\b", re.IGNORECASE)
+
+
+def _imports(task: str, script: str) -> bool:
+    """Whether the task imports the script as a module ("import it", "import units").
+
+    "top_word.py fails on its import line" imports nothing: it is still run as a script.
+    """
+    stem = re.escape(PurePosixPath(script).stem)
+    return re.search(rf"\bimport\s+(?:it|them|{stem})\b", task, re.IGNORECASE) is not None
 
 
 def _nothing_printed(answer: str, task: str, asked: list[str], calls: list[Call]) -> list[str]:
