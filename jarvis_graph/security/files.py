@@ -43,8 +43,7 @@ def inside(real_root: str, path: str | Path) -> bool:
 
     ``real_root`` is already resolved (``os.path.realpath``).
     """
-    real = os.path.realpath(path)
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+    return Path(os.path.realpath(path)).is_relative_to(real_root)
 
 
 @dataclass(frozen=True)

@@ -516,15 +516,15 @@ def _counted_text(call: Call, root: Path) -> tuple[str, str, str] | None:
     if call.failed or not (call.meta.get("computes") or call.meta.get("runs_code")):
         return None
     code = _strings(call.args)
-    files = [n for n in dict.fromkeys(FILE_NAME.findall(code)) if find_file(root, n)]
-    if len(files) != 1:
+    paths = {n: p for n in dict.fromkeys(FILE_NAME.findall(code)) if (p := find_file(root, n))}
+    if len(paths) != 1:
         return None
-    path = find_file(root, files[0])
-    text = read_head(path) if path is not None else None
+    [(name, path)] = paths.items()
+    text = read_head(path)
     literals = [q for q in _quoted(code) if not FILE_NAME.fullmatch(q.strip())]
     if not text or len(literals) != 1:
         return None
-    return files[0], text, literals[0]
+    return name, text, literals[0]
 
 
 def _quoted(code: str) -> list[str]:
