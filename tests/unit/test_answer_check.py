@@ -1538,3 +1538,33 @@ def test_a_count_over_a_text_narrower_than_the_tasks_terms_fails(tmp_path: Path)
     ran = conversation(task, ("execute_script", {"script": grep}, "exit code: 0\n1"))
     [found] = problems("1", task, evidence_of(ran, META), tmp_path)
     assert "1 counts the lines of access.log holding 'GET /a 504'" in found
+
+
+def test_a_count_of_a_json_objects_keys_for_one_keys_entries_fails(tmp_path: Path) -> None:
+    """The 0.5B printed len(json.load(...)), 2 (the object's keys), for the items list's 17."""
+    items = ", ".join(f'"sku-{n}"' for n in range(101, 118))
+    (tmp_path / "inventory.json").write_text(f'{{"items": [{items}], "archived": ["sku-1"]}}')
+    task = "Use a python3 -c one-liner to count the entries in the items list of inventory.json."
+    whole = "import json; items = json.load(open('inventory.json')); print(len(items))"
+    ran = conversation(
+        task, ("execute_script", {"script": f'python3 -c "{whole}"'}, "exit code: 0\n2")
+    )
+    [found] = check("2", ran, tmp_path)
+    assert "2 is the number of top-level keys of inventory.json (items, archived)" in found
+    assert "len(data['items'])" in found
+    # the key's own entries, counted by quoting it (the shell's escaped quotes too), pass
+    for right in ("len(json.load(open('inventory.json'))['items'])", 'len(d[\\"items\\"])'):
+        ran = conversation(
+            task, ("execute_script", {"script": f'python3 -c "{right}"'}, "exit code: 0\n17")
+        )
+        assert check("17", ran, tmp_path) == []
+        ran = conversation(
+            task, ("execute_script", {"script": f'python3 -c "{right}"'}, "exit code: 0\n2")
+        )
+        assert not any("top-level keys" in p for p in check("2", ran, tmp_path))
+    # a question about the top-level keys themselves is not judged
+    keys = "How many top-level keys does inventory.json have? Use python3 to count them."
+    ran = conversation(
+        keys, ("execute_script", {"script": f'python3 -c "{whole}"'}, "exit code: 0\n2")
+    )
+    assert check("2", ran, tmp_path) == []

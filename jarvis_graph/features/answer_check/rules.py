@@ -167,6 +167,7 @@ def problems(
     found += _another_aggregate(answer, task, evidence.calls)
     found += _count_narrowed_by_the_model(answer, task, evidence.calls, workspace)
     found += _count_of_nothing(answer, task, evidence.calls, workspace)
+    found += _count_of_json_keys(answer, task, evidence.calls, workspace)
     found = found or _answer_off_the_term(answer, task, asked, evidence)
     return found
 
@@ -504,6 +505,49 @@ def _count_of_nothing(answer: str, task: str, calls: list[Call], workspace: Path
                 f"{name} to see how its lines look (a line read from a file still ends with "
                 "its newline), count them again, then answer"
             ]
+    return []
+
+
+def _count_of_json_keys(answer: str, task: str, calls: list[Call], workspace: Path) -> list[str]:
+    """A count of a JSON object's top-level keys where the task asks about one key's entries.
+
+    "Count the entries in the items list of inventory.json" answered 2, what
+    ``len(json.load(open('inventory.json')))`` printed: the file is an object with two keys,
+    ``items`` (17 entries) and ``archived``. Judged only where it can be shown: the number
+    came from a computation or a run over one JSON file of the workspace whose top level is
+    an object of that many keys, the task names one of its keys whose value is a list or an
+    object of another size, and the code never quotes that key (``data['items']``).
+    """
+    if not _COUNTING.search(task):
+        return []
+    said = _answer_numbers(answer)
+    root = workspace.resolve()
+    for call in calls:
+        if call.failed or not (call.meta.get("computes") or call.meta.get("runs_code")):
+            continue
+        code = _strings(call.args)
+        names = [n for n in dict.fromkeys(FILE_NAME.findall(code)) if n.endswith(".json")]
+        path = find_file(root, names[0]) if len(names) == 1 else None
+        text = read_head(path) if path else None
+        try:
+            data = json.loads(text) if text else None
+        except ValueError:
+            continue
+        if not isinstance(data, dict) or float(len(data)) not in said & _call_value(call):
+            continue
+        for key, value in data.items():
+            if (
+                isinstance(value, list | dict)
+                and len(value) != len(data)
+                and re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w-])", task, re.IGNORECASE)
+                and not re.search(rf"[\"']{re.escape(key)}\\?[\"']", code)
+            ):
+                keys = ", ".join(data)
+                return [
+                    f"{len(data)} is the number of top-level keys of {names[0]} ({keys}): "
+                    "len() of the whole loaded JSON counts its keys, but the task asks about "
+                    f"the entries of its '{key}': count those (len(data['{key}'])), then answer"
+                ]
     return []
 
 
