@@ -1424,8 +1424,8 @@ def _file_not_looked_at(
     ):
         return [
             f"the task asks about the workspace's {about.group(0).lower()}, but no tool "
-            "looked at them: search or read them with a tool, then answer from what the "
-            "tool returns"
+            "looked at the workspace: search or read its files with a tool, then answer from "
+            "what the tool returns"
         ]
     if not unseen:
         return []
