@@ -1568,3 +1568,48 @@ def test_a_count_of_a_json_objects_keys_for_one_keys_entries_fails(tmp_path: Pat
         keys, ("execute_script", {"script": f'python3 -c "{whole}"'}, "exit code: 0\n2")
     )
     assert check("2", ran, tmp_path) == []
+
+
+def test_a_run_that_failed_on_the_models_own_code_is_no_answer(tmp_path: Path) -> None:
+    """The 1.5B's one-liner put a with block after ';' and it answered that it had a syntax
+    error (results as execute_script returns them)."""
+    (tmp_path / "inventory.json").write_text('{"items": [1, 2, 3], "archived": [4]}')
+    task = "Use a python3 -c one-liner to count the entries in the items list of inventory.json."
+    one_liner = (
+        'python3 -c \'import json; with open("inventory.json") as f: data = json.load(f); '
+        'print(len(data["items"]))\''
+    )
+    syntax = (
+        'exit code: 1\n  File "<string>", line 1\n    import json; with open("inventory.json")'
+        ' as f: data = json.load(f); print(len(data["items"]))\n                 ^^^^\n'
+        "SyntaxError: invalid syntax\n"
+    )
+    said = "The error indicates a syntax error in the Python code: data['items'] is right."
+    ran = conversation(task, ("execute_script", {"script": one_liner}, syntax))
+    [found] = check(said, ran, tmp_path)
+    assert "a fault of the code written for this task (SyntaxError: invalid syntax)" in found
+    # a name the one-liner never defined is its own fault too
+    name = (
+        "exit code: 1\nTraceback (most recent call last):\n"
+        "  File \"<string>\", line 1, in <module>\nNameError: name 'dta' is not defined\n"
+    )
+    ran = conversation(task, ("execute_script", {"script": "python3 -c 'print(len(dta))'"}, name))
+    assert any("NameError" in p for p in check("It failed: dta is not defined.", ran, tmp_path))
+    # the workspace at fault: a file that is not there, an error inside a workspace module
+    missing = (
+        "exit code: 1\nTraceback (most recent call last):\n"
+        '  File "<string>", line 1, in <module>\n'
+        "FileNotFoundError: [Errno 2] No such file or directory: 'nope.json'\n"
+    )
+    inner = (
+        "exit code: 1\nTraceback (most recent call last):\n"
+        '  File "<string>", line 1, in <module>\n  File "/w/m.py", line 2, in f\n'
+        "    return undefined_x\nNameError: name 'undefined_x' is not defined\n"
+    )
+    for result in (missing, inner):
+        ran = conversation(task, ("execute_script", {"script": "python3 -c 'x'"}, result))
+        assert check("It failed: the run raised an error.", ran, tmp_path) == []
+    # the task's own command failing is its answer
+    given = "What does python3 -c 'print(len(dta))' print? Run it."
+    ran = conversation(given, ("execute_script", {"script": 'python3 -c "print(len(dta))"'}, name))
+    assert check("It fails with NameError: dta is not defined.", ran, tmp_path) == []

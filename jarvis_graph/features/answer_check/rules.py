@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shlex
 from collections import Counter
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath
@@ -142,8 +143,10 @@ def problems(
         _edit_example(task, workspace, tools),
         _run_example(task, workspace, tools),
     )
-    found += _failure_not_said(answer, task, asked, evidence.calls) or _change_still_fails(
-        answer, asked, evidence.calls
+    found += (
+        _failure_not_said(answer, task, asked, evidence.calls)
+        or _own_code_failed(task, asked, evidence.calls)
+        or _change_still_fails(answer, asked, evidence.calls)
     )
     found = found or _never_ran(answer, asked, evidence.calls)
     found = found or _placeholder_run(task, evidence.calls)
@@ -968,6 +971,46 @@ def _failure_not_said(answer: str, task: str, asked: list[str], calls: list[Call
     return [
         f"the last run failed ({first}), but the answer does not say so: fix the cause and "
         "run it again, or say that it failed and why"
+    ]
+
+
+_OWN_CODE_ERROR = re.compile(
+    r'File "<(?:string|stdin)>", line \d+(?:(?!\n\s*File ")[\s\S])*?\n'
+    r"((?:SyntaxError|IndentationError|TabError|NameError)\b.*)\Z"
+)
+"""A traceback whose last frame is code given on the command line (``python3 -c``, a
+pipe), ending in an error of writing: the code itself is at fault, not the workspace."""
+
+
+def _own_code_failed(task: str, asked: list[str], calls: list[Call]) -> list[str]:
+    """The task asked for a run, and the last run failed on a fault of the code written for it.
+
+    "Use a python3 -c one-liner to count the entries": the 1.5B's one-liner put a ``with``
+    block after ``;`` (SyntaxError) and it answered that the code had a syntax error. A
+    failed run is an answer when the workspace is at fault (a missing file, a failing
+    test), not when the model's own code does not parse or names what it never defined.
+    Not judged when the code is the task's own (``What does python3 -c '...' print?``).
+    """
+    if "run" not in asked:
+        return []
+    runs = [call for call in calls if call.meta.get("runs_code")]
+    last = runs[-1] if runs else None
+    error = _OWN_CODE_ERROR.search(last.result.rstrip()) if last and last.failed else None
+    if last is None or error is None:
+        return []
+    code = _strings(last.args)
+    try:
+        words = shlex.split(code)
+    except ValueError:
+        words = []
+    inline = words[words.index("-c") + 1] if "-c" in words[:-1] else code
+    if " ".join(inline.split()) in " ".join(task.split()):
+        return []
+    return [
+        f"the last run failed on a fault of the code written for this task ({error.group(1)}"
+        "), which answers nothing: fix the code (a python3 -c one-liner holds statements "
+        "joined by ';', but no block such as with or for after one; mind the shell's quotes) "
+        "and run it again, then answer from its output"
     ]
 
 
