@@ -1613,3 +1613,47 @@ def test_a_run_that_failed_on_the_models_own_code_is_no_answer(tmp_path: Path) -
     given = "What does python3 -c 'print(len(dta))' print? Run it."
     ran = conversation(given, ("execute_script", {"script": 'python3 -c "print(len(dta))"'}, name))
     assert check("It fails with NameError: dta is not defined.", ran, tmp_path) == []
+
+
+def test_a_call_over_the_workspaces_absolute_path_is_judged_as_over_its_file(
+    tmp_path: Path,
+) -> None:
+    """The 0.5B counted the lines starting with 'Failed password for root' in
+    /tmp/.../work/auth.log (its lines start with the date) and answered 0."""
+    (tmp_path / "auth.log").write_text(
+        "Jul  2 09:00:01 gw sshd[811]: Accepted password for ana from 10.0.0.5\n"
+        "Jul  2 09:00:07 gw sshd[812]: Failed password for root from 203.0.113.9\n"
+        "Jul  2 09:02:11 gw sshd[815]: Failed password for admin from 198.51.100.4\n"
+    )
+    task = "Count the failed SSH login attempts recorded in auth.log."
+    expression = (
+        f"sum(1 for line in open('{tmp_path}/auth.log') "
+        "if line.startswith('Failed password for root'))"
+    )
+    found = after_compute("0", task, expression, "0", tmp_path)
+    held = "0 is what the code counted, but lines of auth.log hold 'Failed password for root'"
+    assert any(held in problem for problem in found)
+
+
+def test_a_count_of_files_does_not_answer_how_many_lines(tmp_path: Path) -> None:
+    """The 0.5B answered "how many lines long is that file?" with list_files' "1 file"."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "headers.py").write_text("".join(f"x{i} = {i}\n" for i in range(12)))
+    messages = [
+        *conversation(
+            "Which file in src/ defines the function parse_header?",
+            ("search_files", {"pattern": "def parse_header"}, "src/headers.py:3:def parse_header"),
+        ),
+        AIMessage("src/headers.py"),
+    ]
+    listed = ("list_files", {"pattern": "headers.py"}, "1 file under .: src/headers.py")
+    task = "How many lines long is that file?"
+    found = check("1", [*messages, *conversation(task, listed)], tmp_path)
+    assert any("1 appears in no tool result" in p for p in found)
+    read = ("read_code", {"path": "src/headers.py"}, "src/headers.py (lines 1-12 of 12)\n1 | x")
+    assert check("12", [*messages, *conversation(task, read)], tmp_path) == []
+    # and the other way round: a file's line count is no count of files
+    files = "How many Python files are in src?"
+    found = check("12", conversation(files, read, listed), tmp_path)
+    assert any("12 appears in no tool result" in p for p in found)
+    assert check("1", conversation(files, read, listed), tmp_path) == []

@@ -7,6 +7,7 @@ import json
 import re
 import shlex
 from collections import Counter
+from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -127,6 +128,7 @@ def problems(
             f"the answer copies the error of a failed {copied} call instead of answering: fix "
             "the call as the error says, or use another tool, then answer the task"
         ]
+    evidence = _counts_of_the_noun(_relative_paths(evidence, workspace), task)
     asked = asked_actions(task)
     tools = offered or {}
     counts = evidence.counts if _AGGREGATE.search(task) else ""
@@ -173,6 +175,58 @@ def problems(
     found += _count_of_json_keys(answer, task, evidence.calls, workspace)
     found = found or _answer_off_the_term(answer, task, asked, evidence)
     return found
+
+
+_COUNTED_NOUN = re.compile(
+    r"\b(?:how many|number of|count(?:s|ed|ing)?(?:\s+(?:the|all))?)\s+"
+    r"(?:(?!(?:of|in|for|does|do|is|are)\b)[\w.-]+\s+){0,2}?(lines?|files?)\b"
+    r"|\b(lines?|files?)\s+count\b",
+    re.IGNORECASE,
+)
+"""What a count question counts, when it is lines or files ("how many Python files")."""
+_OTHER_COUNTS = {
+    "line": re.compile(r"^\d+ files? under .*\n?", re.MULTILINE),  # list_files
+    "file": re.compile(r"^.+ \(of \d+[^)]*\)\n?", re.MULTILINE),  # read_code
+}
+
+
+def _counts_of_the_noun(evidence: Evidence, task: str) -> Evidence:
+    """``evidence`` without the count lines of the other noun than the question counts.
+
+    "How many lines long is that file?" answered 1 from ``1 file under .: src/headers.py``:
+    a count of files answers no question about lines, nor a file's line count one about
+    files.
+    """
+    asked = _COUNTED_NOUN.search(task)
+    if asked is None:
+        return evidence
+    other = _OTHER_COUNTS[(asked.group(1) or asked.group(2)).lower().rstrip("s")]
+    return replace(
+        evidence, counts=other.sub("", evidence.counts), computed=other.sub("", evidence.computed)
+    )
+
+
+def _relative_paths(evidence: Evidence, workspace: Path) -> Evidence:
+    """``evidence`` with the workspace's absolute path taken out of the calls' arguments.
+
+    A model that writes ``open('/tmp/w/auth.log')`` means the workspace's auth.log; the
+    rules find the files a call works on by their names relative to the workspace.
+    """
+    prefixes = sorted({f"{workspace.absolute()}/", f"{workspace.resolve()}/"}, key=len)[::-1]
+
+    def relative(value: Any) -> Any:
+        if isinstance(value, str):
+            for prefix in prefixes:
+                value = value.replace(prefix, "")
+            return value
+        if isinstance(value, dict):
+            return {k: relative(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [relative(v) for v in value]
+        return value
+
+    calls = [replace(call, args=relative(call.args)) for call in evidence.calls]
+    return replace(evidence, calls=calls)
 
 
 _PLAN = re.compile(
