@@ -580,9 +580,9 @@ def _count_of_json_keys(answer: str, task: str, calls: list[Call], workspace: Pa
     said = _answer_numbers(answer)
     root = workspace.resolve()
     for call in calls:
-        if call.failed or not (call.meta.get("computes") or call.meta.get("runs_code")):
+        code = _executed_code(call)
+        if code is None:
             continue
-        code = _strings(call.args)
         names = [n for n in dict.fromkeys(FILE_NAME.findall(code)) if n.endswith(".json")]
         path = find_file(root, names[0]) if len(names) == 1 else None
         text = read_head(path) if path else None
@@ -608,15 +608,25 @@ def _count_of_json_keys(answer: str, task: str, calls: list[Call], workspace: Pa
     return []
 
 
+def _executed_code(call: Call) -> str | None:
+    """The text of the code a computation or a run executed (its arguments' strings).
+
+    ``None`` for a call that failed or that neither computes nor runs code.
+    """
+    if call.failed or not (call.meta.get("computes") or call.meta.get("runs_code")):
+        return None
+    return _strings(call.args)
+
+
 def _counted_text(call: Call, root: Path) -> tuple[str, str, str] | None:
     """``(file name, its text, quoted text)`` of a count of one text over one workspace file.
 
     ``None`` for any other call: not a computation or a run, another number of files.
     Code quoting two texts (``'a' in l or 'b' in l``) counts what no one text says.
     """
-    if call.failed or not (call.meta.get("computes") or call.meta.get("runs_code")):
+    code = _executed_code(call)
+    if code is None:
         return None
-    code = _strings(call.args)
     paths = {n: p for n in dict.fromkeys(FILE_NAME.findall(code)) if (p := find_file(root, n))}
     if len(paths) != 1:
         return None
