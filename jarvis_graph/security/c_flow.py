@@ -114,7 +114,7 @@ class FunctionScan:
         self._params()
         expanded = self.expanded
         used = self.fn.macros_used(self.macro_names)
-        exits = _exiting_blocks(self.fn)
+        exits, else_next = _shape(self.fn)
         # (depth of an exiting block's header, the facts before the block)
         saved: list[tuple[int, dict[str, Var]]] = []
         chains: list[_Chain] = []  # the if/else chains being walked, innermost last
@@ -125,13 +125,14 @@ class FunctionScan:
                 chain = chains[-1]
                 chain.ends.append(self.env)
                 if st.depth == chain.depth and st.text.startswith("else"):
+                    assert chain.before is not None  # noqa: S101 (_shape: else_next)
                     self.env = _copy_env(chain.before)  # an arm starts where the if did
                     # the arms before did not run: a value that makes one's condition hold
                     # cannot be the value here
                     _forget(self.env, {n for c in chain.conds for n in _decided(c, self.env, True)})
                     break
                 chains.pop()
-                self.env = _join(chain.before, chain.ends)
+                self.env = _join(chain.before, chain.ends) if chain.before is not None else self.env
             if self.loops:
                 self.loops = [lp for lp in self.loops if st.depth > lp[2]]
             text = st.text
@@ -162,7 +163,9 @@ class FunctionScan:
                     self._loop(head[1], st)
                 self.guard = (_null_branch(cond), st.depth)
                 if head[0] == "if" and not text.startswith("else"):
-                    chains.append(_Chain(st.depth, _copy_env(self.env)))
+                    # the facts before it matter only to the arms of an else after it
+                    before = _copy_env(self.env) if index in else_next else None
+                    chains.append(_Chain(st.depth, before))
                 if head[0] == "if" and chains and chains[-1].depth == st.depth:
                     # the arm runs when its condition holds: a known value it excludes
                     # (data is 10; if (data < 10)) is not the value in the arm
@@ -411,7 +414,7 @@ class _Chain:
 
     __slots__ = ("before", "conds", "depth", "ends")
 
-    def __init__(self, depth: int, before: dict[str, Var]) -> None:
+    def __init__(self, depth: int, before: dict[str, Var] | None) -> None:
         self.depth = depth
         self.before = before
         self.ends: list[dict[str, Var]] = []
@@ -520,33 +523,48 @@ def _join(before: dict[str, Var], ends: list[dict[str, Var]]) -> dict[str, Var]:
     return joined
 
 
-def _exiting_blocks(fn: Function) -> frozenset[int]:
-    """Indexes of the ``if``/``else`` headers whose braced block ends with ``return``/``goto``.
+def _shape(fn: Function) -> tuple[frozenset[int], frozenset[int]]:
+    """``(exiting, else_next)``: indexes of the function's statements, found in one pass.
 
-    The walk reads branches in source order; what such a block does (a free before an
-    error return) does not reach the statements after it, so the walk puts the facts back
-    as they were before the block.
+    - ``exiting``: the ``if``/``else`` headers whose braced block ends with ``return`` or
+      ``goto``. The walk reads branches in source order; what such a block does (a free
+      before an error return) does not reach the statements after it, so the walk puts the
+      facts back as they were before the block.
+    - ``else_next``: the statements whose next statement at their depth or above (the one
+      after a header's block) is an ``else`` at their depth. Only an ``if`` among them needs
+      the facts before it kept for its other arms.
     """
-    if fn.exits is not None:
-        return fn.exits
+    if fn.shape is not None:
+        return fn.shape
     sts = fn.statements
-    found: set[int] = set()
-    for i, st in enumerate(sts):
-        head = _control(st.text) if st.text.startswith(("if", "else")) else None
-        if st.text != "else" and (head is None or head[0] != "if" or head[2]):
-            continue
-        if i + 1 >= len(sts) or sts[i + 1].depth != st.depth + 1:
-            continue  # not a braced block
-        last = None
-        for j in range(i + 1, len(sts)):
-            if sts[j].depth <= st.depth:
-                break
-            if sts[j].depth == st.depth + 1:
-                last = sts[j]
-        if last is not None and last.text.startswith(("return", "goto ")):
-            found.add(i)
-    fn.exits = frozenset(found)
-    return fn.exits
+    exiting: set[int] = set()
+    else_next: set[int] = set()
+    open_: list[int] = []  # statements whose block (or next statement) is still being read
+    last_at: dict[int, int] = {}  # depth -> index of the latest statement at that depth
+    for j in range(len(sts) + 1):
+        depth = sts[j].depth if j < len(sts) else None
+        while open_ and (depth is None or sts[open_[-1]].depth >= depth):
+            i = open_.pop()
+            d = sts[i].depth
+            if depth == d and sts[j].text.startswith("else"):
+                else_next.add(i)
+            if i + 1 < j and sts[i + 1].depth == d + 1 and _block_header(sts[i].text):
+                last = last_at.get(d + 1, -1)  # after i: inside i's braced block
+                if last > i and sts[last].text.startswith(("return", "goto ")):
+                    exiting.add(i)
+        if depth is not None:
+            open_.append(j)
+            last_at[depth] = j
+    fn.shape = (frozenset(exiting), frozenset(else_next))
+    return fn.shape
+
+
+def _block_header(text: str) -> bool:
+    """Whether a statement is ``else`` or an ``if``/``else if`` header with no inline body."""
+    if text == "else":
+        return True
+    head = _control(text) if text.startswith(("if", "else")) else None
+    return head is not None and head[0] == "if" and not head[2]
 
 
 def split_assign(text: str) -> tuple[str, str, str] | None:

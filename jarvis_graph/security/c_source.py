@@ -67,9 +67,10 @@ class Function:
     body_line: int = 0
     _statements: list[Statement] | None = field(default=None, repr=False)
     _macros: frozenset[str] | None = field(default=None, repr=False)
-    # set by the walk, once: headers of the blocks that end with return/goto; whether the
-    # body indexes, copies or prints (where what a caller knows of sizes matters)
-    exits: frozenset[int] | None = field(default=None, repr=False)
+    # set by the walk, once: headers of the blocks that end with return/goto, and the
+    # statements an else follows (c_flow._shape); whether the body indexes, copies or
+    # prints (where what a caller knows of sizes matters)
+    shape: tuple[frozenset[int], frozenset[int]] | None = field(default=None, repr=False)
     sizes_matter: bool | None = field(default=None, repr=False)
 
     def macros_used(self, names: frozenset[str]) -> frozenset[str]:
