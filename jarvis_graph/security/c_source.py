@@ -46,7 +46,7 @@ class Literal:
     wide: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class Statement:
     """One statement (or control header) of a function body, masked."""
 
