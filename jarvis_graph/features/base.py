@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from jarvis_graph.config import Settings
 from jarvis_graph.context import JarvisContext
@@ -77,3 +77,49 @@ class Feature:
     def subscribers(self, setup: RunSetup) -> list[tuple[Event, Subscriber]]:
         """Event subscribers for this run's events."""
         return []
+
+
+_PROTOTYPES: dict[tuple[Any, ...], BaseTool] = {}
+"""A tool of each per-run function :func:`run_tool` has made, by its code and options."""
+_PROTOTYPES_MAX = 256
+
+
+def run_tool(func: Callable[..., Any], **options: Any) -> BaseTool:
+    """``StructuredTool.from_function(func, **options)`` for a function defined per run.
+
+    A feature defines its tools inside :meth:`Feature.tools`, closing over the run. Making
+    a tool's argument schema from a signature and docstring builds pydantic models, about a
+    millisecond a tool and most of a short task's fixed cost; yet the function has the same
+    code, defaults and docstring in every run. So the first run's tool is kept, and each
+    later run gets a copy of it that calls its own function: the same schema, and the same
+    call schema the model is shown (LangChain keeps it across ``model_copy``).
+    """
+    # deferred: features.base stays free of langchain at import (the run loads it anyway)
+    from langchain_core.tools import StructuredTool
+
+    try:
+        key = (
+            func.__code__,
+            func.__defaults__,
+            tuple(sorted((func.__kwdefaults__ or {}).items())),
+            tuple(sorted(options.items())),
+        )
+        hash(key)
+    except (AttributeError, TypeError):  # not a plain function, or options not hashable
+        return StructuredTool.from_function(func, **options)
+    prototype = _PROTOTYPES.get(key)
+    if prototype is not None:
+        return prototype.model_copy(update={"func": func})
+    tool = StructuredTool.from_function(func, **options)
+    _ = tool.tool_call_schema  # built once: the copies carry it
+    if len(_PROTOTYPES) >= _PROTOTYPES_MAX:
+        _PROTOTYPES.clear()
+    # kept without this run's function, so that the run can be freed when it ends
+    _PROTOTYPES[key] = tool.model_copy(update={"func": _ended_run})
+    return tool
+
+
+def _ended_run(*args: Any, **kwargs: Any) -> str:
+    """The function of a kept prototype: never called (each run's copy has its own)."""
+    msg = "a tool of an ended run was called"
+    raise RuntimeError(msg)

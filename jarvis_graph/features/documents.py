@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 
 from jarvis_graph.documents.extract import DocumentError, extract, limits_of
-from jarvis_graph.features.base import Feature, RunSetup
+from jarvis_graph.features.base import Feature, RunSetup, run_tool
 from jarvis_graph.memory.documents import DocumentIndex
 from jarvis_graph.tools.base import ToolEnv, ToolFailure, ToolInputError
 
@@ -90,8 +90,8 @@ class Documents(Feature):
             return body + (f"\n\n({document.note})" if document.note else "")
 
         return [
-            StructuredTool.from_function(ask_document, parse_docstring=True),
-            StructuredTool.from_function(read_document, parse_docstring=True),
+            run_tool(ask_document, parse_docstring=True),
+            run_tool(read_document, parse_docstring=True),
         ]
 
 

@@ -8,9 +8,9 @@ answer. Runs whose model does not take images do not get it.
 from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 
-from jarvis_graph.features.base import Feature, RunSetup
+from jarvis_graph.features.base import Feature, RunSetup, run_tool
 from jarvis_graph.images import ImageError, image_part
 from jarvis_graph.secrets import is_secret_path
 from jarvis_graph.tools.base import ToolFailure, ToolInputError, current_env
@@ -55,4 +55,4 @@ class Images(Feature):
             reply = setup.chat_model("normal").invoke([message])
             return str(reply.text).strip() or "(the model said nothing about the image)"
 
-        return [StructuredTool.from_function(analyze_image, parse_docstring=True)]
+        return [run_tool(analyze_image, parse_docstring=True)]

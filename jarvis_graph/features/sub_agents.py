@@ -16,10 +16,10 @@ from collections import Counter
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
 
-from jarvis_graph.features.base import Feature, RunSetup
+from jarvis_graph.features.base import Feature, RunSetup, run_tool
 from jarvis_graph.graph_registry import graph_named
 from jarvis_graph.tools.base import ToolFailure, ToolInputError, current_env
 from jarvis_graph.tools.sub_runs import note_sub_run, sub_runs_of
@@ -58,7 +58,7 @@ class SubAgents(Feature):
             return delegate(setup, "code_agent", task, None)
 
         return [
-            StructuredTool.from_function(
+            run_tool(
                 sub_agent,
                 description=(
                     "Hand a self-contained task to a fresh agent and get back its answer and "
@@ -66,7 +66,7 @@ class SubAgents(Feature):
                     "everything it needs (paths, what to return). It cannot ask the user."
                 ),
             ),
-            StructuredTool.from_function(
+            run_tool(
                 sub_code_agent,
                 description=(
                     "Hand a self-contained code change to a fresh code agent (exact "

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import pkgutil
 import tomllib
 import typing
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +15,14 @@ import pytest
 import yaml
 from langchain_core.messages import SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ValidationError
 
 import jarvis_graph.features as features_package
 from jarvis_graph.config import Settings
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, Subscriber
-from jarvis_graph.features.base import Feature, RunSetup
+from jarvis_graph.features.base import Feature, RunSetup, run_tool
 from jarvis_graph.graphs.agent import build_agent_graph
 from jarvis_graph.marker import COMPLETE_MARKER
 from jarvis_graph.runtime import services as services_module
@@ -123,3 +127,66 @@ def test_a_new_feature_joins_a_run_without_touching_another(
     (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert result.content == "[stamped] hello"
     assert Stamping.seen == ["completed"]
+
+
+def test_run_tool_builds_a_schema_once_and_each_run_calls_its_own_function() -> None:
+    def made_for(run: str) -> BaseTool:
+        def greet(name: str, punctuation: str = "!") -> str:
+            """Greet someone.
+
+            Args:
+                name: Who to greet.
+                punctuation: What ends the greeting.
+            """
+            return f"{run}: hello {name}{punctuation}"
+
+        return run_tool(greet, parse_docstring=True)
+
+    first, second = made_for("run 1"), made_for("run 2")
+    assert first is not second
+    assert first.invoke({"name": "Ada"}) == "run 1: hello Ada!"
+    assert second.invoke({"name": "Ada", "punctuation": "?"}) == "run 2: hello Ada?"
+    # one schema for both, with the docstring's descriptions, shown to the model alike
+    assert first.args_schema is second.args_schema
+    shown = convert_to_openai_tool(second)["function"]
+    assert shown == convert_to_openai_tool(first)["function"]
+    assert shown["parameters"]["properties"]["name"]["description"] == "Who to greet."
+    assert shown["parameters"]["required"] == ["name"]
+    with pytest.raises(ValidationError):  # the copy still checks its arguments
+        second.invoke({"punctuation": "?"})
+
+
+def test_run_tool_keeps_no_run_alive_and_tells_other_definitions_apart() -> None:
+    class Run:
+        pass
+
+    def made_for(run: Run, default: str) -> BaseTool:
+        def count(text: str, unit: str = default) -> str:
+            """Count a text's letters.
+
+            Args:
+                text: The text.
+                unit: The unit to name.
+            """
+            return f"{len(text)} {unit} ({type(run).__name__})"
+
+        return run_tool(count, parse_docstring=True)
+
+    run = Run()
+    gone = weakref.ref(run)
+    tool_of_run = made_for(run, "letters")
+    assert tool_of_run.invoke({"text": "abc"}) == "3 letters (Run)"
+    del run, tool_of_run
+    gc.collect()
+    assert gone() is None  # the kept prototype holds no run's function
+    # the same code with another default is another schema
+    other = made_for(Run(), "chars")
+    assert other.invoke({"text": "ab"}) == "2 chars (Run)"
+    assert (
+        convert_to_openai_tool(other)["function"]["parameters"]["properties"]["unit"]["default"]
+        == "chars"
+    )
+    # options that cannot be a key (a dict) still make a working tool
+    plain = run_tool(lambda text: text.upper(), name="shout", description="Shout.",
+                     metadata={"risky": False})  # fmt: skip
+    assert plain.invoke({"text": "hi"}) == "HI" and plain.metadata == {"risky": False}
