@@ -1,7 +1,8 @@
 """Decode speed of a prose answer inside Jarvis against raw llama.cpp on the same tokens.
 
-Run with ``.venv/bin/python bench/local_decode.py`` (``--model 0.5b``, ``--reps N``). The
-model file must be assembled (``jarvis models pull local``).
+Run with ``.venv/bin/python bench/local_decode.py`` (``--model 0.5b``, ``--reps N``; by
+default the model ``jarvis run`` uses). The model file must be assembled (``jarvis models
+pull local``).
 
 For each prose question (no tool needed), three decodes on the same loaded model, the
 same threads and the same prompt, interleaved ``--reps`` times:
@@ -100,7 +101,9 @@ def measure(model: Any, question: str, reps: int) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="0.5b", help="0.5b, 1.5b or a GGUF path")
+    parser.add_argument(
+        "--model", default="", help="0.5b, 1.5b or a GGUF path (default: the default local model)"
+    )
     parser.add_argument("--reps", type=int, default=3, help="decodes per question and kind")
     parser.add_argument("--output", type=Path, default=RESULTS, help="where to write the JSON")
     args = parser.parse_args()
