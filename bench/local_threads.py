@@ -85,7 +85,9 @@ def measure(llm: Any, busy: int, reps: int, tokens: int) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="", help="0.5b, 1.5b or a GGUF path (default: 0.5b)")
+    parser.add_argument(
+        "--model", default="", help="0.5b, 1.5b or a GGUF path (default: the default model)"
+    )
     parser.add_argument("--tokens", type=int, default=96, help="tokens per decode")
     parser.add_argument("--reps", type=int, default=3, help="decodes per setting and load")
     parser.add_argument("--output", type=Path, default=RESULTS, help="where to write the JSON")
