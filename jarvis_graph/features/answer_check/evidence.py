@@ -137,9 +137,13 @@ def _without_echoes(text: str, args: dict[str, Any]) -> str:
     return text
 
 
+_FILES_UNDER = r"\d+ files? under .*"
+"""list_files' count line: how many files a listing holds."""
+_LINES_OF = r".+ \(lines \d+-\d+ of \d+[^)]*\)"
+"""read_code's count line: which lines of how many a read shows."""
 _COUNT_LINE = re.compile(
-    r"^(?:.+ \(lines \d+-\d+ of \d+[^)]*\)"  # read_code
-    r"|\d+ files? under .*"  # list_files
+    rf"^(?:{_LINES_OF}"  # read_code
+    rf"|{_FILES_UNDER}"  # list_files
     r"|\d+ matching lines? in \d+ files?:"  # search_files
     r"|\[\d+ more (?:lines|matches)?.*\]"  # a cut listing
     r"|--- .* ---|The workspace holds \d+ files?:)$",  # attached context
@@ -151,6 +155,13 @@ _POSITIONS = re.compile(r"lines \d+-\d+ (?=of )|start_line=\d+|^\[\d+ more .*\]$
 """Line positions inside count lines, and a cut listing's note: where a listing starts and
 how much of it is not shown count nothing a task asks ("[1 more lines]" answered "how many
 orders are shipped?")."""
+
+
+FILE_COUNT_LINE = re.compile(rf"^{_FILES_UNDER}\n?", re.MULTILINE)
+"""A count line of files among :attr:`Evidence.counts` (list_files)."""
+LINE_COUNT_LINE = re.compile(r"^.+ \(of \d+[^)]*\)\n?", re.MULTILINE)
+"""A file's count of lines among :attr:`Evidence.counts`: ``_LINES_OF`` as ``_POSITIONS``
+leaves it (``src/a.py (of 40 lines)``)."""
 
 
 def _split_counts(text: str) -> tuple[str, str]:

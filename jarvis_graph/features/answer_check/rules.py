@@ -12,7 +12,13 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jarvis_graph.features.answer_check.evidence import COULD_NOT_START, Call, Evidence
+from jarvis_graph.features.answer_check.evidence import (
+    COULD_NOT_START,
+    FILE_COUNT_LINE,
+    LINE_COUNT_LINE,
+    Call,
+    Evidence,
+)
 from jarvis_graph.features.answer_check.workspace import exists, find_file, read_head
 from jarvis_graph.platforms.local_protocol import REJECTED_ANSWER
 from jarvis_graph.tools.attachments import FILE_NAME
@@ -184,10 +190,8 @@ _COUNTED_NOUN = re.compile(
     re.IGNORECASE,
 )
 """What a count question counts, when it is lines or files ("how many Python files")."""
-_OTHER_COUNTS = {
-    "line": re.compile(r"^\d+ files? under .*\n?", re.MULTILINE),  # list_files
-    "file": re.compile(r"^.+ \(of \d+[^)]*\)\n?", re.MULTILINE),  # read_code
-}
+_OTHER_COUNTS = {"line": FILE_COUNT_LINE, "file": LINE_COUNT_LINE}
+"""The count lines that answer no question about the key's noun."""
 
 
 def _counts_of_the_noun(evidence: Evidence, task: str) -> Evidence:
