@@ -103,10 +103,55 @@ def check_url(url: str) -> tuple[str, str, int]:
     return scheme, parts.hostname, port or (443 if scheme == "https" else 80)
 
 
-def _blocked(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return not address.is_global or address.is_multicast
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_EMBEDDING_V4 = (
+    ipaddress.ip_network("::/96"),  # IPv4-compatible (deprecated): ::127.0.0.1
+    ipaddress.ip_network("::ffff:0:0:0/96"),  # IPv4-translated (SIIT): ::ffff:0:127.0.0.1
+    ipaddress.ip_network("64:ff9b::/96"),  # NAT64 well-known prefix
+)
+"""IPv6 forms whose last 32 bits are an IPv4 address the packets end up at (besides
+IPv4-mapped ``::ffff:0:0/96``, 6to4 ``2002::/16`` and Teredo, which :mod:`ipaddress`
+decodes)."""
+_NEVER_PUBLIC = (
+    ipaddress.ip_network("64:ff9b:1::/48"),  # NAT64 local use (RFC 8215): any IPv4 inside
+    ipaddress.ip_network("fec0::/10"),  # site-local (deprecated, still routed as private)
+)
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries and that traffic to it would reach."""
+    found: list[ipaddress.IPv4Address] = []
+    if address.ipv4_mapped is not None:
+        found.append(address.ipv4_mapped)
+    if address.sixtofour is not None:
+        found.append(address.sixtofour)
+    if address.teredo is not None:
+        found.extend(address.teredo)  # the relay server and the client
+    if any(address in net for net in _EMBEDDING_V4):
+        found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return found
+
+
+def is_public_address(address: IPAddress) -> bool:
+    """Whether ``address`` and every IPv4 address it embeds are public unicast addresses.
+
+    An IPv6 form that embeds an IPv4 address (mapped, compatible, translated, NAT64, 6to4,
+    Teredo) is judged by that IPv4 address as well, since a router delivers it there;
+    deprecated site-local ``fec0::/10`` and NAT64's local-use prefix are never public.
+    """
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:  # the IPv4 address itself, whatever ::ffff: says
+            return is_public_address(address.ipv4_mapped)
+        if any(address in net for net in _NEVER_PUBLIC):
+            return False
+        if not all(is_public_address(v4) for v4 in embedded_ipv4(address)):
+            return False
+    return address.is_global and not address.is_multicast
+
+
+def _blocked(address: IPAddress) -> bool:
+    return not is_public_address(address)
 
 
 def resolve(host: str, port: int, allow_private: bool) -> str:
