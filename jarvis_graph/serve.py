@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jarvis_graph.api_auth import AUTH_PATH, OPEN_ENV, TOKEN_ENV, TOKEN_HEADER
 from jarvis_graph.checkpointing import (
     error_reason,
     open_postgres_checkpointer,
@@ -38,6 +39,7 @@ RUNTIME_EDITION = "pg"
 CHECKPOINTER_PATH = "jarvis_graph.serve.checkpointer"
 """Import path of :func:`checkpointer` in the form ``langgraph-api`` loads (dots only)."""
 DEFAULT_PORT = 2024
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 CONNECT_TIMEOUT = 5.0
 DEFAULT_HEARTBEAT = 10.0
 """Seconds between a running run's heartbeats in Redis. Another worker takes up a run whose
@@ -80,10 +82,16 @@ class ServeOptions:
     jobs: int = 10
     workers: int = 1
     heartbeat: float = DEFAULT_HEARTBEAT
+    allow_unauthenticated: bool = False
 
 
 def server_config(path: Path) -> dict[str, Any]:
-    """``langgraph.json`` read and checked, with the project's checkpointer set in it."""
+    """``langgraph.json`` read and checked, with the project's checkpointer set in it.
+
+    Unless the file names its own, the auth is Jarvis' (:mod:`jarvis_graph.api_auth`: the
+    token of ``JARVIS_API_TOKEN``, and the context a caller may set), with Studio's sign-in
+    off, and no web page of another origin may read the answers (``http.cors``).
+    """
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -96,16 +104,50 @@ def server_config(path: Path) -> dict[str, Any]:
     if config.get("node_version"):
         raise ServeError(f"{path} declares JavaScript graphs; jarvis serve runs Python graphs")
     config.setdefault("checkpointer", {"path": CHECKPOINTER_PATH})
+    config.setdefault("auth", {"path": AUTH_PATH, "disable_studio_auth": True})
+    http = config.setdefault("http", {})
+    if isinstance(http, dict):
+        http.setdefault("cors", {"allow_origins": []})
     return config
+
+
+def _has_own_auth(path: Path) -> bool:
+    """Whether ``langgraph.json`` names an auth of its own (unreadable: no; reported later)."""
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and bool(config.get("auth"))
+
+
+def check_exposure(options: ServeOptions) -> None:
+    """Refuse to listen where other machines reach a server that asks no one for a token.
+
+    Raises:
+        ServeError: ``--host`` is not loopback, neither ``JARVIS_API_TOKEN`` nor an auth of
+            ``langgraph.json`` is set, and ``--allow-unauthenticated`` was not given.
+    """
+    if options.host in LOOPBACK or options.allow_unauthenticated:
+        return
+    if os.environ.get(TOKEN_ENV) or _has_own_auth(options.config):
+        return
+    msg = (
+        f"--host {options.host} lets other machines run tools on this server, and it has no "
+        f"token: set {TOKEN_ENV} (clients send it as {TOKEN_HEADER}, langgraph_sdk's "
+        "api_key), or pass --allow-unauthenticated if that is what you want"
+    )
+    raise ServeError(msg)
 
 
 def check_options(options: ServeOptions) -> dict[str, Any]:
     """Everything the server needs, checked before it starts; its configuration.
 
     Raises:
-        ServeError: The runtime is not installed, a URL is missing or wrong, or PostgreSQL
-            or Redis cannot be reached (the message never holds a password).
+        ServeError: The server would be reachable from other machines without a token, the
+            runtime is not installed, a URL is missing or wrong, or PostgreSQL or Redis cannot
+            be reached (the message never holds a password).
     """
+    check_exposure(options)
     try:
         import langgraph_runtime_pg  # noqa: F401
     except ImportError:
@@ -226,6 +268,12 @@ def serve(options: ServeOptions) -> None:
     os.environ.setdefault("LANGGRAPH_NO_VERSION_CHECK", "true")  # offline: no PyPI lookup
     os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
     os.environ.setdefault("LANGSMITH_TRACING", "false")
+    # Jarvis' auth lets callers in without a token only when told so: here, where the
+    # exposure check passed with no token (loopback, or --allow-unauthenticated)
+    if os.environ.get(TOKEN_ENV):
+        os.environ.pop(OPEN_ENV, None)
+    else:
+        os.environ[OPEN_ENV] = "1"
     _migrate(options.database_url)
     os.environ["LG_RUNTIME_PG_AUTO_MIGRATE"] = "false"  # done above, under the set-up lock
     from langgraph_api.cli import run_server

@@ -31,11 +31,18 @@ def serve(
     config: str = typer.Option(
         "langgraph.json", "--config", "-c", help="The graphs to serve (langgraph.json)."
     ),
+    allow_unauthenticated: bool = typer.Option(
+        False,
+        "--allow-unauthenticated",
+        help="Listen on a non-loopback --host without a token (JARVIS_API_TOKEN).",
+    ),
 ) -> None:
     """Serve the graphs to LangGraph's SDK and Studio, on PostgreSQL and Redis.
 
     Start it on several machines or ports with one database and one Redis: the workers
     share assistants, threads, runs and memory; a dead worker's runs go to another.
+    Every request needs the token of JARVIS_API_TOKEN (header x-api-key) when it is set;
+    a --host other than loopback needs one, or --allow-unauthenticated.
     Needs the server environment: make serve-env.
     """
     # deferred: the server's packages are heavy, and only this command needs them
@@ -51,6 +58,7 @@ def serve(
         jobs=jobs,
         workers=workers,
         heartbeat=heartbeat,
+        allow_unauthenticated=allow_unauthenticated,
     )
     try:
         run_serve(options)

@@ -26,7 +26,8 @@ def ui(
     """Serve the web console: chat, approvals, sessions, memory, scan reports, graphs.
 
     Starts a LangGraph API server for the project (``langgraph dev`` on a free loopback
-    port) unless --api names one, and prints the console's address with its one-time token.
+    port, accepting only this console) unless --api names one (its token, if it needs one,
+    in JARVIS_API_TOKEN), and prints the console's address with its one-time token.
     """
     import secrets
 
@@ -43,10 +44,10 @@ def ui(
     ws = (workspace or Path.cwd()).resolve()
     token = secrets.token_urlsafe(24)
     try:
-        with api_server(ws, api) as api_url:
+        with api_server(ws, api) as started:
             url = f"http://{'127.0.0.1' if host in LOOPBACK else host}:{port}/?token={token}"
             typer.echo(f"Jarvis console: {url}")
-            typer.echo(f"LangGraph API: {api_url} · workspace {ws} · Ctrl-C stops")
+            typer.echo(f"LangGraph API: {started.url} · workspace {ws} · Ctrl-C stops")
             if host not in LOOPBACK:
                 typer.echo(
                     f"warning: listening on {host}: anyone who can reach it and has the token "
@@ -57,7 +58,7 @@ def ui(
                 import webbrowser
 
                 webbrowser.open(url)
-            serve_console(api_url, token, ws, host, port)
+            serve_console(started, token, ws, host, port)
     except ApiServerError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

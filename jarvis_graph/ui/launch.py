@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -11,13 +13,16 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from jarvis_graph.config import ConfigError
+from jarvis_graph.api_auth import OPEN_ENV, TOKEN_ENV, TOKEN_HEADER
+from jarvis_graph.config import ConfigError, jarvis_home
 from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.ui.own_files import OwnFileError, open_own, own_dir
 from jarvis_graph.ui.server import ConsoleConfig, create_app, langgraph_config
 from jarvis_graph.ui.sessions import WORKSPACE_ENV
 
@@ -36,20 +41,50 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@contextmanager
-def api_server(workspace: Path, given: str = "") -> Iterator[str]:
-    """The API server's URL: ``given`` once it answers, else a ``langgraph dev`` started here.
+@dataclass(frozen=True)
+class ApiServer:
+    """A LangGraph API server the console fronts: its URL and the token it requires."""
 
-    The started server keeps its state in ``<workspace>/.jarvis/ui/`` and is stopped when
-    the block ends.
+    url: str
+    token: str
+
+
+def state_dir(workspace: Path) -> Path:
+    """Where the API server of ``workspace`` keeps its files: the user's, not the project's.
+
+    ``langgraph dev`` loads pickles from its working folder at start, and a repository can
+    ship any file under its ``.jarvis/``; so the server works in a private folder (0700) of
+    the Jarvis home, one per workspace (named by a hash of its path).
 
     Raises:
-        ApiServerError: ``given`` does not answer, the workspace's configuration is broken,
-            or the server did not start.
+        ApiServerError: A part of that folder is a link or not a folder.
+    """
+    key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
+    home = jarvis_home()
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        return own_dir(home, "ui", key)
+    except OwnFileError as exc:
+        raise ApiServerError(str(exc)) from None
+
+
+@contextmanager
+def api_server(workspace: Path, given: str = "") -> Iterator[ApiServer]:
+    """The API server: ``given`` once it answers, else a ``langgraph dev`` started here.
+
+    A started server requires a token drawn now, which only it and the console know; it
+    keeps its state in :func:`state_dir` and is stopped when the block ends. A ``given``
+    server is sent ``JARVIS_API_TOKEN`` (the token of a ``jarvis serve``), if set.
+
+    Raises:
+        ApiServerError: ``given`` does not answer or refuses the token, the workspace's
+            configuration is broken, or the server did not start.
     """
     if given:
-        _wait_ok(given.rstrip("/"), None, 10.0)
-        yield given.rstrip("/")
+        server = ApiServer(given.rstrip("/"), os.environ.get(TOKEN_ENV, ""))
+        _wait_ok(server.url, None, 10.0)
+        _check_token(server)
+        yield server
         return
     try:  # the server opens the workspace's session store, named by its configuration
         resolve_settings(JarvisContext(workspace=str(workspace)))
@@ -59,21 +94,26 @@ def api_server(workspace: Path, given: str = "") -> Iterator[str]:
     if not langgraph.is_file():
         msg = f"{langgraph} is missing: install the ui extra (pip install 'jarvis-graph[ui]')"
         raise ApiServerError(msg)
-    home = workspace / ".jarvis" / "ui"
-    config = langgraph_config(home / "langgraph.json")
-    port = free_port()
+    home = state_dir(workspace)
+    try:
+        config = langgraph_config(home / "langgraph.json")
+        own_dir(home, ".langgraph_api")  # its pickles: made here, never through a link
+        log_fd = open_own(home / "api.log")
+    except OwnFileError as exc:
+        raise ApiServerError(str(exc)) from None
     log_path = home / "api.log"
-    env = {
-        **os.environ,
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "true",
-        "LANGSMITH_TRACING": "false",
-        WORKSPACE_ENV: str(workspace.resolve()),  # whose session store it keeps runs in
-    }
+    server = ApiServer(f"http://127.0.0.1:{free_port()}", secrets.token_urlsafe(32))
+    env = {key: value for key, value in os.environ.items() if key != OPEN_ENV}
+    env.update(
+        LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false"
+    )
+    # whose session store it keeps runs in, and the only workspace it runs tasks in
+    env[WORKSPACE_ENV] = str(workspace.resolve())
+    env[TOKEN_ENV] = server.token  # only this process and the console know it
     cmd = [str(langgraph), "dev", "--config", str(config), "--host", "127.0.0.1"]
-    cmd += ["--port", str(port), "--no-browser", "--no-reload"]
+    cmd += ["--port", server.url.rsplit(":", 1)[1], "--no-browser", "--no-reload"]
     print("starting the LangGraph API server…", flush=True)  # noqa: T201 - progress for the user
-    with log_path.open("wb") as log:
+    with os.fdopen(log_fd, "wb") as log:
         proc = subprocess.Popen(
             cmd,
             cwd=home,
@@ -83,12 +123,29 @@ def api_server(workspace: Path, given: str = "") -> Iterator[str]:
             start_new_session=True,
             preexec_fn=_end_with_parent,
         )
-    url = f"http://127.0.0.1:{port}"
     try:
-        _wait_ok(url, proc, START_TIMEOUT, log_path)
-        yield url
+        _wait_ok(server.url, proc, START_TIMEOUT, log_path)
+        yield server
     finally:
         stop_server(proc)
+
+
+def _check_token(server: ApiServer) -> None:
+    """Refuse a given server that does not accept the token (or its absence) up front."""
+    headers = {TOKEN_HEADER: server.token} if server.token else {}
+    try:
+        reply = httpx.post(
+            f"{server.url}/assistants/search", json={"limit": 1}, headers=headers, timeout=10.0
+        )
+    except httpx.HTTPError as exc:
+        raise ApiServerError(f"the LangGraph API server at {server.url}: {exc}") from None
+    if reply.status_code in (401, 403):
+        what = f"refused the token in {TOKEN_ENV}" if server.token else "needs a token"
+        msg = (
+            f"the LangGraph API server at {server.url} {what}: set {TOKEN_ENV} to the token "
+            "it was started with"
+        )
+        raise ApiServerError(msg)
 
 
 def _end_with_parent() -> None:
@@ -140,7 +197,7 @@ def stop_server(proc: subprocess.Popen[bytes], grace: float = 15.0) -> None:
         proc.wait(timeout=5)
 
 
-def serve_console(api_url: str, token: str, workspace: Path, host: str, port: int) -> None:
+def serve_console(api: ApiServer, token: str, workspace: Path, host: str, port: int) -> None:
     """Serve the console until interrupted."""
     import uvicorn
 
@@ -150,7 +207,8 @@ def serve_console(api_url: str, token: str, workspace: Path, host: str, port: in
     # uvicorn hands SIGTERM back to the process when it has shut down: end like Ctrl-C
     # does, through the callers' cleanup (which stops the API server it started)
     previous = signal.signal(signal.SIGTERM, stop)
-    app = create_app(ConsoleConfig(api_url=api_url, token=token, workspace=workspace))
+    console = ConsoleConfig(api_url=api.url, token=token, workspace=workspace, api_token=api.token)
+    app = create_app(console)
     try:
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:

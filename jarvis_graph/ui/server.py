@@ -4,7 +4,8 @@ Every request needs the token: the ``jarvis_ui`` cookie (set when the page is op
 ``?token=``, HttpOnly, SameSite=Strict) or an ``X-Jarvis-Token`` header. A request that
 changes state (anything but GET and HEAD) must also come from the console's own origin.
 ``/api/...`` is passed to the LangGraph API server as it is (streams included), so the
-pages speak the same API as the LangGraph SDK and Studio.
+pages speak the same API as the LangGraph SDK and Studio; the console adds the API
+server's own token, which the pages never see.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from jarvis_graph.api_auth import AUTH_PATH, TOKEN_HEADER
 from jarvis_graph.memory.router import GLOBAL, workspace_namespace
+from jarvis_graph.ui.own_files import own_dir, write_own
 from jarvis_graph.ui.sessions import CHECKPOINTER_PATH
 
 STATIC = Path(__file__).with_name("static")
@@ -64,6 +67,8 @@ class ConsoleConfig:
     api_url: str
     token: str
     workspace: Path
+    api_token: str = ""
+    """The API server's token (sent as ``x-api-key``); empty for a server that needs none."""
 
 
 def create_app(config: ConsoleConfig) -> Starlette:
@@ -106,6 +111,8 @@ def create_app(config: ConsoleConfig) -> Starlette:
     async def api(request: Request) -> Response:
         path = request.path_params["path"]
         headers = {k: v for k, v in request.headers.items() if k.lower() in PASSED_HEADERS}
+        if config.api_token:
+            headers[TOKEN_HEADER] = config.api_token
         upstream = client.build_request(
             request.method,
             f"/{path}",
@@ -220,10 +227,11 @@ def attach(workspace: Path, task: str, files: list[tuple[str, bytes]]) -> dict[s
     reads, for a model without vision); other files are named in the task by their path.
 
     Raises:
-        ValueError: A file is too large, an image cannot be sent, or the config is broken.
+        ValueError: A file is too large, an image cannot be sent, the config is broken, or
+            the uploads folder (or a file in it) is a link (:class:`OwnFileError`).
     """
-    folder = workspace / ".jarvis" / "uploads"
-    folder.mkdir(parents=True, exist_ok=True)
+    # a cloned repository may hold .jarvis/uploads -> elsewhere: never written through
+    folder = own_dir(workspace, ".jarvis", "uploads", mode=0o755)
     images: list[Path] = []
     others: list[str] = []
     for name, data in files:
@@ -233,8 +241,7 @@ def attach(workspace: Path, task: str, files: list[tuple[str, bytes]]) -> dict[s
             )
             raise ValueError(msg)
         safe = re.sub(r"[^\w.-]", "_", Path(name).name)[:80] or "file"
-        path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}"
-        path.write_bytes(data)
+        path = write_own(folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}", data, exclusive=True)
         if path.suffix.lower() in IMAGE_SUFFIXES:
             images.append(path)
         else:
@@ -258,7 +265,11 @@ def attach(workspace: Path, task: str, files: list[tuple[str, bytes]]) -> dict[s
 
 
 def langgraph_config(path: Path) -> Path:
-    """Write the ``langgraph.json`` the console's API server loads; its path."""
+    """Write the ``langgraph.json`` the console's API server loads; its path.
+
+    Raises:
+        OwnFileError: ``path`` is a link.
+    """
     config = {
         "python_version": "3.11",
         "dependencies": ["."],
@@ -272,7 +283,10 @@ def langgraph_config(path: Path) -> Path:
         "store": {"path": "jarvis_graph.memory.router.memory_store"},
         # the project's session store: console sessions are jarvis sessions too
         "checkpointer": {"path": CHECKPOINTER_PATH},
+        # only callers with the server's token (the console); Studio's own sign-in, which
+        # langgraph dev would otherwise accept from anyone, is off
+        "auth": {"path": AUTH_PATH, "disable_studio_auth": True},
+        # no page of any origin may read its answers (the default grants every origin)
+        "http": {"cors": {"allow_origins": []}},
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    return path
+    return write_own(path, (json.dumps(config, indent=2) + "\n").encode())

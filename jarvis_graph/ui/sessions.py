@@ -4,7 +4,8 @@
 ``langgraph.json`` it writes), so a session made in the console is one of the project's
 sessions: ``jarvis sessions list`` shows it and ``jarvis run --thread ID`` continues it.
 The store is the one the CLI uses for the workspace (``.jarvis/sessions.sqlite``, or
-``checkpoint_url``). The server's own list of threads stays in ``.jarvis/ui/``.
+``checkpoint_url``). The server's own list of threads stays in a private folder of the
+Jarvis home (``launch.state_dir``), where a repository cannot put files.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
+from jarvis_graph.config import user_config_path
 from tests.support.cli import run_process
 from tests.support.serve import REPO, Worker, serve_jarvis, server_env, workers
 
@@ -82,13 +83,17 @@ def _script(path: Path, turns: list[dict[str, Any]]) -> str:
 
 
 def _context(ws: Path, script: str) -> dict[str, Any]:
-    return {
-        "workspace": str(ws),
-        "platform": "scripted",
-        "script": script,
-        "non_interactive": True,
-        "confirm": "never",
-    }
+    """The run's context; the model and the confirmation policy are the user's settings.
+
+    A caller of the API may not choose them in the context (``jarvis_graph.api_auth``):
+    they go in the user's config, which the workers (HOME and JARVIS_HOME are the test's)
+    read at each run.
+    """
+    spec = {"platform": "scripted", "script": script}
+    config = {"model_groups": {"default": {"normal": spec, "cheap": spec}}, "confirm": "never"}
+    user_config_path().parent.mkdir(parents=True, exist_ok=True)
+    user_config_path().write_text(json.dumps(config))
+    return {"workspace": str(ws), "non_interactive": True}
 
 
 def _wait(client: SyncLangGraphClient, thread_id: str, task: str, context: dict[str, Any]) -> Any:

@@ -1,0 +1,159 @@
+"""Who may call the LangGraph API server Jarvis starts, and what a caller may choose.
+
+``jarvis ui`` and ``jarvis serve`` load :data:`auth` as the server's custom auth
+(``auth.path`` of the ``langgraph.json`` they run). It is the one door of the API:
+
+- **Who**: every request carries the server's token in ``x-api-key`` (what
+  ``langgraph_sdk``'s ``api_key=`` sends), compared in constant time with
+  ``JARVIS_API_TOKEN`` of the server's process. ``jarvis ui`` draws a new token at each start
+  and gives it only to its server and its console; ``jarvis serve`` takes the user's. A server
+  started without a token (``jarvis serve`` on loopback, or with ``--allow-unauthenticated``)
+  still refuses a request a web page makes: browsers name the page in ``Origin``.
+- **What**: a run's ``context`` may only hold :data:`REMOTE_CONTEXT_FIELDS`; the
+  confirmation policy, the model's platform, address and key variable, scripts, agent files
+  and prompts come from the user's settings and are refused with a 403 naming the field.
+  The same holds for an assistant's ``context`` and ``configurable`` (LangGraph merges an
+  assistant's context into each of its runs). When the server belongs to one workspace
+  (``JARVIS_UI_WORKSPACE``), a run's ``workspace`` must be that one.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from langgraph_sdk import Auth
+
+TOKEN_ENV = "JARVIS_API_TOKEN"
+"""The server's token; a request must carry it in :data:`TOKEN_HEADER`."""
+OPEN_ENV = "JARVIS_API_UNAUTHENTICATED"
+"""``1``: the server was started without a token on purpose (requests need none)."""
+PINNED_WORKSPACE_ENV = "JARVIS_UI_WORKSPACE"
+"""Set by ``jarvis ui``: the only workspace its server runs tasks in."""
+TOKEN_HEADER = "x-api-key"
+AUTH_PATH = "jarvis_graph.api_auth:auth"
+"""Where ``langgraph-api`` finds :data:`auth` (``auth.path`` in ``langgraph.json``)."""
+
+REMOTE_CONTEXT_FIELDS = frozenset(
+    {
+        "workspace",
+        "model_group",
+        "tool_group",
+        "toolset",
+        "only_tools",
+        "max_iterations",
+        "plan_max_depth",
+        "non_interactive",
+    }
+)
+"""Context fields an API caller may set. They pick among what the user configured (a model
+group, a tool group) or narrow the run (fewer tools, fewer steps, no questions); none can
+lower the confirmation policy or choose a model endpoint, a key variable or a script."""
+
+
+class ContextRefused(ValueError):
+    """A run's context names a field an API caller may not set; the message says which."""
+
+
+def check_remote_context(context: Mapping[str, Any] | None, where: str = "context") -> None:
+    """Refuse a context from the API that sets more than :data:`REMOTE_CONTEXT_FIELDS`.
+
+    Args:
+        context: The run's (or an assistant's) context as the caller sent it.
+        where: How the caller named it, for the message.
+
+    Raises:
+        ContextRefused: A field outside the allowed ones, or (on a server pinned to one
+            workspace) another workspace.
+    """
+    if not context:
+        return
+    refused = sorted(str(key) for key in context if key not in REMOTE_CONTEXT_FIELDS)
+    if refused:
+        allowed = ", ".join(sorted(REMOTE_CONTEXT_FIELDS))
+        msg = (
+            f"{where} sets {', '.join(refused)}, which a run started through the API may not "
+            f"choose (they come from the user's Jarvis settings); allowed: {allowed}"
+        )
+        raise ContextRefused(msg)
+    pinned = os.environ.get(PINNED_WORKSPACE_ENV, "")
+    given = context.get("workspace")
+    if pinned and given is not None and Path(str(given)).resolve() != Path(pinned).resolve():
+        msg = f"{where} names workspace {given!r}; this server runs tasks in {pinned} only"
+        raise ContextRefused(msg)
+
+
+auth = Auth()
+
+
+@auth.authenticate
+async def authenticate(headers: dict[bytes, bytes]) -> dict[str, Any]:
+    """The caller, when it carries the server's token (or the server needs none)."""
+    token = os.environ.get(TOKEN_ENV, "")
+    if token:
+        given = headers.get(TOKEN_HEADER.encode(), b"")
+        if not hmac.compare_digest(given, token.encode()):
+            raise Auth.exceptions.HTTPException(
+                status_code=401, detail=f"this server needs its token in {TOKEN_HEADER}"
+            )
+        return {"identity": "jarvis", "permissions": []}
+    if os.environ.get(OPEN_ENV) != "1":  # fail closed: a server set up without either
+        raise Auth.exceptions.HTTPException(
+            status_code=401, detail=f"the server has no token ({TOKEN_ENV} is not set)"
+        )
+    if headers.get(b"origin"):  # a web page: it may not use a server that has no token
+        raise Auth.exceptions.HTTPException(
+            status_code=403,
+            detail=f"this server has no token, so it refuses web pages; set {TOKEN_ENV}",
+        )
+    return {"identity": "anonymous", "permissions": []}
+
+
+def _refuse(exc: ContextRefused) -> Auth.exceptions.HTTPException:
+    return Auth.exceptions.HTTPException(status_code=403, detail=str(exc))
+
+
+@auth.on.threads.create_run
+async def check_run(ctx: Auth.types.AuthContext, value: Auth.types.RunsCreate) -> None:
+    """A run's context (or ``configurable``, which becomes it) holds allowed fields only."""
+    kwargs = value.get("kwargs") or {}
+    try:
+        check_remote_context(kwargs.get("context"))
+    except ContextRefused as exc:
+        raise _refuse(exc) from None
+
+
+def _check_assistant(value: Mapping[str, Any]) -> None:
+    config = value.get("config") or {}
+    try:
+        check_remote_context(value.get("context"), "the assistant's context")
+        check_remote_context(config.get("configurable"), "the assistant's configurable")
+    except ContextRefused as exc:
+        raise _refuse(exc) from None
+
+
+@auth.on.assistants.create
+async def check_new_assistant(
+    ctx: Auth.types.AuthContext, value: Auth.types.AssistantsCreate
+) -> None:
+    """An assistant's context and configurable, merged into its runs, as a run's context."""
+    _check_assistant(value)
+
+
+@auth.on.assistants.update
+async def check_assistant_update(
+    ctx: Auth.types.AuthContext, value: Auth.types.AssistantsUpdate
+) -> None:
+    """An assistant's new context and configurable, as a new assistant's."""
+    _check_assistant(value)
+
+
+@auth.on.crons
+async def refuse_crons(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Scheduled runs: Jarvis starts none through the API (their context goes unchecked)."""
+    raise Auth.exceptions.HTTPException(
+        status_code=403, detail="Jarvis' API server runs no scheduled runs (crons)"
+    )
