@@ -6,25 +6,32 @@ One list serves every place that keeps secrets out of a tool's reach or out of s
   environment without secrets (:func:`tool_environment`, :func:`minimal_environment`):
   no key of any configured provider (each model group's ``api_key_env``), no variable an
   MCP server's ``env`` or ``headers`` refers to as ``${VAR}``, no variable whose name looks
-  like a secret (:func:`is_secret_name`) and none whose value is a URL with a password,
-  unless ``script_env_passthrough`` names it.
+  like a secret (:func:`is_secret_name`) and none whose value holds one by its shape
+  (:func:`secret_parts`: URL userinfo, a JWT, a connection string's password, a ``Bearer``
+  value, a URL with a token in its path), unless ``script_env_passthrough`` names it.
 - Stored output (tool messages in checkpoints, files in ``.jarvis/tool_outputs/``, the
   episodic archive) has the value of every configured secret masked, however short
   (:func:`secret_values`, :func:`mask_values`).
 - Files that look like secrets are never attached to a task nor read by the calculator
   (:data:`SECRET_FILE_GLOBS`, :func:`is_secret_path`).
-- URLs are stored without their ``user:password@`` part (:func:`strip_userinfo`).
+- URLs are stored without their ``user:password@`` part (:func:`strip_userinfo`) and
+  shown (``config show``, ``models list``, error messages) without it and without the
+  values of secret-named query parameters (:func:`redact_url`, :func:`redact_urls`).
 
 Config layer: imports nothing of Jarvis but :mod:`jarvis_graph.config`.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import fnmatch
+import json
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from jarvis_graph.config import McpServerSpec, Settings
 
@@ -67,8 +74,24 @@ SECRET_FILE_GLOBS = (
 """Lower-case globs of file and folder names that hold secrets; a path is secret when any of
 its parts matches (``secrets/db.txt``, ``SECRETS/DB.TXT``, ``Prod.ENV``)."""
 
+SECRET_QUERY_WORDS = frozenset({"SIG", "SIGNATURE", "CODE", "SESSION", "SID"})
+"""Query parameter words that carry a secret beside those :func:`is_secret_name` knows:
+signed URLs (``sig=``, ``X-Amz-Signature=``), OAuth ``code=``, ``session=``."""
+MIN_PATH_TOKEN_CHARS = 20
+"""A URL path segment this long that looks random is a secret (webhook URLs:
+``hooks.slack.com/services/T../B../<token>``, ``discord.com/api/webhooks/<id>/<token>``)."""
+MIN_TOKEN_ENTROPY = 3.5
+"""Bits per character from which a path segment counts as random (English words and
+slugs stay below, base64 and hex tokens of 20+ characters above)."""
+
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^@\s/]+)@")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]*[^\s'\"<>`.,;:)\]]")
+_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^/\s@?#]+)@")
+_JWT = re.compile(r"[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
+_CONN_PASSWORD = re.compile(r"(?i)(?:^|[;\s,&?])(?:password|pwd)\s*=\s*([^;\s,&]+)")
+_BEARER = re.compile(r"(?i)\b(?:bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})")
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-+=.~%]+")
 
 
 def is_secret_name(name: str) -> bool:
@@ -84,6 +107,85 @@ def url_password(value: str) -> str | None:
     """The password of the first ``scheme://user:password@`` URL in ``value``, if any."""
     match = _URL_PASSWORD.search(value)
     return match.group(1) if match else None
+
+
+def secret_parts(value: str) -> list[str]:
+    """The parts of ``value`` that are secrets by their shape, whatever the variable's name.
+
+    A value holds a secret when it contains URL userinfo (``https://TOKEN@host``,
+    ``postgres://u:pw@db``), a JWT (three base64url segments, the first a JSON header with
+    ``alg``), a connection string's ``Password=``/``Pwd=``, a ``Bearer``/``Basic``
+    credential, or a URL whose path has a long random-looking segment (a webhook token).
+    """
+    parts = [m.group(1) for m in _USERINFO.finditer(value)]
+    parts += [m.group(0) for m in _JWT.finditer(value) if _is_jwt(m.group(0))]
+    parts += [m.group(1) for m in _CONN_PASSWORD.finditer(value)]
+    parts += [m.group(1) for m in _BEARER.finditer(value)]
+    for url in _URL.findall(value):
+        try:
+            path = urlsplit(url).path
+        except ValueError:
+            continue
+        parts += [seg for seg in path.split("/") if _looks_random(seg)]
+    return parts
+
+
+def is_secret_value(value: str) -> bool:
+    """Whether ``value`` holds a secret by its shape (see :func:`secret_parts`)."""
+    return bool(secret_parts(value))
+
+
+def _is_jwt(candidate: str) -> bool:
+    head = candidate.split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+        header = json.loads(decoded)
+    except (binascii.Error, ValueError):  # UnicodeDecodeError and JSONDecodeError included
+        return False
+    return isinstance(header, dict) and "alg" in header
+
+
+def _looks_random(segment: str) -> bool:
+    """A path segment that is a token: long, letters and digits mixed, high entropy."""
+    if len(segment) < MIN_PATH_TOKEN_CHARS or not _TOKEN_CHARS.fullmatch(segment):
+        return False
+    if not (any(c.isdigit() for c in segment) and any(c.isalpha() for c in segment)):
+        return False
+    counts = [segment.count(c) for c in set(segment)]
+    entropy = -sum(n / len(segment) * math.log2(n / len(segment)) for n in counts)
+    return entropy >= MIN_TOKEN_ENTROPY
+
+
+def _is_secret_param(name: str) -> bool:
+    words = {w for w in re.split(r"[^A-Z0-9]+", unquote(name).upper()) if w}
+    return is_secret_name(name) or bool(words & SECRET_QUERY_WORDS)
+
+
+def redact_url(url: str) -> str:
+    """``url`` fit to show: userinfo as ``***@``, values of secret-named parameters ``***``.
+
+    ``https://u:pw@host/v1?api_key=k&x=1`` is shown as ``https://***@host/v1?api_key=***&x=1``.
+    Text that is not a URL is returned as it is.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _USERINFO.sub(lambda m: m.group(0).replace(m.group(1), MASK), url)
+    if not parts.scheme:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{MASK}@{netloc.rsplit('@', 1)[1]}"
+    pairs = []
+    for pair in parts.query.split("&") if parts.query else []:
+        name, eq, _ = pair.partition("=")
+        pairs.append(f"{name}={MASK}" if eq and _is_secret_param(name) else pair)
+    return urlunsplit(parts._replace(netloc=netloc, query="&".join(pairs)))
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every URL in it passed through :func:`redact_url` (for messages)."""
+    return _URL.sub(lambda m: redact_url(m.group(0)), text)
 
 
 def strip_userinfo(value: str) -> str:
@@ -136,12 +238,12 @@ def tool_environment(
         name: value
         for name, value in source.items()
         if _passes(name, keep)
-        or not (name in configured or is_secret_name(name) or url_password(value))
+        or not (name in configured or is_secret_name(name) or is_secret_value(value))
     }
 
 
 def unnamed_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``environ`` without the variables that look secret by name or hold a URL password.
+    """``environ`` without the variables that look secret by name or by value.
 
     For processes started where the run's settings are not at hand (git in the code
     agent: hooks in a repository the model can write to run with git's environment).
@@ -150,7 +252,7 @@ def unnamed_environment(environ: Mapping[str, str] | None = None) -> dict[str, s
     return {
         name: value
         for name, value in source.items()
-        if not (is_secret_name(name) or url_password(value))
+        if not (is_secret_name(name) or is_secret_value(value))
     }
 
 
@@ -188,6 +290,7 @@ def secret_values(
             found.add(password)
         if is_secret_name(name):
             guessed.add(value)
+        guessed.update(secret_parts(value))
     found.update(v for v in guessed if len(v) >= MIN_GUESSED_CHARS)
     return sorted(found, key=len, reverse=True)
 

@@ -24,6 +24,7 @@ def show(workspace: Path | None = o.Workspace) -> None:
         project_config_path,
         user_config_path,
     )
+    from jarvis_graph.secrets import redact_urls
 
     ws = (workspace or Path.cwd()).resolve()
     try:
@@ -34,7 +35,9 @@ def show(workspace: Path | None = o.Workspace) -> None:
     for path in (user_config_path(), project_config_path(ws)):
         typer.echo(f"# {'read' if path.is_file() else 'absent'}: {path}")
     data = mask_secrets(settings.model_dump(mode="json"))
-    typer.echo(yaml.safe_dump(data, sort_keys=False).rstrip())
+    # every URL of the settings (base URLs, checkpoint and store URLs, MCP servers) is shown
+    # without its userinfo and secret query values, wherever in the tree it sits
+    typer.echo(redact_urls(yaml.safe_dump(data, sort_keys=False).rstrip()))
 
 
 @app.command("init")

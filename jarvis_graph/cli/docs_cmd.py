@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 if TYPE_CHECKING:
     from jarvis_graph.documents.extract import Limits
@@ -43,16 +44,14 @@ def add(
     failed = 0
     for path in paths:
         try:
-            entry, done = index_with_progress(index, path, limits, lambda t: typer.echo(f"  {t}"))
+            entry, done = index_with_progress(index, path, limits, lambda t: echo(f"  {t}"))
         except DocumentError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             failed += 1
             continue
         state = "indexed" if done else "unchanged"
         note = f" ({entry['note']})" if entry.get("note") else ""
-        typer.echo(
-            f"{state}: {entry['path']} ({entry['kind']}, {entry['passages']} passages){note}"
-        )
+        echo(f"{state}: {entry['path']} ({entry['kind']}, {entry['passages']} passages){note}")
     raise typer.Exit(1 if failed else 0)
 
 
@@ -62,9 +61,9 @@ def list_docs(workspace: Path | None = o.Workspace) -> None:
     index, _ = _index(workspace)
     entries = index.entries()
     if not entries:
-        typer.echo("no documents indexed; add them with `jarvis docs add PATH`")
+        echo("no documents indexed; add them with `jarvis docs add PATH`")
     for e in entries:
-        typer.echo(f"{e['path']}\t{e['kind']}\t{e['passages']} passages\t{e['indexed_at']}")
+        echo(f"{e['path']}\t{e['kind']}\t{e['passages']} passages\t{e['indexed_at']}")
 
 
 @app.command("remove")
@@ -77,8 +76,8 @@ def remove(
     missing = 0
     for path in paths:
         if index.remove(path) or index.remove(Path(path)):
-            typer.echo(f"removed: {path}")
+            echo(f"removed: {path}")
         else:
-            typer.echo(f"error: {path} is not indexed (see `jarvis docs list`)", err=True)
+            echo(f"error: {path} is not indexed (see `jarvis docs list`)", err=True)
             missing += 1
     raise typer.Exit(1 if missing else 0)

@@ -15,12 +15,11 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
-from rich.console import Console
 from rich.markup import escape
 
 from jarvis_graph.checkpointing import CheckpointError, open_checkpointer
 from jarvis_graph.cli.preflight import RunSetupError, check_model, check_task, check_thread
-from jarvis_graph.cli.render import RunRenderer, short
+from jarvis_graph.cli.render import RunRenderer, TerminalConsole, short
 from jarvis_graph.cli.streaming import StreamThread
 from jarvis_graph.config import ConfigError
 from jarvis_graph.context import JarvisContext, resolve_settings
@@ -44,7 +43,7 @@ NESTED_EVENTS = frozenset({"chain_step_finished"})
 a nested run (a sub-agent's tokens and tool calls) is summed up by its tool's result."""
 CONFIRM_PROMPT = "[a]pprove, [e]dit arguments, [r]eject? [a] "  # shown as is (no markup)
 
-console = Console(highlight=False, soft_wrap=True)
+console = TerminalConsole(highlight=False, soft_wrap=True)
 logger = logging.getLogger(__name__)
 
 

@@ -8,6 +8,7 @@ from typing import NoReturn
 import typer
 
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 app = typer.Typer(
     help="The episodic archive: what was said and done in completed tasks, each snippet "
@@ -46,7 +47,7 @@ def search(
         episodes = search_project(ws, query, thread=thread, kind=kind, limit=limit)
     except EpisodicError as exc:
         _fail(str(exc))
-    typer.echo(format_episodes(episodes) if episodes else "no episodes")
+    echo(format_episodes(episodes) if episodes else "no episodes")
 
 
 @app.command("show")
@@ -74,4 +75,4 @@ def show(
             found = expand(saver, where, before, after)
     except (EpisodicError, CheckpointError, ConfigError) as exc:
         _fail(str(exc))
-    typer.echo(format_expansion(found))
+    echo(format_expansion(found))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 if TYPE_CHECKING:
     from jarvis_graph.config import McpServerSpec
@@ -40,20 +41,20 @@ def _hub(ws: Path, specs: list[McpServerSpec], settings: Any) -> McpHub:
 
 
 def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+    echo(f"error: {message}", err=True)
     return typer.Exit(1)
 
 
 @app.command("list")
 def list_servers(workspace: Path | None = o.Workspace) -> None:
     """Start each server and list its tools, resources and prompts."""
-    from rich.console import Console
     from rich.markup import escape
 
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.cli.render import TerminalConsole
     from jarvis_graph.config import ConfigError
 
-    console = Console(highlight=False)
+    console = TerminalConsole(highlight=False)
     try:
         ws, specs, settings = _servers(workspace)
     except ConfigError as exc:
@@ -143,7 +144,7 @@ def call(
             offered = ", ".join(t.name for t in sess.tools) or "none"
             raise _fail(f"MCP server {server!r} has no tool {tool!r} (it offers: {offered})")
         try:
-            typer.echo(hub.run(call_mcp_tool(hub, server, tool, arguments)))
+            echo(hub.run(call_mcp_tool(hub, server, tool, arguments)))
         except ToolFailure as exc:
             raise _fail(str(exc)) from None
     finally:

@@ -9,6 +9,7 @@ import typer
 
 from jarvis_graph.cli import episodes_cmd
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 app = typer.Typer(
     help="Saved memories: short-term, project and global long-term. `episodes` searches the "
@@ -61,14 +62,14 @@ def _types(values: list[str] | None, long_term_only: bool = False) -> list[str] 
 
 def _print_records(records: list[dict[str, Any]], scores: list[float | None] | None = None) -> None:
     if not records:
-        typer.echo("no memories")
+        echo("no memories")
         return
     for n, rec in enumerate(records):
         score = f"  score {scores[n]:.2f}" if scores and scores[n] is not None else ""
         tags = ", ".join(rec.get("tags", [])) or "-"
         updated = rec.get("updated_at", "?")
-        typer.echo(f"{rec['id']}  [{rec['type']}]  tags: {tags}  updated {updated}{score}")
-        typer.echo(f"    {' '.join(str(rec['content']).split())[:300]}")
+        echo(f"{rec['id']}  [{rec['type']}]  tags: {tags}  updated {updated}{score}")
+        echo(f"    {' '.join(str(rec['content']).split())[:300]}")
 
 
 @app.command("list")
@@ -121,7 +122,7 @@ def save(
     except MemoryInputError as exc:
         _fail(str(exc))
     _tiers(workspace).save([record])
-    typer.echo(f"saved {record['id']} [{memory_type}]")
+    echo(f"saved {record['id']} [{memory_type}]")
 
 
 @app.command("clear")
@@ -145,12 +146,12 @@ def clear(
     if ids:
         targets = [r for r in targets if r["id"] in set(ids)]
     if not targets:
-        typer.echo("no memories matched; nothing deleted")
+        echo("no memories matched; nothing deleted")
         return
     if not yes and not typer.confirm(f"delete {len(targets)} memories?", default=False):
         raise typer.Exit(1)
     deleted = tiers.clear(types, None, [r["id"] for r in targets])
-    typer.echo(f"deleted {len(deleted)} memories")
+    echo(f"deleted {len(deleted)} memories")
 
 
 @app.command("export")
@@ -168,7 +169,7 @@ def export(
     if not path.parent.is_dir():
         _fail(f"folder {path.parent} does not exist")
     count = export_memories(_tiers(workspace), path, types, tag)
-    typer.echo(f"exported {count} memories to {path}")
+    echo(f"exported {count} memories to {path}")
 
 
 @app.command("import")
@@ -203,7 +204,7 @@ def import_(
         report = import_records(_tiers(workspace), records, types, tag, overwrite)  # type: ignore[arg-type]
     except MemoryInputError as exc:
         _fail(str(exc))
-    typer.echo(
+    echo(
         f"imported {len(report.added)} new, replaced {len(report.replaced)}, "
         f"skipped {len(report.skipped)} existing"
     )
@@ -248,17 +249,17 @@ def organize(
         threshold=threshold,
     )
     if not report.groups:
-        typer.echo("no groups to merge")
+        echo("no groups to merge")
         return
     for n, group in enumerate(report.groups, 1):
-        typer.echo(f"group {n} [{group[0]['type']}]: " + ", ".join(r["id"] for r in group))
+        echo(f"group {n} [{group[0]['type']}]: " + ", ".join(r["id"] for r in group))
     for result in report.results:
         if result.merged:
-            typer.echo(f"merged {len(result.group)} into {result.merged['id']}")
+            echo(f"merged {len(result.group)} into {result.merged['id']}")
         else:
             typer.secho(f"not merged ({result.error})", fg="yellow")
     if dry_run:
-        typer.echo(f"dry run: {len(report.groups)} groups would be merged")
+        echo(f"dry run: {len(report.groups)} groups would be merged")
 
 
 def _cheap_model(workspace: Path) -> Any:

@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 import typer
 
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 app = typer.Typer(
     help="Methodologies: reusable ways of solving kinds of problems.", no_args_is_help=True
@@ -55,12 +56,12 @@ def list_methodologies(
 
     records = load_all(methodology_dirs(_settings(workspace)))
     if not records:
-        typer.echo("no methodologies; add one with: jarvis methodology add TYPE --content ...")
+        echo("no methodologies; add one with: jarvis methodology add TYPE --content ...")
         return
     for record in records:
-        typer.echo(f"{record.problem_type}\t{record.source}")
+        echo(f"{record.problem_type}\t{record.source}")
         if full:
-            typer.echo(f"  {record.content}".replace("\n", "\n  "))
+            echo(f"  {record.content}".replace("\n", "\n  "))
 
 
 @app.command("add")
@@ -84,7 +85,7 @@ def add(
         path = save(home_dir(), checked(problem_type, content))
     except MethodologyError as exc:
         _fail(str(exc))
-    typer.echo(f"saved {problem_type!r} to {path}")
+    echo(f"saved {problem_type!r} to {path}")
 
 
 @app.command("import")
@@ -103,7 +104,7 @@ def import_methodologies(
         _fail(str(exc))
     for record in records:
         save(home_dir(), record)
-    typer.echo(f"imported {len(records)} methodologies into {home_dir()}")
+    echo(f"imported {len(records)} methodologies into {home_dir()}")
 
 
 @app.command("export")
@@ -116,7 +117,7 @@ def export(
     from jarvis_graph.methodology.store import export_records, load_all, methodology_dirs
 
     count = export_records(load_all(methodology_dirs(_settings(workspace))), path)
-    typer.echo(f"exported {count} methodologies to {path}")
+    echo(f"exported {count} methodologies to {path}")
 
 
 @app.command("share")
@@ -139,14 +140,14 @@ def share(
         _fail(f"no methodology named {', '.join(sorted(missing))} in {home_dir()}")
     if not chosen:
         _fail(f"no methodologies to share in {home_dir()}")
-    typer.echo(f"to share with {url}:")
+    echo(f"to share with {url}:")
     for record in chosen:
-        typer.echo(f"  {record.problem_type}")
+        echo(f"  {record.problem_type}")
     if not yes and not typer.confirm("Commit and push these methodologies?", default=False):
-        typer.echo("nothing shared")
+        echo("nothing shared")
         raise typer.Exit(1)
     try:
-        typer.echo(push(url, chosen))
+        echo(push(url, chosen))
     except MethodologyError as exc:
         _fail(str(exc))
 
@@ -163,4 +164,4 @@ def sync(workspace: Path | None = o.Workspace) -> None:
         done = pull(url, force=True)
     except MethodologyError as exc:
         _fail(str(exc))
-    typer.echo(f"{done}: {url} in {central_dir()}")
+    echo(f"{done}: {url} in {central_dir()}")

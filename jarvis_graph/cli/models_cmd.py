@@ -18,14 +18,15 @@ app = typer.Typer(help="Model platforms and model groups.", no_args_is_help=True
 @app.command("list")
 def list_models(workspace: Path | None = o.Workspace) -> None:
     """List registered platforms (plugins included) and the configured model groups."""
-    from rich.console import Console
     from rich.table import Table
 
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.cli.render import TerminalConsole
     from jarvis_graph.config import ConfigError, load_settings
     from jarvis_graph.platforms.registry import list_platforms, plugin_errors, resolve_platform
+    from jarvis_graph.secrets import redact_url
 
-    console = Console(highlight=False)
+    console = TerminalConsole(highlight=False)
     table = Table("platform", "source", "description")
     for info in list_platforms():
         table.add_row(info.name, info.source, info.description)
@@ -51,7 +52,7 @@ def list_models(workspace: Path | None = o.Workspace) -> None:
                 role,
                 platform,
                 spec.model or "-",
-                spec.base_url or "-",
+                redact_url(spec.base_url) if spec.base_url else "-",
                 spec.api_key_env,
             )
     console.print(groups)

@@ -4,16 +4,34 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
 from rich.status import Status
 from rich.text import Text
 
+from jarvis_graph.cli.visible import visible
 from jarvis_graph.marker import split_settled, strip_complete_marker
 
 _QUIET_EVENTS = {"before_tool_call", "after_tool_call", "before_model_call", "after_model_call"}
+
+
+class TerminalConsole(Console):
+    """A rich console that shows control characters in printed text instead of sending them.
+
+    Escaping happens on the rendered segments, just before styles become escape codes: the
+    text of every segment (answers, tool output, ids, titles, table cells) goes through
+    :func:`~jarvis_graph.cli.visible.visible`, the console's own colours and cursor
+    controls (the live status line) are added after and reach the terminal as they are.
+    """
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        # a control segment is rich's own (cursor moves, line clears): never text of ours
+        safe = (seg if seg.control else Segment(visible(seg.text), seg.style) for seg in buffer)
+        return super()._render_buffer(safe)
 
 
 def short(value: Any, limit: int = 160) -> str:
@@ -69,7 +87,9 @@ class RunRenderer:
     def _write(self, text: str) -> None:
         if text:
             self.streamed_text += text
-            self.console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+            # escaped before rich sees it: rich would drop BEL and CR silently, not show them
+            shown = visible(text)
+            self.console.print(shown, end="", markup=False, highlight=False, soft_wrap=True)
 
     def _end_text(self) -> None:
         if self._in_text:

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 app = typer.Typer(help="Saved sessions (threads) of this project.", no_args_is_help=True)
 
@@ -53,7 +54,7 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
             console.print(table)
         else:  # piped: one plain line per session, easy to grep and cut
             for line in lines:
-                typer.echo("\t".join(line))  # tabs kept (rich would expand them)
+                echo("\t".join(line))  # tabs kept (rich would expand them)
 
 
 @app.command("show")

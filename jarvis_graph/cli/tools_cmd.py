@@ -17,18 +17,18 @@ def list_tools(
     workspace: Path | None = o.Workspace,
 ) -> None:
     """List the tools by name with their source (MCP servers are started to ask them)."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.cli.render import TerminalConsole
     from jarvis_graph.config import ConfigError
     from jarvis_graph.context import JarvisContext
     from jarvis_graph.runtime.services import RunServices
     from jarvis_graph.tools.registry import close_registries
 
-    console = Console(highlight=False)
+    console = TerminalConsole(highlight=False)
     ws = (workspace or Path.cwd()).resolve()
     try:
         services = RunServices(JarvisContext(workspace=str(ws), tool_group=group))

@@ -44,6 +44,7 @@ from langgraph.store.base import (
 
 from jarvis_graph.memory.filters import listed_namespaces, matches_filter
 from jarvis_graph.memory.records import MemoryStoreError
+from jarvis_graph.secrets import redact_url, redact_urls
 
 SCHEME = "mem0+"
 KEY_VAR = "JARVIS_STORE_KEY"
@@ -160,14 +161,15 @@ class Mem0Store(BaseStore):
         return _results(self._request("GET", "/memories", params=params))
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        where = f"the memory server at {self.base_url}"
+        where = f"the memory server at {redact_url(self.base_url)}"
         try:
             response = self._client.request(method, path, **kwargs)
         except httpx.TimeoutException:
             msg = f"{where} did not answer within {self.timeout:g} s"
             raise MemoryStoreError(msg) from None
         except httpx.HTTPError as exc:
-            msg = f"{where} cannot be reached ({exc or type(exc).__name__}); memory is unavailable"
+            reason = redact_urls(str(exc)) or type(exc).__name__
+            msg = f"{where} cannot be reached ({reason}); memory is unavailable"
             raise MemoryStoreError(msg) from None
         if response.status_code in (401, 403):
             msg = (
@@ -178,7 +180,7 @@ class Mem0Store(BaseStore):
         if response.status_code == 404 and method == "DELETE":
             return None  # already gone
         if response.status_code >= 400:
-            detail = response.text.strip()[:200]
+            detail = redact_urls(response.text.strip()[:200])
             msg = f"{where} answered HTTP {response.status_code} to {method} {path}: {detail}"
             raise MemoryStoreError(msg)
         try:

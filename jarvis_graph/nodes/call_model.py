@@ -28,6 +28,7 @@ from jarvis_graph.platforms.openai import counting_requests
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, AgentState
+from jarvis_graph.secrets import redact_url, redact_urls
 from jarvis_graph.tools.registry import asks_user, is_risky
 
 
@@ -114,7 +115,7 @@ def _describe_provider_error(exc: Exception, services: RunServices, sent: int) -
     """What failed, said as it happened: the requests actually sent, not the retry budget."""
     spec = services.settings.model_for("normal")
     status = getattr(exc, "status_code", None)
-    where = spec.base_url or "the provider's default endpoint"
+    where = redact_url(spec.base_url) if spec.base_url else "the provider's default endpoint"
     what = f"HTTP {status}" if status else type(exc).__name__
     rejected = status is not None and 400 <= status < 500 and status not in (408, 409, 429)
     verb = "was rejected" if rejected else "failed"
@@ -125,7 +126,8 @@ def _describe_provider_error(exc: Exception, services: RunServices, sent: int) -
     else:
         retries = "1 retry" if sent == 2 else f"{sent - 1} retries"
         how = f"{verb} after {sent} requests (the first and {retries})"
-    reason = str(exc).strip().rstrip(".") or "no details given"  # we add the period
+    # the provider's own text may quote the URL it was given, userinfo and all
+    reason = redact_urls(str(exc)).strip().rstrip(".") or "no details given"  # we add the period
     return (
         f"the model call {how} ({what} from {where}, model {spec.model!r}): {reason}. "
         "The session is saved; resume it once the problem is fixed."

@@ -1,0 +1,210 @@
+"""What Jarvis prints: no secret of a URL, no terminal control sequence from untrusted text.
+
+Boundary: settings, provider and store errors, and text that came from a model, a file, a
+tool or a session store, on their way to the user's terminal. Guaranteed:
+
+- ``config show``, ``models list`` and the errors of a provider or a Mem0 server show URLs
+  with ``***@`` for their userinfo and ``***`` for secret-named query values, never the
+  password;
+- a script (``execute_script``) does not see a variable whose *value* holds a secret by its
+  shape (URL userinfo, a JWT, a connection string's password, a Bearer value, a webhook URL),
+  whatever its name;
+- control characters (OSC 52 clipboard writes, screen clears, OSC 8 links) in a model's
+  answer, a file a tool read, a session id or a memory record are printed as visible
+  escapes (``\\x1b``), never as raw bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from jarvis_graph.config import load_settings
+from jarvis_graph.tools.base import ToolEnv
+from jarvis_graph.tools.builtin import execute_script_impl
+from tests.support.cli import invoke, run_process, write_script
+from tests.support.fake_openai import FakeOpenAI
+
+PASSWORD = "S3cret-Pw-4711"
+QUERY_KEY = "query-key-0815"
+MARKER = "!!!COMPLETE!!!"
+OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
+CLEAR = "\x1b[2J"
+LINK = "\x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\"
+
+
+def configure(values: dict[str, Any]) -> None:
+    """Write the user's config file (the test's home): trusted, unlike a project's."""
+    path = Path(os.environ["JARVIS_HOME"]) / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(values), encoding="utf-8")
+
+
+def base_url_group(url: str) -> dict[str, Any]:
+    spec = {"platform": "openai", "model": "m-1", "base_url": url}
+    return {"model_groups": {"default": {"normal": spec, "cheap": spec}}}
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# --- URLs in settings and errors -------------------------------------------------------------
+
+
+def test_config_show_masks_userinfo_and_secret_query_values(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(base_url_group(f"https://bob:{PASSWORD}@llm.example/v1?key={QUERY_KEY}"))
+    monkeypatch.setenv("JARVIS_CHECKPOINT_URL", f"postgresql://app:{PASSWORD}x@db.example/app")
+    result = invoke(["config", "show", "-w", str(workspace)])
+    assert result.exit_code == 0, result.output
+    assert PASSWORD not in result.output and QUERY_KEY not in result.output
+    assert "https://***@llm.example/v1?key=***" in result.output
+    assert "postgresql://***@db.example/app" in result.output
+
+
+def test_models_list_masks_the_base_url_password(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "250")  # the whole URL on one line
+    configure(base_url_group(f"http://bob:{PASSWORD}@127.0.0.1:9/v1"))
+    result = invoke(["models", "list", "-w", str(workspace)])
+    assert result.exit_code == 0, result.output
+    assert PASSWORD not in result.output
+    assert "http://***@127.0.0.1:9/v1" in result.output
+
+
+def test_a_provider_refusal_shows_no_password(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI() as server:
+        server.fail(401, "invalid api key", times=5)
+        url = server.base_url.replace("http://", f"http://bob:{PASSWORD}@")
+        args = ["run", "-n", "--platform", "openai", "--base-url", url, "--model", "fake-model"]
+        proc = run_process([*args, "say hi"], cwd=workspace)
+    seen = proc.stdout + proc.stderr
+    assert proc.returncode == 1, seen
+    assert "HTTP 401" in seen and "***@127.0.0.1" in seen
+    assert PASSWORD not in seen
+
+
+def test_a_refused_connection_shows_no_password(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    url = f"http://bob:{PASSWORD}@127.0.0.1:{closed_port()}/v1"
+    args = ["run", "-n", "--platform", "openai", "--base-url", url, "--model", "m", "hi"]
+    proc = run_process(args, workspace)
+    seen = proc.stdout + proc.stderr
+    assert proc.returncode == 1, seen
+    assert "Connection error" in seen and PASSWORD not in seen
+
+
+def test_an_unreachable_mem0_server_shows_no_password(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JARVIS_STORE_URL", f"mem0+http://bob:{PASSWORD}@127.0.0.1:{closed_port()}")
+    proc = run_process(["memory", "list", "-w", str(workspace)], workspace)
+    seen = proc.stdout + proc.stderr
+    assert proc.returncode != 0, seen
+    assert "cannot be reached" in seen and "***@127.0.0.1" in seen
+    assert PASSWORD not in seen
+
+
+# --- secrets by value, hidden from scripts ---------------------------------------------------
+
+
+def _jwt() -> str:
+    def part(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'HS256', 'typ': 'JWT'})}.{part({'sub': 'u1'})}.c2lnbmF0dXJlLXZhbHVl"
+
+
+SECRET_SHAPES = {
+    "token as URL user": "https://ghp_Tok3nAsUserName0123456789@github.com/o/r.git",
+    "JWT": _jwt(),
+    "connection string": "Server=db;Database=app;User Id=sa;Password=Conn-Pw-99;",
+    "pwd= connection string": "host=db;uid=app;pwd=Odbc-Pw-98",
+    "Bearer value": "Bearer bearer-value-5f3a9c",
+    "Slack webhook": "https://hooks.slack.com/services/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",
+    "Discord webhook": "https://discord.com/api/webhooks/1122334455/Xy7_Qw3-Ab9Cd2Ef5Gh8Ij1Kl4Mn7Op",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SECRET_SHAPES))
+def test_a_value_shaped_like_a_secret_is_hidden_from_scripts(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    value = SECRET_SHAPES[shape]
+    monkeypatch.setenv("HARMLESS_SETTING", value)  # a name no name rule would catch
+    monkeypatch.setenv("PLAIN_URL", "https://docs.python.org/3/library/some-long-page-name.html")
+    out = execute_script_impl(ToolEnv(workspace, load_settings(workspace)), "env")
+    assert out.startswith("exit code: 0"), out
+    assert "HARMLESS_SETTING" not in out and value not in out
+    assert "PLAIN_URL=https://docs.python.org/3/library/some-long-page-name.html" in out
+
+
+# --- terminal control sequences --------------------------------------------------------------
+
+
+def run_scripted(ws: Path, tmp_path: Path, turns: list[dict[str, Any]], task: str) -> str:
+    script = write_script(tmp_path / "script.yaml", turns)
+    args = ["run", "-n", "--yes", "--platform", "scripted", "--script", str(script), task]
+    proc = run_process(args, cwd=ws)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_a_model_answer_with_control_sequences_is_shown_escaped(
+    workspace: Path, tmp_path: Path
+) -> None:
+    answer = f"Done {OSC52} then {CLEAR} and {LINK}. {MARKER}"
+    out = run_scripted(workspace, tmp_path, [{"text": answer}], "answer")
+    assert "\x1b" not in out and "\x07" not in out, out
+    assert "\\x1b]52;c;cm0gLXJmIH4=\\a" in out and "\\x1b[2J" in out
+    assert "\\x1b]8;;http://evil.example" in out
+
+
+def test_a_file_with_control_sequences_is_echoed_escaped(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "notes.txt").write_text(f"line one {OSC52}{CLEAR} end\n")
+    call = {"name": "read_code", "args": {"path": "notes.txt"}}
+    out = run_scripted(workspace, tmp_path, [{"tool_calls": [call]}, {"text": MARKER}], "read")
+    assert "\x1b" not in out
+    assert "line one \\x1b]52;c;" in out
+
+
+def test_sessions_list_shows_a_crafted_thread_id_escaped(workspace: Path, tmp_path: Path) -> None:
+    run_scripted(workspace, tmp_path, [{"text": f"ok {MARKER}"}], f"task {CLEAR}")
+    crafted = f"evil{OSC52}id"
+    with sqlite3.connect(workspace / ".jarvis" / "sessions.sqlite") as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+            if "thread_id" in columns:
+                conn.execute(f"UPDATE {table} SET thread_id = ?", (crafted,))
+    proc = run_process(["sessions", "list", "-w", str(workspace)], workspace)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "evil\\x1b]52;c;cm0gLXJmIH4=\\aid" in proc.stdout
+    assert "task \\x1b[2J" in proc.stdout
+
+
+def test_memory_list_shows_a_record_escaped(workspace: Path) -> None:
+    saved = invoke(["memory", "save", f"remember {CLEAR}{OSC52} this", "-w", str(workspace)])
+    assert saved.exit_code == 0, saved.output
+    proc = run_process(["memory", "list", "-w", str(workspace)], workspace)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "\x1b" not in proc.stdout and "remember \\x1b[2J\\x1b]52;c;" in proc.stdout
