@@ -18,6 +18,7 @@ from langgraph.types import Command
 from rich.markup import escape
 
 from jarvis_graph.checkpointing import CheckpointError, open_checkpointer
+from jarvis_graph.cli import approval
 from jarvis_graph.cli.preflight import RunSetupError, check_model, check_task, check_thread
 from jarvis_graph.cli.render import RunRenderer, TerminalConsole, short
 from jarvis_graph.cli.streaming import StreamThread
@@ -41,7 +42,6 @@ STREAM_MODES = ["messages", "updates", "custom"]
 NESTED_EVENTS = frozenset({"chain_step_finished"})
 """Events of runs nested in a tool call (a chain's steps) shown as they happen; the rest of
 a nested run (a sub-agent's tokens and tool calls) is summed up by its tool's result."""
-CONFIRM_PROMPT = "[a]pprove, [e]dit arguments, [r]eject? [a] "  # shown as is (no markup)
 
 console = TerminalConsole(highlight=False, soft_wrap=True)
 logger = logging.getLogger(__name__)
@@ -407,22 +407,4 @@ def answer_interrupt(value: Any) -> Any:
 
 
 def _confirm(request: dict[str, Any]) -> dict[str, Any]:
-    where = f" (step {request['step']} of chain {request['chain']})" if "chain" in request else ""
-    what = escape(f"{request['name']}{where} {short(request['args'], 400)}")
-    console.print(f"[bold yellow]confirm[/] {what}")
-    while True:
-        choice = console.input(CONFIRM_PROMPT, markup=False).strip().lower()
-        if choice in ("", "a", "approve", "y", "yes"):
-            return {"action": "approve"}
-        if choice in ("r", "reject", "n", "no"):
-            return {"action": "reject", "reason": console.input("reason (optional): ").strip()}
-        if choice in ("e", "edit"):
-            raw = console.input("new arguments as JSON: ").strip()
-            try:
-                args = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                console.print(f"[red]not valid JSON ({escape(str(exc))}); try again[/]")
-                continue
-            if isinstance(args, dict):
-                return {"action": "edit", "args": args}
-            console.print("[red]arguments must be a JSON object; try again[/]")
+    return approval.confirm(request, console)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -186,9 +187,19 @@ def import_(
     jarvis_type: str = typer.Option(
         "project_long_term", "--jarvis-type", help="Type of Jarvis files that do not say theirs."
     ),
+    yes: bool = typer.Option(
+        False,
+        "--yes",
+        "-y",
+        help="Import global memories without asking (they reach every prompt).",
+    ),
     workspace: Path | None = o.Workspace,
 ) -> None:
-    """Import memories from an export file or from Jarvis memory files."""
+    """Import memories from an export file or from Jarvis memory files.
+
+    Global memories go into the prompt of every later session in every project, so a file
+    that holds some is imported only after the user says yes (or with ``--yes``).
+    """
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.memory.records import MemoryInputError
     from jarvis_graph.memory.transfer import import_records, read_export, read_jarvis_files
@@ -201,6 +212,7 @@ def import_(
         records = read_jarvis_files(path, jarvis_type) if jarvis else read_export(path)
         if not types:
             _types(sorted({r["type"] for r in records}), long_term_only=True)
+        _confirm_global(records, types, tag, path, yes)
         report = import_records(_tiers(workspace), records, types, tag, overwrite)  # type: ignore[arg-type]
     except MemoryInputError as exc:
         _fail(str(exc))
@@ -208,6 +220,39 @@ def import_(
         f"imported {len(report.added)} new, replaced {len(report.replaced)}, "
         f"skipped {len(report.skipped)} existing"
     )
+
+
+def _confirm_global(
+    records: list[dict[str, Any]],
+    types: list[str] | None,
+    tags: list[str] | None,
+    path: Path,
+    yes: bool,
+) -> None:
+    """Stop unless the user allows the global memories the import would write."""
+    wanted = set(tags or [])
+    count = sum(
+        1
+        for r in records  # the records import_records takes: these types, any of these tags
+        if r["type"] == "global_long_term"
+        and (not types or r["type"] in types)
+        and (not wanted or wanted & set(r["tags"]))
+    )
+    if not count or yes:
+        return
+    what = (
+        f"{path} holds {count} global "
+        + ("memory, which goes" if count == 1 else "memories, which go")
+        + " into the prompt of every later session in every project"
+    )
+    if not sys.stdin.isatty():
+        _fail(
+            f"{what}; nothing was imported. Read the file, then import it with --yes, "
+            "or only its project memories with --type project_long_term"
+        )
+    if not typer.confirm(f"{what}. Import them?", default=False):
+        typer.echo("nothing imported")
+        raise typer.Exit(1)
 
 
 @app.command("organize")

@@ -168,7 +168,12 @@ def clear_memory(
 
 
 clear_memory.metadata = {"risky": True}
-save_memory.metadata = {"saves_memory": True}
+# A global memory is put in the prompt of every later session, in every project: the user
+# confirms it like any other lasting side effect (``confirm: risky``; ``-n`` declines it).
+save_memory.metadata = {
+    "saves_memory": True,
+    "risky_when": {"memories.*.memory_type": ["global_long_term"]},
+}
 
 
 def search_episodes_impl(env: ToolEnv, args: SearchEpisodesArgs) -> str:

@@ -42,4 +42,8 @@ def methodology(
     return f"{'Added' if action == 'add' else 'Updated'} the methodology {problem_type!r} ({path})."
 
 
+# Methodologies are chosen into the prompts of later tasks in every project (and a delete
+# loses the user's own): every action is confirmed (``confirm: risky``; ``-n`` declines it).
+methodology.metadata = {"risky": True}
+
 METHODOLOGY_TOOLS: list[BaseTool] = [methodology]

@@ -29,6 +29,7 @@ from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, AgentState
 from jarvis_graph.secrets import redact_url, redact_urls
+from jarvis_graph.tools.protected import protected_targets
 from jarvis_graph.tools.registry import asks_user, is_risky
 
 
@@ -197,7 +198,9 @@ def needs_human(call: dict[str, Any], services: RunServices) -> bool:
     """Whether a pending tool call must be confirmed, or answered, by the user.
 
     Confirmation follows the confirm mode even in non-interactive runs (``confirm_tools``
-    then declines the call instead of asking); questions need someone to answer them.
+    then declines the call instead of asking); questions need someone to answer them. A
+    write to a protected path (:mod:`jarvis_graph.tools.protected`) is confirmed in every
+    mode.
     """
     if call.get("invalid"):
         return False
@@ -206,8 +209,10 @@ def needs_human(call: dict[str, Any], services: RunServices) -> bool:
         return False
     if asks_user(tool):
         return not services.context.non_interactive
+    if protected_targets(tool, call.get("args"), services.workspace, services.settings):
+        return True  # Jarvis' own files: asked even under ``confirm: never`` (see .protected)
     mode = services.settings.confirm
-    return mode == "always" or (mode == "risky" and is_risky(tool))
+    return mode == "always" or (mode == "risky" and is_risky(tool, call.get("args")))
 
 
 def route_after_model(

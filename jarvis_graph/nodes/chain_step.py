@@ -24,8 +24,9 @@ from jarvis_graph.events import Event
 from jarvis_graph.messages import shorten
 from jarvis_graph.nodes.call_model import needs_human
 from jarvis_graph.nodes.confirm_tools import (
-    DECLINED_NON_INTERACTIVE,
     confirm_request,
+    consented,
+    nobody_asked,
     normalise_decisions,
 )
 from jarvis_graph.runtime.services import RunServices, services_of
@@ -81,7 +82,7 @@ def chain_step(chain: Chain, step: Step) -> StepNode:
             return _failed(step, f"Error: tool {step.tool!r} is not available in this run", 0)
         call_id = _call_id(chain, step)
         decision = _decision(chain, step, call_id, args, services)
-        asked_nobody = decision.get("reason") == DECLINED_NON_INTERACTIVE
+        asked_nobody = services.context.non_interactive
         if decision.get("action") == "reject":
             reason = decision.get("reason") or "no reason given"
             text = f"not run: {reason}" if asked_nobody else f"declined by the user ({reason})"
@@ -123,11 +124,13 @@ def _decision(
     call = {"id": call_id, "name": step.tool, "args": args}
     if not needs_human(call, services):
         return {"action": "approve"}
+    request = confirm_request(call, services.tools, services.workspace, services.settings)
+    request |= {"chain": chain.name, "step": step.id}
     if services.context.non_interactive:
-        return {"action": "reject", "reason": DECLINED_NON_INTERACTIVE}
-    request = {**confirm_request(call, services.tools), "chain": chain.name, "step": step.id}
+        return {"action": "reject", "reason": nobody_asked(request)}
     reply = interrupt({"type": "confirm_tools", "requests": [request]})
-    return normalise_decisions(reply, [request]).get(call_id) or {"action": "approve"}
+    decision = normalise_decisions(reply, [request]).get(call_id) or {"action": "approve"}
+    return consented(call, decision, services)
 
 
 def _run(

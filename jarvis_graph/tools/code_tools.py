@@ -151,9 +151,10 @@ def search_code(pattern: str, path: str = ".", glob: str = "*", ignore_case: boo
     )
 
 
-edit_file.metadata = {"risky": True, "edits_files": True}
-rewrite_file.metadata = {"risky": True, "edits_files": True}
-write_file.metadata = {"risky": True, "edits_files": True}
+# Where each tool's arguments name the files it writes (see :mod:`.protected`).
+edit_file.metadata = {"risky": True, "edits_files": True, "write_targets": ["files.*.path"]}
+rewrite_file.metadata = {"risky": True, "edits_files": True, "write_targets": ["path"]}
+write_file.metadata = {"risky": True, "edits_files": True, "write_targets": ["path"]}
 
 CODE_TOOLS: list[BaseTool] = [edit_file, rewrite_file, search_code]
 """Added to the built-in tools when a run uses the code tool set."""

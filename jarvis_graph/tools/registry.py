@@ -18,13 +18,14 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool
 
 from jarvis_graph.config import ConfigError, McpServerSpec, Settings, jarvis_home
 from jarvis_graph.tools.mcp_config import mcp_servers
 from jarvis_graph.tools.naming import SEPARATOR, clean
+from jarvis_graph.tools.protected import arg_values
 from jarvis_graph.tools.tool_repo import central_repo_dir, sync_central_repo
 from jarvis_graph.tools.user_tools import load_tool_dirs
 
@@ -223,9 +224,20 @@ def close_registries() -> None:
 atexit.register(close_registries)
 
 
-def is_risky(tool: BaseTool) -> bool:
-    """Whether a tool has side effects that the ``risky`` confirm mode asks about."""
-    return bool((tool.metadata or {}).get("risky"))
+def is_risky(tool: BaseTool, args: Any = None) -> bool:
+    """Whether a call has side effects that the ``risky`` confirm mode asks about.
+
+    A tool is risky by its ``risky`` metadata, or, called with ``args``, when one of its
+    ``risky_when`` argument paths holds a listed value: ``save_memory`` is risky only
+    when it saves a global memory, which reaches the prompt of every later session.
+    """
+    meta = tool.metadata or {}
+    if meta.get("risky"):
+        return True
+    when = meta.get("risky_when") or {}
+    return args is not None and any(
+        value in risky for spec, risky in when.items() for value in arg_values(args, spec)
+    )
 
 
 def asks_user(tool: BaseTool) -> bool:

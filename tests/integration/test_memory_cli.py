@@ -96,12 +96,12 @@ def test_export_clear_import_round_trip(workspace: Path, tmp_path: Path) -> None
     assert cleared.output.strip() == "deleted 3 memories"
     assert jarvis(workspace, "list").output.strip() == "no memories"
 
-    again = jarvis(workspace, "import", str(dump))
+    again = jarvis(workspace, "import", str(dump), "--yes")  # it holds a global memory
     assert again.output.strip() == "imported 3 new, replaced 0, skipped 0 existing"
     assert sorted(ids_in(jarvis(workspace, "list").output)) == before
     # the records come back whole, vectors included: search still works
     assert "vim" in jarvis(workspace, "search", "text editor", "-n", "1").output
-    twice = jarvis(workspace, "import", str(dump))
+    twice = jarvis(workspace, "import", str(dump), "--yes")
     assert twice.output.strip() == "imported 0 new, replaced 0, skipped 3 existing"
 
 
@@ -115,9 +115,9 @@ def test_import_filters_and_overwrite_policies(workspace: Path, tmp_path: Path) 
     vim["updated_at"] = "2000-01-01T00:00:00+00:00"  # older than what is stored
     dump.write_text(json.dumps(data))
 
-    newer = jarvis(workspace, "import", str(dump), "--overwrite", "newer")
+    newer = jarvis(workspace, "import", str(dump), "--overwrite", "newer", "--yes")
     assert newer.output.strip() == "imported 0 new, replaced 0, skipped 1 existing"
-    replaced = jarvis(workspace, "import", str(dump), "--overwrite", "replace")
+    replaced = jarvis(workspace, "import", str(dump), "--overwrite", "replace", "--yes")
     assert replaced.output.strip() == "imported 0 new, replaced 1, skipped 0 existing"
     assert "helix" in jarvis(workspace, "list", "--tag", "editor").output
     filtered = jarvis(workspace, "import", str(dump), "--type", "project_long_term")
