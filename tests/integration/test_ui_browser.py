@@ -79,6 +79,13 @@ SCRIPT = {
             "tool_calls": [{"name": "write_file", "args": {"path": "note.txt", "content": "hi"}}],
         },
         {"when": "Write the note", "text": "The note is written. !!!COMPLETE!!!"},
+        {
+            "when": "Keep a settings note",
+            "tool_calls": [
+                {"name": "write_file", "args": {"path": ".jarvis/notes.md", "content": "kept"}}
+            ],
+        },
+        {"when": "Keep a settings note", "text": "Done with the note. !!!COMPLETE!!!"},
     ]
 }
 
@@ -309,6 +316,31 @@ def test_an_approval_asks_and_the_decision_resumes_the_run(
         assert "The user declined this call to write_file (not now)" in result
     else:
         assert (ws / "note.txt").read_text() == written
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_a_write_into_jarvis_files_runs_only_with_its_own_tick(
+    page: Any, console: tuple[Console, Path], allowed: bool
+) -> None:
+    _, ws = console
+    note = ws / ".jarvis" / "notes.md"
+    note.unlink(missing_ok=True)
+    _send(page, "Keep a settings note")
+
+    page.wait_for_selector("#approval:not([hidden])", timeout=WAIT_MS)
+    assert "also allow writing .jarvis/notes.md" in page.inner_text("#approval")
+    if allowed:
+        page.check("#approval input[type=checkbox]")
+    page.select_option("#approval select", "approve")  # approving alone is not enough
+    page.click("#approval-submit")
+
+    page.wait_for_selector(".msg.answer:not(.live)", timeout=WAIT_MS)
+    if allowed:
+        assert note.read_text() == "kept"
+    else:
+        assert not note.exists()
+        result = page.locator("details.tool pre").last.text_content()
+        assert "the user did not allow writing '.jarvis/notes.md'" in result
 
 
 def test_sessions_list_and_fork_from_a_checkpoint(

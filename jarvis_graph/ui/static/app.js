@@ -222,12 +222,21 @@ function showApproval(requests) {
     const choice = el("select", { "aria-label": `decision for ${request.name}` },
       el("option", { value: "approve" }, "approve"), el("option", { value: "edit" }, "edit (run with the arguments above)"),
       el("option", { value: "reject" }, "reject"));
+    // A write into Jarvis' own files needs its own yes, naming the paths (confirm_tools
+    // runs it only with allow_protected); "Approve all" never gives it.
+    const protectedPaths = request.protected || [];
+    const allow = el("input", { type: "checkbox", "aria-label": `allow writing ${protectedPaths.join(", ")}` });
+    const withAllow = (decision) => (allow.checked ? { ...decision, allow_protected: protectedPaths } : decision);
     inputs[request.id] = () => {
-      if (choice.value === "edit") return { action: "edit", args: JSON.parse(args.value) };
+      if (choice.value === "edit") return withAllow({ action: "edit", args: JSON.parse(args.value) });
       if (choice.value === "reject") return { action: "reject", reason: reason.value };
-      return { action: "approve" };
+      return withAllow({ action: "approve" });
     };
     box.append(el("p", {}, el("code", {}, request.name), where), args, el("div", { class: "row" }, choice, reason));
+    if (protectedPaths.length) {
+      box.append(el("label", { class: "row" }, allow,
+        ` also allow writing ${protectedPaths.join(", ")}: Jarvis' own settings, tools and memories, read by every later session`));
+    }
   }
   const submit = async (decide) => {
     let decisions;
