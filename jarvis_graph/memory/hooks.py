@@ -39,6 +39,7 @@ from jarvis_graph.memory.records import now_iso
 from jarvis_graph.memory.tools import SaveMemoryArgs, current_thread, save_memory, save_memory_impl
 from jarvis_graph.prompts import load_prompt
 from jarvis_graph.tools.base import ToolEnv, ToolFailure
+from jarvis_graph.tools.registry import is_risky
 
 logger = logging.getLogger(__name__)
 
@@ -155,12 +156,18 @@ class ForceSaveMemory:
             logger.warning("force_save_memory: %s", result.errors[-1])
             return result
         result.reply = str(getattr(reply, "text", "") or "")
+        unasked = _settings(ctx).confirm == "never"
         for call in getattr(reply, "tool_calls", []) or []:
-            self._run_save(workspace, thread, call, result)
+            self._run_save(workspace, thread, call, result, unasked)
         return result
 
     def _run_save(
-        self, workspace: Any, thread: str, call: dict[str, Any], result: ForceSaveResult
+        self,
+        workspace: Any,
+        thread: str,
+        call: dict[str, Any],
+        result: ForceSaveResult,
+        unasked: bool,
     ) -> None:
         from jarvis_graph.memory.tiers import MemoryTiers
 
@@ -170,9 +177,28 @@ class ForceSaveMemory:
         try:
             args = SaveMemoryArgs.model_validate(call.get("args") or {})
             items = [m.model_dump() for m in args.memories]
-            result.saved.append(save_memory_impl(MemoryTiers(workspace, thread), items))
+            if not unasked:  # nobody can be asked here: a memory that needs a yes is not saved
+                items = self._confirmable(items, result)
+            if items:
+                result.saved.append(save_memory_impl(MemoryTiers(workspace, thread), items))
         except (ValidationError, ToolFailure) as exc:
             result.errors.append(f"save_memory was not run: {exc}")
+
+    @staticmethod
+    def _confirmable(items: list[dict[str, Any]], result: ForceSaveResult) -> list[dict[str, Any]]:
+        """The memories that need no confirmation; the others are reported, not saved.
+
+        The forced save is a call outside the graph that cannot ask the user, so a memory
+        the model's own ``save_memory`` call would be asked about (a global one) is left to
+        the task itself, unless the run confirms nothing (``confirm: never``, ``--yes``).
+        """
+        kept = [m for m in items if not is_risky(save_memory, {"memories": [m]})]
+        for _ in range(len(items) - len(kept)):
+            result.errors.append(
+                "a global memory was not saved: it reaches every later prompt and needs the "
+                "user's confirmation, which a forced save cannot ask (confirm is not never)"
+            )
+        return kept
 
     def _asked(self, ctx: JarvisContext, thread: str) -> bool:
         item = _marker_store(ctx).get(MARKERS, thread)
