@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypeVar
 
+from jarvis_graph.owned_paths import owned_file, split_owned
+
 T = TypeVar("T")
 
 DIGEST_BYTES = 16
@@ -181,7 +183,8 @@ class PartsDB:
             return self._conn
         if not create and not self.path.exists():
             return None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        base, rel = split_owned(self.path)  # Jarvis' own: private, through no planted link
+        owned_file(base, rel)
         conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
 
         def setup() -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from jarvis_graph.checkpoint_parts import CheckpointError, PostgresParts, retry_locked
+from jarvis_graph.owned_paths import OwnedPathError, check_owned, owned_file, split_owned
 from jarvis_graph.secrets import strip_userinfo
 from jarvis_graph.thread_lock import setup_postgres
 
@@ -57,7 +58,15 @@ def open_checkpointer(workspace: Path, url: str | None = None) -> Iterator[BaseC
         from jarvis_graph.checkpoint_async import ThreadedSqliteSaver
         from jarvis_graph.checkpoint_blobs import BlobSerializer, blob_folder
 
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path == default_sessions_path(workspace):  # Jarvis' own: private, through no link
+            try:
+                owned_file(workspace, path.relative_to(workspace))
+                # the parts beside it are written later, in a step: refuse a link up front
+                check_owned(*split_owned(blob_folder(path)))
+            except OwnedPathError as exc:
+                raise CheckpointError(str(exc)) from None
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), check_same_thread=False)
         # Texts, messages and message lists are stored once beside the database.
         serde = BlobSerializer(blob_folder(path))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from jarvis_graph.owned_paths import OwnedPathError, owned_dir, write_owned
 from jarvis_graph.secrets import is_secret_path, unnamed_environment
 
 IGNORE_LINE = ".jarvis/"
@@ -143,11 +144,19 @@ def ensure_excluded(root: Path) -> Path | None:
     if checked.returncode != 1:
         msg = f"`git check-ignore {probe}` failed in {root}: {checked.stderr.strip()}"
         raise GitError(msg)
-    exclude = root / git(root, "rev-parse", "--git-path", "info/exclude").strip()
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    text = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
-    sep = "" if not text or text.endswith("\n") else "\n"
-    exclude.write_text(f"{text}{sep}{IGNORE_LINE}\n", encoding="utf-8")
+    given = Path(git(root, "rev-parse", "--git-path", "info/exclude").strip())
+    if given.is_absolute():  # a linked worktree: the file is in the main repository's git dir
+        base, rel = given.parent, Path(given.name)
+    else:  # inside the folder we were given, which may hold links to elsewhere
+        base, rel = root, given
+    exclude = base / rel
+    try:
+        # a last line without its newline gets one: the line appended stands on its own
+        text = exclude.read_bytes() if exclude.is_file() and not exclude.is_symlink() else b""
+        sep = "\n" if text and not text.endswith(b"\n") else ""
+        write_owned(base, rel, f"{sep}{IGNORE_LINE}\n", append=True)
+    except OwnedPathError as exc:
+        raise GitError(str(exc)) from None
     return exclude
 
 
@@ -211,6 +220,8 @@ def commit_all(
 
 def repo_lock(root: Path) -> FileLock:
     """The lock that keeps one code agent per repository (``.jarvis/code_agent.lock``)."""
-    folder = root / ".jarvis"
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder = owned_dir(root, ".jarvis")
+    except OwnedPathError as exc:
+        raise GitError(str(exc)) from None
     return FileLock(str(folder / "code_agent.lock"))

@@ -16,7 +16,7 @@ from langgraph.store.memory import InMemoryStore
 
 from jarvis_graph.memory.embedder import MINILM_DIMS, default_embedder
 from jarvis_graph.memory.pg_store import close_shared
-from jarvis_graph.memory.store import FaissStore
+from jarvis_graph.memory.store import FaissStore, prepare_store_folder
 
 
 def _index() -> IndexConfig:
@@ -30,6 +30,7 @@ _stores_lock = threading.Lock()
 
 def open_store(folder: Path) -> FaissStore:
     """The process-wide :class:`FaissStore` of ``folder`` (opened on first use)."""
+    prepare_store_folder(folder)  # before resolve(), which would follow a planted link
     key = folder.resolve()
     with _stores_lock:
         store = _stores.get(key)
@@ -40,6 +41,7 @@ def open_store(folder: Path) -> FaissStore:
 
 def existing_store(folder: Path) -> FaissStore | None:
     """The store of ``folder`` if it is open or its file exists (reads create nothing)."""
+    prepare_store_folder(folder, create=False)
     key = folder.resolve()
     with _stores_lock:
         if key not in _stores and not (key / "store.sqlite").is_file():

@@ -50,10 +50,40 @@ from langgraph.store.base import (
 
 from jarvis_graph.memory.filters import listed_namespaces, matches_filter
 from jarvis_graph.memory.index_cache import IndexCache, matrix
+from jarvis_graph.memory.records import MemoryStoreError
 from jarvis_graph.memory.store_sql import SCHEMA, Key, ns_text, texts_to_embed, write_puts
 from jarvis_graph.memory.vector_index import DEFAULT_APPROX_THRESHOLD, NamespaceIndex, normalise
+from jarvis_graph.owned_paths import (
+    OwnedPathError,
+    check_owned,
+    owned_dir,
+    owned_file,
+    split_owned,
+)
 
 _SQL_CHUNK = 900
+
+
+def prepare_store_folder(path: Path, create: bool = True) -> None:
+    """Check (and create) a store's folder as Jarvis' own: private, no component a link.
+
+    A project's store (``<workspace>/.jarvis/memory``) is checked from the workspace down:
+    a repository may ship ``.jarvis`` or ``.jarvis/memory`` as a link to elsewhere. Call it
+    before resolving ``path``, which would follow such a link. ``create=False`` only checks
+    what exists (reads create nothing).
+
+    Raises:
+        MemoryStoreError: A component is a symbolic link or a file.
+    """
+    base, rel = split_owned(path)
+    try:
+        if not create:
+            check_owned(base, rel)
+            return
+        owned_dir(base, rel / "indexes")
+        owned_file(path, "store.sqlite")  # private, and so are its -wal and -shm
+    except OwnedPathError as exc:
+        raise MemoryStoreError(str(exc)) from None
 
 
 class FaissStore(BaseStore):
@@ -95,7 +125,7 @@ class FaissStore(BaseStore):
         lock_timeout: float = 60.0,
     ) -> None:
         self.path = Path(path)
-        (self.path / "indexes").mkdir(parents=True, exist_ok=True)
+        prepare_store_folder(self.path)
         self.approx_threshold = approx_threshold
         self.save_every = save_every
         self.index_config = dict(index) if index else None

@@ -12,6 +12,7 @@ from pathlib import Path
 from jarvis_graph import secrets
 from jarvis_graph.config import ConfigError, McpServerSpec, Settings
 from jarvis_graph.context import JarvisContext, resolve_settings, running_context
+from jarvis_graph.owned_paths import OwnedPathError, write_owned
 from jarvis_graph.tools.mcp_config import load_mcp_json, mcp_json_paths
 
 
@@ -101,12 +102,10 @@ def save_output(text: str, env: ToolEnv, tool_name: str) -> Path:
     """Save a whole tool output in the workspace's tool outputs folder, secrets masked."""
     text = env.mask(text)
     digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
-    out_dir = env.outputs_dir()
-    out_dir.mkdir(parents=True, exist_ok=True)
     safe_name = re.sub(r"[^\w.-]", "_", tool_name)[:64]  # the name may come from the model
-    path = out_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe_name}-{digest}.txt"
-    path.write_text(text, encoding="utf-8")
-    return path
+    name = f"{time.strftime('%Y%m%d-%H%M%S')}-{safe_name}-{digest}.txt"
+    # private, and never through a .jarvis or tool_outputs link a repository shipped
+    return write_owned(env.workspace, env.outputs_dir().relative_to(env.workspace) / name, text)
 
 
 def limit_output(text: str, env: ToolEnv, tool_name: str) -> tuple[str, str | None]:
@@ -122,9 +121,13 @@ def limit_output(text: str, env: ToolEnv, tool_name: str) -> tuple[str, str | No
     limit = env.settings.tool_output_limit
     if len(text) <= limit:
         return text, None
-    path = save_output(text, env, tool_name)
     head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
     omitted = len(text) - len(head) - len(tail)
+    try:
+        path = save_output(text, env, tool_name)
+    except OwnedPathError as exc:  # the model still gets the head and tail, and why no file
+        note = f"\n\n[... {omitted} characters omitted; the whole output was not saved: {exc}]\n\n"
+        return head + note + tail, None
     note = (
         f"\n\n[... {omitted} characters omitted. The whole output ({len(text)} characters) is "
         f"saved at {path}; read parts of it with read_code or search it with search_files.]\n\n"

@@ -30,6 +30,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import InitializeResult
 
 from jarvis_graph.config import McpServerSpec
+from jarvis_graph.owned_paths import open_owned, split_owned
 from jarvis_graph.tools.mcp_config import expand_vars
 
 logger = logging.getLogger(__name__)
@@ -309,8 +310,10 @@ class McpHub:
             params = StdioServerParameters(
                 command=resolve_command(spec), args=spec.args, env=env or None, cwd=spec.cwd
             )
-            self._log_dir.mkdir(parents=True, exist_ok=True)
-            log = self._log_path(spec).open("w", encoding="utf-8")  # the server's stderr
+            # the server's stderr, in Jarvis' own folder (private, through no planted link)
+            base, rel = split_owned(self._log_path(spec))
+            fd = open_owned(base, rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            log = os.fdopen(fd, "w", encoding="utf-8")
             self._logs.append(log)
             async with (
                 stdio_client(params, errlog=log) as (read, write),

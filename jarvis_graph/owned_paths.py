@@ -1,0 +1,138 @@
+"""Jarvis' own folders and files in a workspace: created private, never through a link.
+
+A workspace may be a repository someone else wrote, and it can ship ``.jarvis/tool_outputs``
+(or ``.jarvis`` itself, or ``.git/info``) as a symbolic link to a folder outside it: writing
+there would put Jarvis' files, or the user's secrets, wherever the link points. Every folder
+and file Jarvis creates for itself under a workspace goes through :func:`owned_dir` and
+:func:`open_owned`, which check each component below the workspace with ``lstat`` and open
+files with ``O_NOFOLLOW``: a link (or a file where a folder belongs) is refused with
+:class:`OwnedPathError`, and nothing is written.
+
+What Jarvis creates is private: folders ``0700``, files ``0600`` (session and memory stores
+hold conversations, tool outputs may hold anything a tool printed).
+
+Config layer: imports nothing of Jarvis.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+FOLDER_MODE = 0o700
+FILE_MODE = 0o600
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class OwnedPathError(OSError):
+    """A path Jarvis writes its own data to is a link or not a folder; nothing was written."""
+
+
+def _refuse(path: Path, what: str) -> OwnedPathError:
+    if what == "link":
+        try:
+            target = f" (to {os.readlink(path)})"
+        except OSError:
+            target = ""
+        found = f"a symbolic link{target}"
+    else:
+        found = f"a {what}, not a folder"
+    msg = (
+        f"{path} is {found}; Jarvis writes its own files only into real folders inside the "
+        f"workspace and wrote nothing. Remove it (rm {path}) and run again."
+    )
+    return OwnedPathError(msg)
+
+
+def split_owned(path: Path) -> tuple[Path, Path]:
+    """``path`` as (base, rel) for the functions here: checked from the folder holding ``.jarvis``.
+
+    ``<ws>/.jarvis/mcp_logs`` gives ``(<ws>, .jarvis/mcp_logs)``; a path with no ``.jarvis``
+    part (a user-level folder) is checked from its parent.
+    """
+    parts = Path(path).parts
+    if ".jarvis" in parts:
+        at = len(parts) - 1 - parts[::-1].index(".jarvis")
+        return Path(*parts[:at]), Path(*parts[at:])
+    return Path(path).parent, Path(Path(path).name)
+
+
+def owned_dir(base: Path, rel: str | Path) -> Path:
+    """The folder ``base/rel``, created where missing (``0700``), no component a link.
+
+    ``base`` (the workspace) is taken as it is, a link or not: it is the user's choice
+    (created, with its parents, if missing).
+
+    Raises:
+        OwnedPathError: A component of ``rel`` is a symbolic link or a file.
+    """
+    return _walk(Path(base), Path(rel), create=True)
+
+
+def check_owned(base: Path, rel: str | Path) -> None:
+    """Check what exists of ``base/rel`` as :func:`owned_dir` would, creating nothing.
+
+    Raises:
+        OwnedPathError: An existing component of ``rel`` is a symbolic link or a file.
+    """
+    _walk(Path(base), Path(rel), create=False)
+
+
+def _walk(path: Path, rel: Path, create: bool) -> Path:
+    if create:  # the base is the user's (a workspace, a store's folder): made as asked
+        path.mkdir(parents=True, exist_ok=True)
+    for part in rel.parts:
+        path = path / part
+        if create:
+            try:
+                os.mkdir(path, FOLDER_MODE)
+            except FileExistsError:
+                pass
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:  # only when not creating: nothing more exists below
+            return path
+        if stat.S_ISLNK(info.st_mode):
+            raise _refuse(path, "link")
+        if not stat.S_ISDIR(info.st_mode):
+            raise _refuse(path, "file")
+    return path
+
+
+def open_owned(base: Path, rel: str | Path, flags: int = os.O_WRONLY | os.O_CREAT) -> int:
+    """A descriptor of the file ``base/rel`` (created ``0600``), its folders by :func:`owned_dir`.
+
+    The file itself is opened with ``O_NOFOLLOW``: a link in its place is refused.
+
+    Raises:
+        OwnedPathError: The file or one of its folders is a link (or the wrong kind).
+    """
+    rel = Path(rel)
+    folder = owned_dir(base, rel.parent)
+    path = folder / rel.name
+    try:
+        return os.open(path, flags | _NOFOLLOW, FILE_MODE)
+    except OSError as exc:
+        if os.path.islink(path):  # ELOOP from O_NOFOLLOW
+            raise _refuse(path, "link") from None
+        raise exc
+
+
+def write_owned(base: Path, rel: str | Path, text: str, append: bool = False) -> Path:
+    """Write (or append) ``text`` as UTF-8 to the Jarvis-owned file ``base/rel``; its path."""
+    mode = os.O_APPEND if append else os.O_TRUNC
+    fd = open_owned(base, rel, os.O_WRONLY | os.O_CREAT | mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return Path(base) / rel
+
+
+def owned_file(base: Path, rel: str | Path) -> Path:
+    """``base/rel`` created empty (``0600``) if missing, for a library that opens it by name.
+
+    SQLite gives its ``-wal`` and ``-shm`` files the database file's mode, so a store
+    created here stays private as a whole.
+    """
+    os.close(open_owned(base, rel, os.O_RDONLY | os.O_CREAT))
+    return Path(base) / rel
