@@ -137,15 +137,16 @@ def test_without_a_terminal_a_write_into_jarvis_files_is_declined_even_with_yes(
     assert "--yes does not cover it" in session
 
 
-def test_a_chain_step_into_jarvis_settings_is_declined_under_yes_and_its_report_is_not(
+def test_a_chain_step_into_jarvis_files_is_declined_under_yes_and_its_report_is_not(
     workspace: Path,
 ) -> None:
     (workspace / "app.py").write_text("x = 1  # TODO: handle zero\n")
     into = ["chains", "run", "todo_report", "-n", "--yes"]
-    bad = run_process([*into, "--args", '{"report": ".jarvis/config.yaml"}'], cwd=workspace)
+    # a name no content check refuses (a YAML or JSON target would be refused as invalid)
+    bad = run_process([*into, "--args", '{"report": ".jarvis/notes.md"}'], cwd=workspace)
     assert "write declined" in bad.stdout + bad.stderr, bad.stdout + bad.stderr
     assert "--yes does not cover it" in bad.stdout + bad.stderr
-    assert not (workspace / ".jarvis" / "config.yaml").exists()
+    assert not (workspace / ".jarvis" / "notes.md").exists()
     good = run_process(into, cwd=workspace)  # .jarvis/reports is the chain's own output
     assert good.returncode == 0, good.stdout + good.stderr
     assert "TODO: handle zero" in (workspace / ".jarvis" / "reports" / "todo.md").read_text()
