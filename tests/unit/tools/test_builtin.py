@@ -483,8 +483,13 @@ def test_a_run_has_the_builtins_with_their_flags(workspace: Path) -> None:
         *("ask_document", "read_document"),  # documents: read-only
     }
     assert [name for name, t in tools.items() if is_risky(t)] == [
-        *("execute_script", "write_file", "edit_file", "clear_memory")
+        *("execute_script", "write_file", "edit_file", "clear_memory", "methodology")
     ]
+    # a global memory reaches every later prompt: that save is confirmed, a project one not
+    memory = {"memories": [{"memory_type": "global_long_term", "content": "x"}]}
+    assert is_risky(tools["save_memory"], memory)
+    memory["memories"][0]["memory_type"] = "project_long_term"
+    assert not is_risky(tools["save_memory"], memory)
     assert [name for name, t in tools.items() if asks_user(t)] == ["ask_user"]
     assert all(t.description for t in tools.values())
     assert set(tools["read_code"].args) == {"path", "start_line", "end_line"}
