@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 app = typer.Typer(
     help="Agent definitions: built-in and ~/.jarvis/agents, .jarvis/agents (YAML).",
@@ -25,10 +26,10 @@ def list_agents(workspace: Path | None = o.Workspace) -> None:
     try:
         found = load_definitions((workspace or Path.cwd()).resolve())
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     for d in found.values():
-        typer.echo(f"{d.name}\t{d.kind}\t{d.source}\t{d.description}")
+        echo(f"{d.name}\t{d.kind}\t{d.source}\t{d.description}")
 
 
 def apply_definition(ctx: dict[str, Any], name: str, plan: bool = False) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 app = typer.Typer(
     help="Tool chains: named sequences of tool calls in .jarvis/chains/ and ~/.jarvis/chains/.",
@@ -59,7 +60,7 @@ def list_chains(workspace: Path | None = o.Workspace) -> None:
         steps = " → ".join(f"{s.id}:{s.tool}" for s in chain.steps)
         mark = "" if name in usable else "  (cannot run: see below)"
         source = _source(catalog, name, ws)
-        typer.echo(f"{name}\t{source}\t{steps}\t{chain.description}{mark}")
+        echo(f"{name}\t{source}\t{steps}\t{chain.description}{mark}")
     if not catalog.chains:
         console.print("no chains; put YAML files in .jarvis/chains/ (README: Tool chains)")
     for problem in problems:
@@ -101,11 +102,9 @@ def show(
 def _named(catalog: Any, name: str) -> Any:
     if name not in catalog.chains:
         known = ", ".join(sorted(catalog.chains)) or "none"
-        typer.echo(
-            f"error: no chain named {name!r}; chains: {known} (jarvis chains list)", err=True
-        )
+        echo(f"error: no chain named {name!r}; chains: {known} (jarvis chains list)", err=True)
         for error in catalog.errors:
-            typer.echo(f"  {error}", err=True)
+            echo(f"  {error}", err=True)
         raise typer.Exit(EXIT_USAGE)
     return catalog.chains[name]
 
@@ -128,23 +127,23 @@ def run(
         given = json.loads(args)
     except json.JSONDecodeError as exc:
         example = '--args \'{"path": "src"}\''
-        typer.echo(f"error: --args is not valid JSON ({exc}); for example {example}", err=True)
+        echo(f"error: --args is not valid JSON ({exc}); for example {example}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     if not isinstance(given, dict):
-        typer.echo("error: --args must be a JSON object of the chain's inputs", err=True)
+        echo("error: --args must be a JSON object of the chain's inputs", err=True)
         raise typer.Exit(EXIT_USAGE)
     catalog, usable, problems = _closing(_usable, ctx)
     chain = _named(catalog, name)
     if name not in usable:
         mine = [str(p) for p in problems if str(p).startswith(f"{chain.path}:")]
-        typer.echo(f"error: chain {name} cannot run:", err=True)
+        echo(f"error: chain {name} cannot run:", err=True)
         for problem in mine or [str(p) for p in problems]:
-            typer.echo(f"  {problem}", err=True)
+            echo(f"  {problem}", err=True)
         raise typer.Exit(EXIT_USAGE)
     try:
         values = chain.arguments(given)
     except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     state = {"chain": chain.name, "input": values, "status": "running"}
     raise typer.Exit(drive_chain(chain, ctx, state, new_thread_id(), verbose))
@@ -179,7 +178,7 @@ def resume_chain(
     values = saved.checkpoint["channel_values"] if saved else {}
     if saved is None or "chain" not in values:
         hint = "jarvis sessions list shows the sessions"
-        typer.echo(f"error: {thread_id} is not a chain run of this project ({hint})", err=True)
+        echo(f"error: {thread_id} is not a chain run of this project ({hint})", err=True)
         raise typer.Exit(EXIT_USAGE)
     chain = _named(load_catalog(Path(ctx["workspace"])), str(values["chain"]))
     return drive_chain(chain, ctx, None, thread_id, verbose)

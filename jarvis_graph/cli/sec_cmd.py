@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from jarvis_graph.cli import options
+from jarvis_graph.cli.visible import echo
 
 app = typer.Typer(help="Security scan of C, C++ and Rust code.", no_args_is_help=True)
 
@@ -21,7 +22,7 @@ JsonOut = typer.Option(None, "--json", help="Also write the figures here.")
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+    echo(f"error: {message}", err=True)
     return typer.Exit(code)
 
 
@@ -56,7 +57,7 @@ def scan(
         result = run_scan(path, languages(lang), workers=workers, min_confidence=threshold)
     except ScanInputError as exc:
         raise _fail(str(exc)) from None
-    typer.echo(summary(result), err=True)
+    echo(summary(result), err=True)
     verdicts = None
     if verify and result.issues:
         ctx = options.context_kwargs(
@@ -85,7 +86,7 @@ def verify_issues(
     run = run_id or default_run_id(result.root, ids)
     progress_file = progress_path(Path(ctx["workspace"]) / ".jarvis" / "security", run)
     already = len(set(load_progress(progress_file)) & set(ids))
-    typer.echo(f"verification run {run} ({already}/{len(ids)} done before)", err=True)
+    echo(f"verification run {run} ({already}/{len(ids)} done before)", err=True)
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.context import JarvisContext
     from jarvis_graph.state import SecurityScanState
@@ -108,7 +109,7 @@ def verify_issues(
             elif mode == "values":
                 final = chunk
     verdicts: dict[str, dict[str, Any]] = final.get("verdicts", {})
-    typer.echo(f"verdicts: {final.get('verdict_counts', {})}", err=True)
+    echo(f"verdicts: {final.get('verdict_counts', {})}", err=True)
     return verdicts
 
 
@@ -130,10 +131,10 @@ def evaluate(
         figures = score(juliet, result.issues)
     except (ScanInputError, FileNotFoundError) as exc:
         raise _fail(str(exc)) from None
-    typer.echo(f"{'CWE':<9}{'cases':>6}{'TP':>5}{'FP':>5}{'P':>7}{'R':>7}{'F1':>7}{'J':>7}")
+    echo(f"{'CWE':<9}{'cases':>6}{'TP':>5}{'FP':>5}{'P':>7}{'R':>7}{'F1':>7}{'J':>7}")
     rows = [*figures["per_cwe"].items(), ("overall", figures["overall"])]
     for name, r in rows:
-        typer.echo(
+        echo(
             f"{name:<9}{r['cases']:>6}{r['tp']:>5}{r['fp']:>5}{r['precision']:>7.2f}"
             f"{r['recall']:>7.2f}{r['f1']:>7.2f}{r['j']:>7.2f}"
         )

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 app = typer.Typer(
     help="Predefined tasks (.jarvis/tasks.yaml, ~/.jarvis/tasks.yaml).", no_args_is_help=True
@@ -23,12 +24,12 @@ def list_tasks(workspace: Path | None = o.Workspace) -> None:
     try:
         presets = load_presets(project)
     except TaskPresetError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     if not presets:
         where = " or ".join(str(p) for p in preset_files(project))
-        typer.echo(f"no predefined tasks; add them to {where} (see the README)")
+        echo(f"no predefined tasks; add them to {where} (see the README)")
         return
     for preset in sorted(presets.values(), key=lambda p: p.name):
         fields = " ".join(f"{{{n}}}" for n in preset.placeholders)
-        typer.echo(f"{preset.name}\t{fields}\t{preset.description}\t{preset.source}")
+        echo(f"{preset.name}\t{fields}\t{preset.description}\t{preset.source}")

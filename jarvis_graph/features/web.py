@@ -14,6 +14,7 @@ import re
 from langchain_core.tools import BaseTool, tool
 
 from jarvis_graph.features.base import Feature, RunSetup
+from jarvis_graph.owned_paths import OwnedPathError
 from jarvis_graph.tools.base import ToolEnv, ToolFailure, current_env, save_output
 from jarvis_graph.web.fetch import FetchPolicy, WebError, fetch
 from jarvis_graph.web.pages import to_document
@@ -82,13 +83,16 @@ def read_webpage_impl(env: ToolEnv, url: str, question: str = "") -> str:
     budget = env.settings.tool_output_limit
     if not question.strip() or len(whole) <= budget:
         return whole  # a long page without a question is cut and saved by the tool node
-    saved = save_output(whole, env, "read_webpage")
+    try:
+        where = f"The whole page is saved at {save_output(whole, env, 'read_webpage')}; read "
+        where += "more of it with read_code or search_files."
+    except OwnedPathError as exc:  # the parts are still given, and why there is no file
+        where = f"The whole page was not saved: {exc}"
     room = max(budget - len(header) - 400, CHUNK_CHARS)
     parts, shown = relevant_parts(document.markdown, question, room)
     note = (
         f"[The parts of this page closest to {question!r}: {shown:,} of "
-        f"{len(document.markdown):,} characters. The whole page is saved at {saved}; read "
-        "more of it with read_code or search_files.]\n\n"
+        f"{len(document.markdown):,} characters. {where}]\n\n"
     )
     return header + note + parts
 

@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from jarvis_graph.owned_paths import open_owned, split_owned
+
 VERDICTS = ("confirmed", "false_positive", "uncertain")
 _LOCK = threading.Lock()
 
@@ -51,7 +53,6 @@ def start_progress(path: str | Path, run_id: str, root: str, issue_ids: list[str
     p = Path(path)
     if p.is_file() and p.stat().st_size:
         return
-    p.parent.mkdir(parents=True, exist_ok=True)
     _append(p, {"run_id": run_id, "root": root, "candidates": issue_ids})
 
 
@@ -63,7 +64,8 @@ def record_verdict(path: str | Path, issue_id: str, verdict: dict[str, Any]) -> 
 def _append(path: Path, row: dict[str, Any]) -> None:
     data = (json.dumps(row, sort_keys=True) + "\n").encode("utf-8")
     with _LOCK:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # Jarvis' own file (under .jarvis/security): private, through no planted link
+        fd = open_owned(*split_owned(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, data)
             os.fsync(fd)

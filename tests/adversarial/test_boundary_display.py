@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import socket
 import sqlite3
 from pathlib import Path
@@ -208,3 +209,46 @@ def test_memory_list_shows_a_record_escaped(workspace: Path) -> None:
     proc = run_process(["memory", "list", "-w", str(workspace)], workspace)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "\x1b" not in proc.stdout and "remember \\x1b[2J\\x1b]52;c;" in proc.stdout
+
+
+def test_in_a_terminal_our_colours_stay_and_the_answers_escapes_do_not(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from tests.support.terminal import Terminal
+
+    script = write_script(tmp_path / "s.yaml", [{"text": f"hi {OSC52}{CLEAR} {MARKER}"}])
+    term = Terminal(["run", "--platform", "scripted", "--script", str(script), "go"], workspace)
+    term.expect("■ completed")
+    assert term.exit_code() == 0, term.screen
+    assert "\x1b]52" not in term.raw and "\x1b[2J" not in term.raw
+    assert "hi \\x1b]52;c;cm0gLXJmIH4=\\a\\x1b[2J" in term.screen
+    assert re.search(r"\x1b\[[0-9;]*m■ completed", term.raw)  # the CLI's own colour
+
+
+def test_docs_list_shows_a_crafted_file_name_escaped(workspace: Path) -> None:
+    name = f"notes{CLEAR}.txt"
+    (workspace / name).write_text("Deploys run on Fridays after the review meeting.\n")
+    added = run_process(["docs", "add", name, "-w", str(workspace)], workspace)
+    assert added.returncode == 0, added.stdout + added.stderr
+    listed = run_process(["docs", "list", "-w", str(workspace)], workspace)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    for out in (added.stdout, listed.stdout):
+        assert "\x1b" not in out and "notes\\x1b[2J.txt" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("a\x1b]52;c;eA==\x07b", "a\\x1b]52;c;eA==\\ab"),
+        ("line\r\noverwrite\rX", "line\\r\noverwrite\\rX"),
+        ("tab\tkept\n", "tab\tkept\n"),
+        ("\x9b2J 8-bit CSI", "\\x9b2J 8-bit CSI"),
+        ("bidi \u202eevil", "bidi \\u202eevil"),
+        ("plain ü €", "plain ü €"),
+    ],
+)
+def test_visible_escapes_control_characters_only(text: str, shown: str) -> None:
+    from jarvis_graph.cli.visible import visible
+
+    assert visible(text) == shown
+    assert visible(shown) == shown  # escaping twice changes nothing
