@@ -6,6 +6,10 @@ private, link-local, multicast or reserved) unless the config allows private one
 request then goes to the address that was checked (the host name is kept for ``Host`` and
 TLS), so a name that resolves differently a moment later cannot reach an inner address.
 Proxies from the environment are not used for the same reason.
+
+``web.timeout`` bounds the whole fetch, not each read: a server that trickles its headers
+or its body a byte at a time is cut off when the time is up (see
+:mod:`jarvis_graph.http_deadline`).
 """
 
 from __future__ import annotations
@@ -13,12 +17,14 @@ from __future__ import annotations
 import ipaddress
 import socket
 import ssl
-import time
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
+
+from jarvis_graph.http_deadline import Deadline
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 TEXT_TYPES = ("application/json", "application/xml", "application/x-yaml", "application/yaml")
@@ -210,7 +216,6 @@ def fetch(url: str, policy: FetchPolicy) -> Page:
         WebError: Refused (scheme, address, type, size), failed (connection, HTTP error
             status) or too slow; the message says which.
     """
-    deadline = time.monotonic() + policy.timeout
     current = url
     verify: ssl.SSLContext | bool = True
     if policy.ca_file:
@@ -219,7 +224,10 @@ def fetch(url: str, policy: FetchPolicy) -> Page:
         except (OSError, ssl.SSLError) as exc:
             msg = f"web.ca_file {policy.ca_file!r} cannot be used: {exc}"
             raise WebError(msg) from None
-    with httpx.Client(trust_env=False, follow_redirects=False, verify=verify) as client:
+    with (
+        Deadline(policy.timeout) as deadline,
+        httpx.Client(trust_env=False, follow_redirects=False, verify=verify) as client,
+    ):
         for _ in range(policy.max_redirects + 1):
             scheme, host, port = check_url(current)
             private_ok = policy.allow_private or host.lower() in policy.allowed_hosts
@@ -230,21 +238,26 @@ def fetch(url: str, policy: FetchPolicy) -> Page:
                 "User-Agent": user_agent(),
                 "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
             }
-            left = deadline - time.monotonic()
+            left = deadline.left()
             if left <= 0:
                 break
+            extensions: dict[str, Any] = {"trace": deadline.trace}
+            if scheme == "https":
+                extensions["sni_hostname"] = host
             request = client.build_request(
                 "GET",
                 _pinned(current, address, port),
                 headers=headers,
                 timeout=httpx.Timeout(left),
-                extensions={"sni_hostname": host} if scheme == "https" else None,
+                extensions=extensions,
             )
             try:
                 response = client.send(request, stream=True)
             except httpx.TimeoutException:
                 break
             except httpx.HTTPError as exc:
+                if deadline.expired:  # the deadline shut the socket: a timeout, said so
+                    break
                 msg = f"{current} could not be fetched: {exc or type(exc).__name__}"
                 raise WebError(msg) from None
             try:
@@ -257,11 +270,11 @@ def fetch(url: str, policy: FetchPolicy) -> Page:
         else:
             msg = f"{url} redirected more than {policy.max_redirects} times"
             raise WebError(msg)
-    msg = f"{url} did not answer within {policy.timeout:g} s"
+    msg = f"{url} did not answer within {policy.timeout:g} s (web.timeout)"
     raise WebError(msg)
 
 
-def _read(url: str, response: httpx.Response, policy: FetchPolicy, deadline: float) -> Page:
+def _read(url: str, response: httpx.Response, policy: FetchPolicy, deadline: Deadline) -> Page:
     if response.status_code >= 400:
         msg = f"{url} answered HTTP {response.status_code} {response.reason_phrase}".rstrip()
         raise WebError(msg)
@@ -285,12 +298,12 @@ def _read(url: str, response: httpx.Response, policy: FetchPolicy, deadline: flo
                     f"{url} is larger than the {policy.max_bytes:,} bytes read (web.max_page_bytes)"
                 )
                 raise WebError(msg)
-            if time.monotonic() > deadline:
+            if deadline.expired:
                 raise httpx.ReadTimeout("deadline")
-    except httpx.TimeoutException:
-        msg = f"{url} did not send its page within {policy.timeout:g} s"
-        raise WebError(msg) from None
     except httpx.HTTPError as exc:
+        if isinstance(exc, httpx.TimeoutException) or deadline.expired:
+            msg = f"{url} did not send its page within {policy.timeout:g} s (web.timeout)"
+            raise WebError(msg) from None
         msg = f"{url} broke off while sending its page: {exc or type(exc).__name__}"
         raise WebError(msg) from None
     return Page(url, media, charset, bytes(body))
