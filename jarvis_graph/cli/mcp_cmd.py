@@ -53,6 +53,7 @@ def list_servers(workspace: Path | None = o.Workspace) -> None:
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.render import TerminalConsole
     from jarvis_graph.config import ConfigError
+    from jarvis_graph.secrets import redact_url
 
     console = TerminalConsole(highlight=False)
     try:
@@ -67,7 +68,7 @@ def list_servers(workspace: Path | None = o.Workspace) -> None:
     try:
         failures = hub.start()
         for spec in specs:
-            where = spec.command if spec.type == "stdio" else spec.base_url
+            where = spec.command if spec.type == "stdio" else redact_url(spec.base_url)
             console.print(f"[bold]{spec.name}[/] [dim]({spec.type}: {escape(str(where))})[/]")
             if spec.name in failures:
                 console.print(f"  [red]failed to start:[/] {escape(failures[spec.name])}")

@@ -130,6 +130,7 @@ def share(
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.methodology.git_sync import share as push
     from jarvis_graph.methodology.store import MethodologyError, home_dir, load_dir
+    from jarvis_graph.secrets import redact_url, redact_urls
 
     url = _central_url(_settings(workspace))
     mine = load_dir(home_dir())
@@ -140,14 +141,14 @@ def share(
         _fail(f"no methodology named {', '.join(sorted(missing))} in {home_dir()}")
     if not chosen:
         _fail(f"no methodologies to share in {home_dir()}")
-    echo(f"to share with {url}:")
+    echo(f"to share with {redact_url(url)}:")
     for record in chosen:
         echo(f"  {record.problem_type}")
     if not yes and not typer.confirm("Commit and push these methodologies?", default=False):
         echo("nothing shared")
         raise typer.Exit(1)
     try:
-        echo(push(url, chosen))
+        echo(redact_urls(push(url, chosen)))
     except MethodologyError as exc:
         _fail(str(exc))
 
@@ -158,10 +159,11 @@ def sync(workspace: Path | None = o.Workspace) -> None:
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.methodology.git_sync import sync as pull
     from jarvis_graph.methodology.store import MethodologyError, central_dir
+    from jarvis_graph.secrets import redact_url
 
     url = _central_url(_settings(workspace))
     try:
         done = pull(url, force=True)
     except MethodologyError as exc:
         _fail(str(exc))
-    echo(f"{done}: {url} in {central_dir()}")
+    echo(f"{done}: {redact_url(url)} in {central_dir()}")

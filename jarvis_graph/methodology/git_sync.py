@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jarvis_graph.methodology.store import Methodology, MethodologyError, central_dir, save
+from jarvis_graph.secrets import redact_urls
 from jarvis_graph.tools.tool_repo import run_git
 
 PULL_EVERY_S = 24 * 3600
@@ -40,7 +41,7 @@ def sync(url: str, force: bool = False, target: Path | None = None) -> str:
             f"{target} is a clone of {origin!r}, not of the configured {url!r}; "
             "move it away so the configured repository can be cloned"
         )
-        raise MethodologyError(msg)
+        raise MethodologyError(redact_urls(msg))
     stamp = target / ".git" / STAMP
     if not force and stamp.is_file() and time.time() - stamp.stat().st_mtime < PULL_EVERY_S:
         return "up to date"
@@ -113,5 +114,5 @@ def _git(args: list[str], cwd: Path, what: str) -> str:
     if result.returncode != 0:
         why = (result.stderr or result.stdout).strip().splitlines()
         msg = f"git could not {what}: {why[-1] if why else f'exit code {result.returncode}'}"
-        raise MethodologyError(msg)
+        raise MethodologyError(redact_urls(msg))  # a token in the URL is not shown
     return result.stdout

@@ -31,6 +31,7 @@ from mcp.types import InitializeResult
 
 from jarvis_graph.config import McpServerSpec
 from jarvis_graph.owned_paths import open_owned, split_owned
+from jarvis_graph.secrets import redact_url, redact_urls
 from jarvis_graph.tools.mcp_config import expand_vars
 
 logger = logging.getLogger(__name__)
@@ -286,7 +287,7 @@ class McpHub:
     def _start_failure(self, spec: McpServerSpec, exc: BaseException) -> str:
         reason = describe_error(exc)
         if spec.type != "stdio":
-            return f"{reason} (at {spec.base_url})"
+            return f"{redact_urls(reason)} (at {redact_url(spec.base_url)})"
         if isinstance(exc, CommandNotFound):
             return reason
         return f"{reason} (command {spec.command!r}){self._last_output(spec)}"

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 from jarvis_graph.config import jarvis_home
+from jarvis_graph.secrets import redact_urls
 
 logger = logging.getLogger(__name__)
 GIT_TIMEOUT = 60.0
@@ -34,7 +35,7 @@ def sync_central_repo(url: str) -> str | None:
     if (target / ".git").is_dir():
         current = run_git(["config", "--get", "remote.origin.url"], target)
         if current.returncode == 0 and current.stdout.strip() != url:
-            return (
+            return redact_urls(
                 f"central tool repository: {target} is a clone of {current.stdout.strip()!r}, "
                 f"not {url!r}; move it away to clone the configured one"
             )
@@ -47,6 +48,7 @@ def sync_central_repo(url: str) -> str | None:
     if result.returncode != 0:
         why = (result.stderr or result.stdout).strip().splitlines()
         note = f"central tool repository: git {action} of {url} failed: {why[-1] if why else '?'}"
+        note = redact_urls(note)  # a token in the URL (git may quote it too) is not shown
         logger.warning("%s", note)
         return note
     return None

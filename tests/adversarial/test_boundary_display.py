@@ -252,3 +252,28 @@ def test_visible_escapes_control_characters_only(text: str, shown: str) -> None:
 
     assert visible(text) == shown
     assert visible(shown) == shown  # escaping twice changes nothing
+
+
+def test_an_unreachable_mcp_server_shows_no_password(workspace: Path) -> None:
+    url = f"http://bob:{PASSWORD}@127.0.0.1:{closed_port()}/mcp?token={QUERY_KEY}"
+    servers = {"remote": {"url": url}}
+    (Path(os.environ["JARVIS_HOME"])).mkdir(parents=True, exist_ok=True)
+    (Path(os.environ["JARVIS_HOME"]) / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    proc = run_process(["mcp", "list", "-w", str(workspace)], workspace)
+    seen = proc.stdout + proc.stderr
+    assert "***@127.0.0.1" in seen, seen
+    assert PASSWORD not in seen and QUERY_KEY not in seen
+
+
+def test_a_failed_methodology_sync_shows_no_token(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "ghp_Tok3nInTheUrl0123456789"
+    monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
+    url = f"https://{token}@127.0.0.1:{closed_port()}/team/methods.git"
+    monkeypatch.setenv("JARVIS_CENTRAL_METHODOLOGY_REPO", url)
+    proc = run_process(["methodology", "sync", "-w", str(workspace)], workspace)
+    seen = proc.stdout + proc.stderr
+    assert proc.returncode != 0, seen
+    assert "git could not clone https://***@127.0.0.1" in seen
+    assert token not in seen
