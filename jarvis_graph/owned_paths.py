@@ -132,7 +132,14 @@ def owned_file(base: Path, rel: str | Path) -> Path:
     """``base/rel`` created empty (``0600``) if missing, for a library that opens it by name.
 
     SQLite gives its ``-wal`` and ``-shm`` files the database file's mode, so a store
-    created here stays private as a whole.
+    created here stays private as a whole. A store an older Jarvis left readable by others
+    is made ``0600`` too (only the user's own files: the mode of another's is not ours).
     """
-    os.close(open_owned(base, rel, os.O_RDONLY | os.O_CREAT))
+    fd = open_owned(base, rel, os.O_RDONLY | os.O_CREAT)
+    try:
+        info = os.fstat(fd)
+        if info.st_mode & 0o077 and info.st_uid == os.getuid():
+            os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
     return Path(base) / rel

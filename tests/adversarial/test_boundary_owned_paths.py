@@ -162,3 +162,13 @@ def test_what_jarvis_creates_is_private(workspace: Path, tmp_path: Path) -> None
     assert len(files) >= 4, files
     assert {p.name: oct(mode(p)) for p in folders} == {p.name: "0o700" for p in folders}
     assert {p.name: oct(mode(p)) for p in files} == {p.name: "0o600" for p in files}
+
+
+def test_a_store_left_readable_by_others_is_made_private(workspace: Path, tmp_path: Path) -> None:
+    jarvis = workspace / ".jarvis"
+    jarvis.mkdir()
+    (jarvis / "sessions.sqlite").touch(mode=0o644)
+    os.chmod(jarvis / "sessions.sqlite", 0o644)  # as an older Jarvis (or the umask) left it
+    proc = run(workspace, tmp_path, [{"text": f"done {MARKER}"}])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert oct(mode(jarvis / "sessions.sqlite")) == "0o600"
