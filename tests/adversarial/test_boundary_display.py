@@ -277,3 +277,42 @@ def test_a_failed_methodology_sync_shows_no_token(
     assert proc.returncode != 0, seen
     assert "git could not clone https://***@127.0.0.1" in seen
     assert token not in seen
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://u:pw@h.example/v1?api_key=k1&x=1", "https://***@h.example/v1?api_key=***&x=1"),
+        ("https://tok@h.example/", "https://***@h.example/"),
+        (
+            "https://h.example/s?X-Amz-Signature=ab&sig=cd",
+            "https://h.example/s?X-Amz-Signature=***&sig=***",
+        ),
+        ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
+        ("https://h.example/search?q=a%20b&page=2", "https://h.example/search?q=a%20b&page=2"),
+        ("not a url", "not a url"),
+    ],
+)
+def test_redact_url_hides_userinfo_and_secret_parameters_only(url: str, shown: str) -> None:
+    from jarvis_graph.secrets import redact_url
+
+    assert redact_url(url) == shown
+
+
+ORDINARY_VALUES = [
+    "/usr/local/bin:/usr/bin:/bin",
+    "rs=0:di=01;34:ln=01;36:mh=00:pi=40;33",
+    "en_US.UTF-8",
+    "https://pypi.org/simple/",
+    "https://github.com/langchain-ai/langgraph-checkpoint-sqlite",
+    "python3.11.7",
+    "mail.google.com",
+    "xterm-256color",
+]
+
+
+@pytest.mark.parametrize("value", ORDINARY_VALUES)
+def test_ordinary_values_are_not_taken_for_secrets(value: str) -> None:
+    from jarvis_graph.secrets import secret_parts
+
+    assert secret_parts(value) == []
