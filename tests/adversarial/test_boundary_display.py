@@ -316,3 +316,13 @@ def test_ordinary_values_are_not_taken_for_secrets(value: str) -> None:
     from jarvis_graph.secrets import secret_parts
 
     assert secret_parts(value) == []
+
+
+def test_sessions_show_prints_stored_text_escaped(workspace: Path, tmp_path: Path) -> None:
+    out = run_scripted(workspace, tmp_path, [{"text": f"stored {OSC52} {MARKER}"}], f"t {CLEAR}")
+    thread = re.search(r"session (\d{8}-\d{6}-[0-9a-f]{6})", out)
+    assert thread, out
+    proc = run_process(["sessions", "show", thread.group(1), "-w", str(workspace)], workspace)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "\x1b" not in proc.stdout
+    assert "stored \\x1b]52;c;" in proc.stdout and "t \\x1b[2J" in proc.stdout
