@@ -46,6 +46,10 @@ class ModelSpec(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     timeout: float = 120.0
+    """``openai``: seconds each step of a request may wait (connecting, the next bytes)."""
+    reply_timeout: float = Field(default=600.0, gt=0)
+    """``openai``: seconds one model call may take in all, retries included. ``timeout``
+    bounds each wait; this bounds a reply that keeps dripping bytes and never ends."""
     max_retries: int = 3
     script: str | None = None
     tool_protocol: Literal["native", "text"] = "native"
@@ -225,6 +229,10 @@ class Settings(BaseModel):
 
     max_iterations: int = Field(default=40, ge=1)
     tool_output_limit: int = Field(default=20_000, ge=200)
+    max_tool_calls_per_reply: int = Field(default=32, ge=1)
+    """Tool calls of one model reply that run; the rest are answered "not run"."""
+    max_tool_argument_bytes: int = Field(default=1_000_000, ge=1024)
+    """A call whose arguments (as JSON, in bytes) are larger is refused, not run."""
     execute_timeout: float = Field(default=120.0, gt=0)
     allow_outside_workspace: bool = False
     script_env_passthrough: list[str] = Field(default_factory=list)

@@ -8,7 +8,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-RunStatus = Literal["running", "completed", "unverified", "max_iterations", "stopped"]
+RunStatus = Literal["running", "completed", "unverified", "max_iterations", "stopped", "truncated"]
 
 CONTEXT_NAME = "jarvis_context"
 """``name`` of the human message with workspace context attached to a task (not a task)."""

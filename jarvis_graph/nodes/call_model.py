@@ -24,11 +24,12 @@ from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.nodes.run_tools import refused_repeats
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
 from jarvis_graph.platforms.errors import PlatformError, ProviderError
+from jarvis_graph.platforms.finish import cut_off
 from jarvis_graph.platforms.openai import counting_requests
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import RunServices, services_of
-from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, AgentState
 from jarvis_graph.secrets import redact_url, redact_urls
+from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, AgentState
 from jarvis_graph.tools.protected import protected_targets
 from jarvis_graph.tools.registry import asks_user, is_risky
 
@@ -56,7 +57,11 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
             raise
         except Exception as exc:
             raise ProviderError(_describe_provider_error(exc, services, sent[0])) from exc
+    settings = services.settings
     response = _refuse_unparsed_calls(_reject_truncated_calls(response))
+    response = _bound_calls(
+        response, settings.max_tool_calls_per_reply, settings.max_tool_argument_bytes
+    )
     bus.emit(
         Event.AFTER_MODEL_CALL,
         {
@@ -136,11 +141,15 @@ def _describe_provider_error(exc: Exception, services: RunServices, sent: int) -
 
 
 def _reject_truncated_calls(response: AIMessage) -> AIMessage:
-    """Tool calls cut off by the output-token limit must not run with repaired arguments."""
-    finish = (response.response_metadata or {}).get("finish_reason")
-    if finish != "length" or not response.tool_calls:
+    """Tool calls of a reply that was cut off must not run with repaired arguments.
+
+    Cut off is what :func:`~jarvis_graph.platforms.finish.cut_off` says: the output-token
+    limit, the provider's content filter, or a stream that ended without a finish reason.
+    """
+    how = cut_off(response)
+    if how is None or not response.tool_calls:
         return response
-    cut = "the reply was cut off at the output-token limit; arguments are incomplete"
+    cut = f"the reply was cut off {how}; arguments are incomplete"
     invalid = [_invalid(c["name"], c["args"], c["id"], cut) for c in response.tool_calls]
     return response.model_copy(
         update={"tool_calls": [], "invalid_tool_calls": [*response.invalid_tool_calls, *invalid]}
@@ -182,6 +191,56 @@ def _refuse_unparsed_calls(response: AIMessage) -> AIMessage:
         bad.append(_invalid(rejected["name"], raw, rejected["id"], error or rejected["error"]))
     update = {"tool_calls": good, "invalid_tool_calls": bad, "additional_kwargs": extra}
     return response.model_copy(update=update)
+
+
+def _bound_calls(response: AIMessage, max_calls: int, max_bytes: int) -> AIMessage:
+    """Calls past ``max_calls`` in one reply, or with arguments over ``max_bytes``, are refused.
+
+    A reply is untrusted input: ten thousand calls, or one call carrying megabytes, would
+    otherwise all run (and their arguments travel with every later request). Refused calls
+    stay in the message, answered with the reason, so the model learns what did not run;
+    their arguments are kept only as a short preview.
+    """
+    calls = [*response.tool_calls, *response.invalid_tool_calls]
+    sizes = [_size(c.get("args")) for c in calls]
+    if len(calls) <= max_calls and max(sizes, default=0) <= max_bytes:
+        return response
+    good: list[Any] = []
+    bad: list[Any] = []
+    for index, (call, size) in enumerate(zip(calls, sizes, strict=True)):
+        if size > max_bytes:
+            error = (
+                f"its arguments are {size:,} bytes, more than the {max_bytes:,} a call may "
+                "carry (max_tool_argument_bytes); split the work into smaller calls"
+            )
+        elif index >= max_calls:
+            error = (
+                f"this reply holds {len(calls)} tool calls and only the first {max_calls} run "
+                "(max_tool_calls_per_reply), so this one was not run; if it is still needed, "
+                "make it in a later reply"
+            )
+        else:  # within the bounds: as it was
+            (good if index < len(response.tool_calls) else bad).append(call)
+            continue
+        bad.append(_invalid(call["name"], _preview(call.get("args")), call["id"], error))
+    return response.model_copy(update={"tool_calls": good, "invalid_tool_calls": bad})
+
+
+def _size(args: Any) -> int:
+    """Bytes of a call's arguments as JSON (a string as received: the raw text)."""
+    text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
+    return len(text.encode("utf-8", errors="replace"))
+
+
+PREVIEW_CHARS = 200
+"""Characters of a refused call's arguments kept in the history."""
+
+
+def _preview(args: Any) -> str:
+    text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
+    if len(text) <= PREVIEW_CHARS:
+        return text
+    return f"{text[:PREVIEW_CHARS]}… ({len(text):,} characters, not kept)"
 
 
 def _invalid(name: str | None, args: Any, call_id: str | None, error: str | None) -> dict:
@@ -230,7 +289,9 @@ def route_after_model(
 
     A reply that holds a tool call written as text goes back to the model with a
     correction, at most ``MAX_CORRECTIONS`` times; then ``complete_task`` says so. A final
-    answer goes through ``check_answer`` first when the run checks its answers.
+    answer goes through ``check_answer`` first when the run checks its answers; one that
+    was cut off (:func:`~jarvis_graph.platforms.finish.cut_off`) is no answer: the run
+    ends ``truncated``.
     """
     services = services_of(runtime)
     messages = state["messages"]
@@ -245,7 +306,7 @@ def route_after_model(
         more = corrections_in_a_row(messages) < MAX_CORRECTIONS
         return "correct_call_text" if more and not capped else "complete_task"
     if services.context.non_interactive or has_complete_marker(text):
-        if capped:
+        if capped or cut_off(messages[-1]):
             return "complete_task"
         if focus_enabled(services):
             return "focus_answer"

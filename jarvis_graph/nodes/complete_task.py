@@ -15,6 +15,7 @@ from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker, strip_complete_marker
 from jarvis_graph.messages import last_ai, not_run_answers, pending_tool_calls, text_of
 from jarvis_graph.nodes.call_text import call_in_text, corrections_in_a_row
+from jarvis_graph.platforms.finish import cut_off
 from jarvis_graph.runtime.services import current_settings, services_of
 from jarvis_graph.state import AgentState
 
@@ -44,6 +45,10 @@ def complete_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
             f"Stopped after {iteration} model calls (max_iterations={cap}) before the task "
             f"was finished.{' Last model text: ' + answer if answer else ''}"
         )
+    elif (how := cut_off(ai)) is not None:
+        status = "truncated"  # not "completed": what the model meant to say did not all arrive
+        arrived = f" What arrived:\n{answer}" if answer else ""
+        answer = f"Stopped: the model's reply was cut off {how}, so it is no answer.{arrived}"
     elif found := call_in_text(answer, services.tools):
         status = "stopped"  # not "completed": what the model meant to do never ran
         tries = corrections_in_a_row(messages)

@@ -10,9 +10,11 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from jarvis_graph.config import ModelSpec
+from jarvis_graph.platforms.deadline import arm_request, watch_response
 from jarvis_graph.platforms.errors import PlatformError
 
 if TYPE_CHECKING:
+    import httpx
     from langchain_core.language_models import BaseChatModel
 
 # Requests sent by the OpenAI client within ``counting_requests()`` (retries included), so
@@ -31,7 +33,9 @@ def counting_requests() -> Iterator[list[int]]:
         _SENT.reset(token)
 
 
-def _count_request(_request: Any) -> None:
+def _on_request(request: httpx.Request) -> None:
+    """Before every attempt (retries too): put it under the call's deadline, count it."""
+    arm_request(request)
     box = _SENT.get()
     if box is not None:
         box[0] += 1
@@ -41,18 +45,20 @@ def _count_request(_request: Any) -> None:
 def _http_client() -> Any:
     """One HTTP client for the process, as LangChain shares its own.
 
-    It has the OpenAI client's defaults plus a hook that sees every attempt, retries too.
+    It has the OpenAI client's defaults plus hooks that see every attempt, retries too.
     """
     from openai import DefaultHttpxClient
 
-    return DefaultHttpxClient(event_hooks={"request": [_count_request]})
+    return DefaultHttpxClient(event_hooks={"request": [_on_request], "response": [watch_response]})
 
 
 def create_openai_model(spec: ModelSpec) -> BaseChatModel:
     """A ``ChatOpenAI`` for ``spec``; the key is read from ``spec.api_key_env``.
 
     The OpenAI client retries 429, 5xx and timeouts ``max_retries`` times with
-    exponential backoff; after that the error reaches ``call_model``.
+    exponential backoff; after that the error reaches ``call_model``. The whole call,
+    retries included, ends after ``reply_timeout`` seconds
+    (:func:`~jarvis_graph.platforms.deadline.reply_deadline`).
     """
     from pydantic import SecretStr
 
@@ -75,6 +81,7 @@ def create_openai_model(spec: ModelSpec) -> BaseChatModel:
         temperature=spec.temperature,
         max_completion_tokens=spec.max_tokens,
         timeout=spec.timeout,
+        reply_timeout=spec.reply_timeout,
         max_retries=spec.max_retries,
         streaming=spec.stream,
         stream_usage=True,

@@ -9,6 +9,10 @@ whose arguments are not exactly one JSON object.
 
 With ``single_tool_per_turn`` it binds tools with ``parallel_tool_calls=False``, the
 provider's own switch for at most one tool call per reply.
+
+Each call runs under ``reply_timeout`` (the whole call, not each read), and a stream that
+ends without a finish reason is marked :data:`~jarvis_graph.platforms.finish.STREAM_CUT`
+so the reply is not taken as whole.
 """
 
 from __future__ import annotations
@@ -24,7 +28,10 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 
+from jarvis_graph.http_deadline import Deadline
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
+from jarvis_graph.platforms.deadline import late, reply_deadline
+from jarvis_graph.platforms.finish import STREAM_CUT
 
 
 class RawArgumentsChatOpenAI(ChatOpenAI):
@@ -32,6 +39,8 @@ class RawArgumentsChatOpenAI(ChatOpenAI):
 
     single_tool_per_turn: bool = False
     """Ask the provider for at most one tool call a reply (``parallel_tool_calls=False``)."""
+    reply_timeout: float | None = None
+    """Seconds one call may take in all, retries included (``None``: no bound)."""
 
     def bind_tools(
         self,
@@ -43,9 +52,34 @@ class RawArgumentsChatOpenAI(ChatOpenAI):
             kwargs.setdefault("parallel_tool_calls", False)
         return super().bind_tools(tools, **kwargs)
 
+    def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
+        with reply_deadline(self.reply_timeout) as deadline:
+            try:
+                return super()._generate(*args, **kwargs)
+            except Exception as exc:
+                error = late(exc, deadline)
+                if error is exc:
+                    raise
+                raise error from exc
+
     def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        with reply_deadline(self.reply_timeout) as deadline:
+            try:
+                yield from self._stream_with_raw_calls(deadline, *args, **kwargs)
+            except Exception as exc:
+                error = late(exc, deadline)
+                if error is exc:
+                    raise
+                raise error from exc
+
+    def _stream_with_raw_calls(
+        self, deadline: Deadline | None, *args: Any, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
         calls: dict[int, dict[str, str]] = {}
+        finished = False
         for chunk in super()._stream(*args, **kwargs):
+            info = {**(chunk.generation_info or {}), **chunk.message.response_metadata}
+            finished = finished or bool(info.get("finish_reason"))
             for part in getattr(chunk.message, "tool_call_chunks", None) or []:
                 index = part.get("index")
                 slot = calls.setdefault(
@@ -55,10 +89,15 @@ class RawArgumentsChatOpenAI(ChatOpenAI):
                 slot["name"] = slot["name"] or part.get("name") or ""
                 slot["arguments"] += part.get("args") or ""
             yield chunk
-        if calls:  # one last, empty chunk: merged into the message like any other
-            raw = [calls[i] for i in sorted(calls)]
-            message = AIMessageChunk(content="", additional_kwargs={RAW_TOOL_CALLS: raw})
-            yield ChatGenerationChunk(message=message)
+        if not finished and deadline is not None and deadline.expired:
+            # the deadline shut the connection: a stream read to its close ends quietly
+            raise late(EOFError("the connection was closed at the deadline"), deadline)
+        extra = {RAW_TOOL_CALLS: [calls[i] for i in sorted(calls)]} if calls else {}
+        if calls or not finished:  # one last, empty chunk: merged into the message
+            message = AIMessageChunk(content="", additional_kwargs=extra)
+            # the provider never said the reply was finished: it may be cut anywhere
+            cut = None if finished else {STREAM_CUT: True}
+            yield ChatGenerationChunk(message=message, generation_info=cut)
 
     def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
         data = response if isinstance(response, dict) else response.model_dump()

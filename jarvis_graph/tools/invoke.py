@@ -1,12 +1,16 @@
 """Run one tool call and turn every failure into text for the model.
 
 Shared by the ``run_tools`` node and the ``run_task_graph`` tool, so a task of a plan fails
-the same way a call of the model does.
+the same way a call of the model does. Every call passes here, so here an argument the
+tool's schema does not name is refused: pydantic models drop unknown fields and schemas
+given as JSON pass them on unchecked, so a misspelt ``timout`` would otherwise be ignored
+without a word, and a tool would receive keys it never declared.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -14,7 +18,7 @@ from langchain_core.runnables.config import merge_configs
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp, ParentCommand
 from langgraph.types import Command
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from jarvis_graph.tools.base import ToolFailure
 
@@ -32,6 +36,14 @@ def invoke_tool(
     Raises:
         ParentCommand: The tool handed the turn over (a hand-off); the graph above routes it.
     """
+    unknown, accepted = unknown_arguments(tool, args)
+    if unknown:
+        names = ", ".join(repr(name) for name in unknown)
+        text = (
+            f"Invalid arguments for {tool.name}: it has no parameter {names}. Its parameters: "
+            f"{', '.join(accepted) or 'none'}. Send the call again with those only."
+        )
+        return text, "error"
     if call_id:  # execute_script records its process group under the call's id
         config = merge_configs(config, {"metadata": {"jarvis_tool_call_id": call_id}})
     try:
@@ -53,3 +65,22 @@ def invoke_tool(
     if isinstance(result, Command) and result.graph == Command.PARENT:
         raise ParentCommand(result)  # a hand-off: the graph above routes it
     return (result if isinstance(result, str) else str(result)), "success"
+
+
+def unknown_arguments(tool: BaseTool, args: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The keys of ``args`` that ``tool``'s schema does not have, and the ones it has.
+
+    A schema that says it takes more (``additionalProperties`` in JSON Schema, a pydantic
+    model with ``extra="allow"``) accepts every key.
+    """
+    schema = tool.args_schema
+    if isinstance(schema, dict):
+        if schema.get("additionalProperties") not in (None, False):
+            return [], []
+        accepted = list(schema.get("properties") or {})
+    else:
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            if schema.model_config.get("extra") == "allow":
+                return [], []
+        accepted = list(tool.args)
+    return [key for key in args if key not in accepted], accepted
