@@ -68,7 +68,7 @@ def list_servers(workspace: Path | None = o.Workspace) -> None:
     try:
         failures = hub.start()
         for spec in specs:
-            where = spec.command if spec.type == "stdio" else redact_url(spec.base_url)
+            where = spec.command if spec.type == "stdio" else redact_url(spec.base_url or "")
             console.print(f"[bold]{spec.name}[/] [dim]({spec.type}: {escape(str(where))})[/]")
             if spec.name in failures:
                 console.print(f"  [red]failed to start:[/] {escape(failures[spec.name])}")

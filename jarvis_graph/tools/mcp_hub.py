@@ -287,7 +287,7 @@ class McpHub:
     def _start_failure(self, spec: McpServerSpec, exc: BaseException) -> str:
         reason = describe_error(exc)
         if spec.type != "stdio":
-            return f"{redact_urls(reason)} (at {redact_url(spec.base_url)})"
+            return f"{redact_urls(reason)} (at {redact_url(spec.base_url or '')})"
         if isinstance(exc, CommandNotFound):
             return reason
         return f"{reason} (command {spec.command!r}){self._last_output(spec)}"
