@@ -8,6 +8,7 @@ call_model -> route_after_model
 focus_answer -> check_answer (answer check on) | complete_task
   call written as text -> correct_call_text -> call_model (twice at most, then complete_task)
   iteration cap hit  -> complete_task
+  reply cut off      -> complete_task (status "truncated": no answer, in every mode)
 check_answer -> call_model (the answer is not supported by the evidence; bounded retries)
              | complete_task (passed, or no retries left: status "unverified")
 run_tools -> route_after_tools -> summarize_history (over budget) | call_model

@@ -301,12 +301,14 @@ def route_after_model(
         if capped:
             return "complete_task"
         return "confirm_tools" if any(needs_human(c, services) for c in pending) else "run_tools"
+    if cut_off(messages[-1]):
+        return "complete_task"  # no answer, and no question either: said so, in every mode
     text = text_of(messages[-1])
     if call_in_text(text, services.tools):
         more = corrections_in_a_row(messages) < MAX_CORRECTIONS
         return "correct_call_text" if more and not capped else "complete_task"
     if services.context.non_interactive or has_complete_marker(text):
-        if capped or cut_off(messages[-1]):
+        if capped:
             return "complete_task"
         if focus_enabled(services):
             return "focus_answer"

@@ -225,6 +225,20 @@ def test_a_whole_reply_cut_short_does_not_end_completed(
     assert out["final_answer"].startswith("Stopped: the model's reply was cut off")
 
 
+def test_a_reply_cut_short_in_an_interactive_run_is_said_not_asked_about(
+    agent: Any, provider: _Provider, ws: Path, isolated_home: Path
+) -> None:
+    """Without ``-n`` a reply is followed by the user's next instruction: not a cut one."""
+    provider.finish = "length"
+    user_config(isolated_home, _url(provider))
+    context = {"workspace": str(ws), "non_interactive": False}
+
+    out = agent.invoke({"task": "Capital of France?"}, thread_config("t"), context=context)
+
+    assert out["status"] == "truncated"
+    assert "at the output-token limit" in out["final_answer"]
+
+
 def test_a_whole_reply_without_a_finish_reason_is_still_an_answer(
     agent: Any, provider: _Provider, ws: Path, isolated_home: Path
 ) -> None:
