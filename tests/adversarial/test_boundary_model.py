@@ -408,3 +408,26 @@ def test_read_webpage_ends_within_web_timeout_when_headers_trickle(
 
     assert time.monotonic() - started < 2 + 1.5
     assert "did not answer within 2 s" in str(caught.value)
+
+
+def test_a_schema_given_as_json_refuses_unknown_arguments_unless_it_takes_more() -> None:
+    """MCP and user tools bring JSON schemas, which LangChain passes on unchecked."""
+    from langchain_core.tools import StructuredTool
+
+    from jarvis_graph.tools.invoke import invoke_tool
+
+    seen: list[dict[str, Any]] = []
+
+    def tool(extra: bool) -> StructuredTool:
+        schema: dict[str, Any] = {"type": "object", "properties": {"city": {"type": "string"}}}
+        if extra:
+            schema["additionalProperties"] = True
+        return StructuredTool(
+            name="weather", description="d", args_schema=schema, func=lambda **a: seen.append(a)
+        )
+
+    text, status = invoke_tool(tool(False), {"city": "Oslo", "units": "C"}, {})
+    assert status == "error" and "no parameter 'units'" in text and "city" in text
+    assert seen == []
+    _, status = invoke_tool(tool(True), {"city": "Oslo", "units": "C"}, {})
+    assert status == "success" and seen == [{"city": "Oslo", "units": "C"}]
