@@ -12,8 +12,10 @@ Imported when a session store is opened (it loads LangGraph's SQLite saver).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AbstractContextManager, asynccontextmanager
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -30,6 +32,15 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 class ThreadedAsyncSaver(BaseCheckpointSaver[str]):
     """Async methods that run a sync saver's own in worker threads (a mixin: list it first)."""
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> ThreadedAsyncSaver:
+        """This saver, unchanged: its serializer's types are the one list.
+
+        The serializer's list (``checkpoint_blobs.JARVIS_TYPES``) is not widened with the
+        types of each graph's schema. LangGraph calls this when a graph is compiled under
+        ``LANGGRAPH_STRICT_MSGPACK``.
+        """
+        return self
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """``get_tuple`` in a worker thread."""
@@ -88,6 +99,46 @@ class ThreadedSqliteSaver(ThreadedAsyncSaver, SqliteSaver):
 
     Its one connection is shared by those threads under the saver's own lock.
     """
+
+    _batch_thread: int | None = None
+    """The thread inside :meth:`transaction`, whose writes are not committed one by one."""
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every write of the block in one transaction: all of them are kept, or none.
+
+        The saver's lock is held for the whole block, so another thread's write (which the
+        stock saver commits at once, on the same connection) waits instead of committing
+        half of this block.
+        """
+        with self.lock:
+            self.setup()
+            if self.conn.in_transaction:
+                self.conn.commit()
+            self._batch_thread = threading.get_ident()
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")  # the write lock now: no busy error later
+                yield
+            except BaseException:
+                self.conn.rollback()
+                raise
+            else:
+                self.conn.commit()
+            finally:
+                self._batch_thread = None
+
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        """The stock cursor; in :meth:`transaction`'s thread, one that commits nothing."""
+        if self._batch_thread != threading.get_ident():
+            with super().cursor(transaction) as cur:
+                yield cur
+            return
+        cur = self.conn.cursor()  # the lock is held by transaction()
+        try:
+            yield cur
+        finally:
+            cur.close()
 
 
 _SERVED: list[BaseCheckpointSaver[Any]] = []

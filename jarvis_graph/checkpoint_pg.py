@@ -2,7 +2,7 @@
 
 Imported only when a ``postgresql://`` session store is opened (the ``postgres`` extra).
 
-Two changes to the stock ``PostgresSaver``, nothing else:
+Three changes to the stock ``PostgresSaver``, nothing else:
 
 - The stock saver holds one lock around every statement, which one shared connection needs.
   On a pool each call borrows a connection of its own, so the lock would only queue the runs
@@ -11,13 +11,17 @@ Two changes to the stock ``PostgresSaver``, nothing else:
   sync saver has none, and ``AsyncPostgresSaver`` decodes checkpoints on the event loop,
   where the compact serializer's blocking calls (``checkpoint_parts.PostgresParts``) would
   stall a server's loop.
+- :meth:`PooledPostgresSaver.transaction` makes several writes one (a session imported
+  whole or not at all).
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg import Cursor
@@ -30,8 +34,33 @@ from jarvis_graph.checkpoint_async import ThreadedAsyncSaver
 class PooledPostgresSaver(ThreadedAsyncSaver, PostgresSaver):
     """A ``PostgresSaver`` on a ``ConnectionPool``: no process-wide lock, async in threads."""
 
+    _batch: tuple[int, Any] | None = None
+    """The thread inside :meth:`transaction` and the connection its writes go to."""
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every write of the block (in this thread) in one transaction: all kept, or none.
+
+        The block's statements run on one pooled connection, in a transaction the server
+        rolls back if this process dies; other threads go on with connections of their own.
+        """
+        if not isinstance(self.conn, ConnectionPool):
+            msg = "PooledPostgresSaver.transaction needs a connection pool"
+            raise TypeError(msg)
+        with self.conn.connection() as conn, conn.transaction():
+            self._batch = (threading.get_ident(), conn)
+            try:
+                yield
+            finally:
+                self._batch = None
+
     @contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Cursor[DictRow]]:
+        batch = self._batch
+        if batch is not None and batch[0] == threading.get_ident():
+            with batch[1].cursor(binary=True, row_factory=dict_row) as cur:
+                yield cur
+            return
         if self.pipe is not None or not isinstance(self.conn, ConnectionPool):
             with super()._cursor(pipeline=pipeline) as cur:
                 yield cur

@@ -13,13 +13,23 @@ back, so the file needs nothing beside it. Importing writes the checkpoints thro
 target saver's ``put`` / ``put_writes``, so the target stores them its own way (compact
 parts and all). A session already in the target is left alone and named, unless asked
 to be replaced.
+
+An export file is data from elsewhere: it is decoded with the session stores' strict
+serializer (``checkpoint_blobs.StrictSerializer``: a value naming a type Jarvis does not
+store, or a ``pickle``, is refused and nothing runs), its session ids must be ones
+``--new-thread`` accepts, and the whole file is checked before anything is written. Each
+session is then written in one transaction of the target store: a failure or a kill in
+the middle leaves that session out, and importing the file again adds it.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import json
+import re
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -45,11 +55,28 @@ class TransferReport:
     replaced: list[str] = field(default_factory=list)
 
 
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+"""What a session id chosen by hand may be (``--new-thread``, an imported session)."""
+
+
+def session_id_problem(thread_id: object, given_as: str) -> str | None:
+    """Why ``thread_id`` is not a usable session id (``None`` if it is one).
+
+    ``given_as`` names where it came from, as the message starts: ``"--new-thread"``.
+    """
+    if isinstance(thread_id, str) and SESSION_ID.fullmatch(thread_id):
+        return None
+    return (
+        f"{given_as} {thread_id!r} is not a usable session id: use up to 100 letters, "
+        "digits, '.', '_' or '-', starting with a letter or digit"
+    )
+
+
 def _serde() -> Any:
     # deferred: the serializer loads langgraph's checkpoint package
-    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from jarvis_graph.checkpoint_blobs import checkpoint_serializer
 
-    return JsonPlusSerializer()
+    return checkpoint_serializer()
 
 
 def _typed(serde: Any, value: Any) -> list[str]:
@@ -153,69 +180,125 @@ def import_sessions(
 ) -> TransferReport:
     """Write the sessions of the export ``path`` into ``saver``.
 
-    The whole file is read and checked before anything is written. A session the store
-    already has is skipped (listed in the report), or deleted and imported when
-    ``replace``.
+    The whole file is read and checked before anything is written; then each session is
+    written in one transaction (``saver.transaction()`` where the saver has one). A
+    session the store already has is skipped (listed in the report), or deleted and
+    imported when ``replace``, in the same transaction.
 
     Raises:
-        CheckpointError: The file cannot be read or is not a complete export.
+        CheckpointError: The file cannot be read or is not a complete, valid export, or
+            writing a session failed (the sessions written before it are kept).
     """
     serde = _serde()
-    records = list(read_export(path))
-    decoded = []
-    for record in records:
-        try:
-            decoded.append(
-                (
-                    record,
-                    _untyped(serde, record["checkpoint"]),
-                    _untyped(serde, record["metadata"]),
-                    [(t, c, _untyped(serde, v)) for t, c, v in record.get("writes", [])],
-                )
-            )
-        except (KeyError, ValueError, TypeError) as exc:
-            msg = (
-                f"{path}: checkpoint {record.get('checkpoint_id')!r} of session "
-                f"{record.get('thread_id')!r} cannot be read ({exc}); nothing was imported"
-            )
-            raise CheckpointError(msg) from None
+    sessions: dict[str, list[_Decoded]] = {}
+    for record in read_export(path):
+        decoded = _decode(serde, path, record)
+        sessions.setdefault(decoded.thread, []).append(decoded)
     existing = {row.thread_id for row in list_threads(saver)}
     report = TransferReport()
-    for record, checkpoint, metadata, writes in decoded:
-        thread = str(record["thread_id"])
-        if thread not in report.threads and thread not in report.skipped:
-            if thread in existing and not replace:
-                report.skipped.append(thread)
-            else:
+    for thread, checkpoints in sessions.items():
+        if thread in existing and not replace:
+            report.skipped.append(thread)
+            continue
+        try:
+            with _transaction(saver):
                 if thread in existing:
                     saver.delete_thread(thread)
-                    report.replaced.append(thread)
-                report.threads.append(thread)
-        if thread in report.skipped:
-            continue
-        _put(saver, record, checkpoint, metadata, writes)
-        report.checkpoints += 1
+                for item in checkpoints:
+                    _put(saver, item)
+        except Exception as exc:  # a store error: this session is not in the store
+            done = f"; imported before it: {', '.join(report.threads)}" if report.threads else ""
+            msg = (
+                f"{path}: session {thread!r} could not be written ({exc}); it was not "
+                f"imported{done}"
+            )
+            raise CheckpointError(msg) from exc
+        if thread in existing:
+            report.replaced.append(thread)
+        report.threads.append(thread)
+        report.checkpoints += len(checkpoints)
     return report
 
 
-def _put(
-    saver: BaseCheckpointSaver,
-    record: dict[str, Any],
-    checkpoint: Any,
-    metadata: Any,
-    writes: list[tuple[str, str, Any]],
-) -> None:
-    configurable = {
-        "thread_id": str(record["thread_id"]),
-        "checkpoint_ns": str(record.get("checkpoint_ns") or ""),
-    }
-    if record.get("parent_checkpoint_id"):
-        configurable["checkpoint_id"] = str(record["parent_checkpoint_id"])
+@dataclass
+class _Decoded:
+    """One checkpoint record of an export, decoded and checked."""
+
+    thread: str
+    namespace: str
+    parent: str | None
+    checkpoint: dict[str, Any]
+    metadata: dict[str, Any]
+    writes: list[tuple[str, str, Any]]
+
+
+def _decode(serde: Any, path: Path, record: dict[str, Any]) -> _Decoded:
+    """``record`` decoded (data only) and checked to be a checkpoint a saver can write.
+
+    Raises:
+        CheckpointError: It is not; the message names the record and nothing is imported.
+    """
+    thread = record.get("thread_id")
+    where = f"{path}: checkpoint {record.get('checkpoint_id')!r} of session {thread!r}"
+    problem = session_id_problem(thread, "session id")
+    if problem is not None:
+        msg = f"{where}: {problem}; nothing was imported"
+        raise CheckpointError(msg)
+    try:
+        checkpoint = _untyped(serde, record["checkpoint"])
+        metadata = _untyped(serde, record.get("metadata") or ["null", ""])
+        writes = [
+            (str(task), str(channel), _untyped(serde, value))
+            for task, channel, value in record.get("writes") or []
+        ]
+        _check_checkpoint(checkpoint, metadata)
+    except (CheckpointError, KeyError, ValueError, TypeError, binascii.Error) as exc:
+        msg = f"{where} cannot be read ({exc}); nothing was imported"
+        raise CheckpointError(msg) from None
+    parent = record.get("parent_checkpoint_id")
+    return _Decoded(
+        str(thread),
+        str(record.get("checkpoint_ns") or ""),
+        str(parent) if parent else None,
+        checkpoint,
+        metadata or {},
+        writes,
+    )
+
+
+def _check_checkpoint(checkpoint: Any, metadata: Any) -> None:
+    """Raise ``ValueError`` unless ``checkpoint`` has what a saver's ``put`` reads."""
+    if not isinstance(checkpoint, dict):
+        msg = f"the checkpoint is a {type(checkpoint).__name__}, not a mapping"
+        raise ValueError(msg)
+    for key, kind in (("id", str), ("channel_values", dict), ("channel_versions", dict)):
+        if not isinstance(checkpoint.get(key), kind):
+            msg = f"the checkpoint has no {key!r} {kind.__name__}"
+            raise ValueError(msg)
+    if metadata is not None and not isinstance(metadata, dict):
+        msg = f"the metadata is a {type(metadata).__name__}, not a mapping"
+        raise ValueError(msg)
+
+
+def _transaction(saver: BaseCheckpointSaver) -> AbstractContextManager[Any]:
+    """The saver's one-transaction block; none for a saver without (in memory: one process)."""
+    transaction = getattr(saver, "transaction", None)
+    return transaction() if transaction is not None else nullcontext()
+
+
+def _put(saver: BaseCheckpointSaver, item: _Decoded) -> None:
+    configurable = {"thread_id": item.thread, "checkpoint_ns": item.namespace}
+    if item.parent:
+        configurable["checkpoint_id"] = item.parent
+    checkpoint: Any = item.checkpoint
     saved = saver.put(
-        {"configurable": configurable}, checkpoint, metadata, checkpoint["channel_versions"]
+        {"configurable": configurable},  # type: ignore[typeddict-item]
+        checkpoint,
+        item.metadata,  # type: ignore[arg-type]
+        checkpoint["channel_versions"],
     )
     by_task: dict[str, list[tuple[str, Any]]] = {}
-    for task_id, channel, value in writes:
-        by_task.setdefault(str(task_id), []).append((str(channel), value))
+    for task_id, channel, value in item.writes:
+        by_task.setdefault(task_id, []).append((channel, value))
     for task_id, task_writes in by_task.items():
         saver.put_writes(saved, task_writes, task_id)

@@ -8,12 +8,10 @@ checked here instead: the task, the session id, the model.
 from __future__ import annotations
 
 import difflib
-import re
 from pathlib import Path
 from typing import Any
 
 EXIT_USAGE = 2
-_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _MULTI_KINDS = ("multi_agent", "expert_router")
 
 
@@ -73,12 +71,12 @@ def check_thread(ctx: dict[str, Any], thread_id: str | None, new_thread: str | N
     if thread_id is not None and new_thread is not None:
         msg = "give either --thread (continue a session) or --new-thread (start one), not both"
         raise RunSetupError(msg, EXIT_USAGE)
-    if new_thread is not None and not _ID_PATTERN.fullmatch(new_thread):
-        msg = (
-            f"--new-thread {new_thread!r} is not a usable session id: use up to 100 letters, "
-            "digits, '.', '_' or '-', starting with a letter or digit"
-        )
-        raise RunSetupError(msg, EXIT_USAGE)
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.session_transfer import session_id_problem
+
+    problem = None if new_thread is None else session_id_problem(new_thread, "--new-thread")
+    if problem is not None:  # the rule imported sessions follow too
+        raise RunSetupError(problem, EXIT_USAGE)
     known = session_ids(ctx)
     if thread_id is not None and thread_id not in known:
         raise RunSetupError(unknown_session(thread_id, known))

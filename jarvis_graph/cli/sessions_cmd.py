@@ -23,7 +23,7 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
     from rich.table import Table
 
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
-    from jarvis_graph.checkpointing import list_threads
+    from jarvis_graph.checkpointing import CheckpointError, list_threads
     from jarvis_graph.cli.driver import console, open_agent, thread_config
 
     with open_agent(_ctx(workspace)) as graph:
@@ -34,7 +34,12 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
         header = ("session", "status", "calls", "steps", "updated", "task")
         lines = []
         for row in rows:
-            state = graph.get_state(thread_config(row.thread_id))
+            try:
+                state = graph.get_state(thread_config(row.thread_id))
+            except CheckpointError:  # `sessions show ID` says why; the others are listed
+                hint = f"jarvis sessions show {row.thread_id} says why"
+                lines.append((row.thread_id, "unreadable", "?", str(row.checkpoints), "", hint))
+                continue
             values = state.values
             waiting = " (waiting)" if state.interrupts else ""
             status = values.get("status", "?") + waiting if state.next or values else "empty"
@@ -132,6 +137,24 @@ def existing_session(graph: Any, thread_id: str) -> Any:
         console.print(f"[red]error:[/] {escape(unknown_session(thread_id, known))}")
         raise typer.Exit(1)
     return state
+
+
+def known_session(graph: Any, thread_id: str) -> None:
+    """Exit 1 unless the store has ``thread_id``; its checkpoints are not read.
+
+    For commands that must work on a session that cannot be read (delete, unlock).
+    """
+    from rich.markup import escape
+
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.checkpointing import list_threads
+    from jarvis_graph.cli.driver import console
+    from jarvis_graph.cli.preflight import unknown_session
+
+    known = [row.thread_id for row in list_threads(graph.checkpointer)]
+    if thread_id not in known:
+        console.print(f"[red]error:[/] {escape(unknown_session(thread_id, known))}")
+        raise typer.Exit(1)
 
 
 @app.command("resume")
@@ -257,7 +280,7 @@ def delete(
 
     ctx = _ctx(workspace)
     with open_agent(ctx) as graph:
-        existing_session(graph, thread_id)
+        known_session(graph, thread_id)  # an unreadable session can be deleted too
         try:
             with held_thread(graph, ctx, thread_id):  # not under a run that is using it
                 graph.checkpointer.delete_thread(thread_id)
@@ -385,7 +408,10 @@ def prune(
     with open_agent(ctx) as graph:
 
         def finished(thread: str) -> bool:
-            state = graph.get_state(thread_config(thread))
+            try:
+                state = graph.get_state(thread_config(thread))
+            except CheckpointError:  # unreadable: its checkpoints are left as they are
+                return False
             return not state.next and not state.interrupts
 
         try:
