@@ -22,6 +22,8 @@ from pydantic import (
     model_validator,
 )
 
+from jarvis_graph.untrusted import BoundedLoader
+
 ConfirmMode = Literal["never", "risky", "always"]
 ROLES = ("normal", "cheap")
 
@@ -390,7 +392,7 @@ def parse_yaml(text: str) -> tuple[yaml.Node | None, Any]:
     Raises:
         yaml.YAMLError: The text is not valid YAML.
     """
-    loader = yaml.SafeLoader(text)
+    loader = BoundedLoader(text)  # aliases cannot expand a small file into gigabytes
     try:
         node = loader.get_single_node()
         return node, (loader.construct_document(node) if node is not None else None)
