@@ -178,13 +178,32 @@ def release_all() -> None:
         release()
 
 
+class LiveHolderError(CheckpointError):
+    """``unlock`` of a thread whose holder still runs on this host."""
+
+    def __init__(self, thread_id: str, holder: Holder) -> None:
+        self.thread_id, self.holder = thread_id, holder
+        super().__init__(
+            f"session {thread_id} is held by a run that is still running here "
+            f"({holder.describe()}); unlock is for a run on another host that is gone. "
+            f"Wait for it to finish or stop it (kill {holder.pid}): the next run then takes "
+            "the session over"
+        )
+
+
 def break_lock(saver: Any, thread_id: str) -> Holder | None:
-    """Remove ``thread_id``'s lock row whoever holds it (``jarvis sessions unlock``).
+    """Remove ``thread_id``'s lock row (``jarvis sessions unlock``), unless its holder lives here.
 
     For a holder on another host that is gone: this host cannot tell whether it still runs.
+    A holder on this host is checked as a run taking the lock over checks it (same pid,
+    same start time): a live one keeps its lock, since releasing it would let a second
+    run write the session at the same time; a dead one is removed.
 
     Returns:
         The holder that was removed, or ``None`` when the thread was not held.
+
+    Raises:
+        LiveHolderError: The holder is a process alive on this host.
     """
     store = _store_key(saver)
     if not store or store == "postgres":  # advisory locks end with their connection
@@ -196,11 +215,15 @@ def break_lock(saver: Any, thread_id: str) -> Holder | None:
         row = conn.execute(
             "SELECT pid, host, start, since FROM thread_locks WHERE thread_id = ?", (thread_id,)
         ).fetchone()
+        holder = Holder(int(row[0]), str(row[1]), str(row[2]), float(row[3])) if row else None
+        if holder is not None and holder.host == socket.gethostname() and holder.alive():
+            conn.execute("ROLLBACK")
+            raise LiveHolderError(thread_id, holder)
         conn.execute("DELETE FROM thread_locks WHERE thread_id = ?", (thread_id,))
         conn.execute("COMMIT")
     finally:
         conn.close()
-    return Holder(int(row[0]), str(row[1]), str(row[2]), float(row[3])) if row else None
+    return holder
 
 
 def _store_key(saver: Any) -> str:

@@ -250,17 +250,23 @@ def unlock(
 ) -> None:
     """Release a session's lock left by a run on another host that is gone.
 
-    A run on this host that is gone is noticed by the next run, which takes its lock over.
+    A run on this host that is gone is noticed by the next run, which takes its lock over;
+    the lock of a run still alive on this host is not released.
     """
     from rich.markup import escape
 
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.checkpointing import CheckpointError
     from jarvis_graph.cli.driver import console, open_agent
     from jarvis_graph.thread_lock import break_lock
 
     with open_agent(_ctx(workspace)) as graph:
-        existing_session(graph, thread_id)
-        holder = break_lock(graph.checkpointer, thread_id)
+        known_session(graph, thread_id)
+        try:
+            holder = break_lock(graph.checkpointer, thread_id)
+        except CheckpointError as exc:  # held by a live run here
+            console.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(1) from None
     if holder is None:
         console.print(f"session {escape(thread_id)} was not locked")
     else:

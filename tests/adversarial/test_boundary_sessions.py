@@ -12,6 +12,7 @@ real ``jarvis`` processes:
 - an import writes each session whole or not at all: a bad record imports nothing, a
   ``kill -9`` in the middle of a session leaves that session out, and a retry imports it;
 - imported session ids follow the rule of ``--new-thread``;
+- ``sessions unlock`` does not release the lock of a run that is alive on this host.
 """
 
 from __future__ import annotations
@@ -31,8 +32,16 @@ import ormsgpack
 import pytest
 
 from tests.adversarial.test_integrity import (
+    HOLD,
+    HOST,
+    Run,
+    _held_script,
+    _locks,
+    _log,
+    _new_thread,
     _run,
     _script,
+    _wait_file,
     no_process_left,  # noqa: F401 (an autouse fixture: whatever a scenario leaves is killed)
 )
 from tests.support.cli import jarvis_cmd, run_process
@@ -414,3 +423,23 @@ def test_kill_9_during_an_import_leaves_whole_sessions_and_a_retry_completes(
     assert f"imported 2 sessions ({2 * PER_SESSION} checkpoints)" in retried.stdout
     assert "skipped 1 sessions this store already has: s1" in retried.stdout
     assert store.checkpoints() == {s: PER_SESSION for s in ("s1", "s2", "s3")}
+
+
+# -- finding: unlock does not free the lock of a live run here -----------------------------
+
+
+def test_unlock_refuses_the_lock_of_a_live_run_on_this_host(
+    workspace: Path, tmp_path: Path
+) -> None:
+    thread = _new_thread(workspace, tmp_path)
+    holder = Run(_run(_held_script(tmp_path, HOLD), "--thread", thread), workspace)
+    _wait_file(workspace / "holding", holder)
+
+    refused = run_process(["sessions", "unlock", thread], cwd=workspace)
+
+    _one_error_line(refused, f"pid {holder.pid} on host {HOST}", thread)
+    assert _locks(workspace, thread) == [(holder.pid, HOST)]
+    (workspace / "release").touch()
+    assert holder.finish() == 0, holder.output
+    assert _log(workspace, "steps.txt") == ["A", "A-done"]
+    assert _locks(workspace, thread) == []
