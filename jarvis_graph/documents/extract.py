@@ -10,13 +10,16 @@ nothing half done.
 
 from __future__ import annotations
 
+import io
 import re
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from jarvis_graph.config import Settings
+from jarvis_graph.untrusted import InputFileError, read_bytes
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) while a document is read (pages, rows)."""
@@ -36,6 +39,10 @@ SUFFIXES = {
 ROWS_PER_PART = 20
 PART_CHARS = 900
 """Target size of a passage: sections longer than this are cut at paragraphs."""
+CHARS_PER_PAGE = 10_000
+ELEMENTS_PER_PAGE = 500
+"""What a page may hold, generously: ``docs_max_pages`` bounds the text and the XML of
+documents that have no pages (Word, HTML, Markdown) as well as PDFs' pages."""
 
 
 class DocumentError(ValueError):
@@ -59,6 +66,16 @@ class Limits:
     max_pages: int = 2000
     max_rows: int = 20_000
     """Rows read per sheet (the rest is left out, and said so)."""
+
+    @property
+    def max_chars(self) -> int:
+        """Characters of text read from a document (the rest is left out, and said so)."""
+        return self.max_pages * CHARS_PER_PAGE
+
+    @property
+    def max_elements(self) -> int:
+        """XML elements a Word document's body may hold (its parser builds every one)."""
+        return self.max_pages * ELEMENTS_PER_PAGE
 
 
 def limits_of(settings: Settings) -> Limits:
@@ -93,38 +110,129 @@ def kind_of(path: Path) -> str:
     return kind
 
 
-def extract(path: Path, limits: Limits | None = None, progress: Progress | None = None) -> Document:
-    """The sections of the document at ``path``.
+def read_document_bytes(path: Path, limits: Limits, within: Path | None = None) -> bytes:
+    """The bytes of a document file: a regular file of at most ``docs_max_bytes``.
+
+    Args:
+        path: The document.
+        limits: Its limits (``max_bytes``).
+        within: When given, a link in ``path`` must lead inside this folder.
+
+    Raises:
+        DocumentError: Missing, not a regular file (a FIFO, a device, a folder), too large,
+            or a link leading outside ``within``.
+    """
+    raise_it = "raise the docs_max_bytes setting to index it"
+    try:
+        return read_bytes(path, limits.max_bytes, raise_it, within=within)
+    except InputFileError as exc:
+        raise DocumentError(str(exc)) from None
+
+
+def extract(
+    path: Path,
+    limits: Limits | None = None,
+    progress: Progress | None = None,
+    data: bytes | None = None,
+) -> Document:
+    """The sections of the document at ``path`` (whose bytes are ``data``, when read already).
 
     Raises:
         DocumentError: Missing, too large, unknown type, encrypted, corrupt or empty.
     """
     limits = limits or Limits()
-    if not path.is_file():
-        msg = f"{path} not found"
-        raise DocumentError(msg)
     kind = kind_of(path)
-    size = path.stat().st_size
-    if size > limits.max_bytes:
-        most = f"{limits.max_bytes:,}"
-        msg = f"{path.name} is {size:,} bytes, more than the {most} allowed (docs_max_bytes)"
-        raise DocumentError(msg)
+    if data is None:
+        data = read_document_bytes(path, limits)
     reader = {"pdf": _pdf, "docx": _docx, "xlsx": _xlsx, "html": _html}.get(kind, _markdown)
-    document = reader(path, limits, progress or (lambda _done, _total: None))
+    document = reader(path, data, limits, progress or (lambda _done, _total: None))
     if not any(s.text.strip() for s in document.sections):
         msg = f"{path.name} has no text to index"
         raise DocumentError(msg)
     return document
 
 
-def _pdf(path: Path, limits: Limits, progress: Progress) -> Document:
+class _Budget:
+    """The characters a document may still yield; says what was left out when spent."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.left = limits.max_chars
+        self.most = limits.max_chars
+
+    def take(self, text: str) -> str:
+        """``text``, cut to what is left of the budget."""
+        taken = text[: max(self.left, 0)]
+        self.left -= len(text)
+        return taken
+
+    @property
+    def spent(self) -> bool:
+        """Whether the budget is used up (reading may stop)."""
+        return self.left <= 0
+
+    def note(self) -> str:
+        """What was left out, for :attr:`Document.note` (``""``: nothing)."""
+        if self.left >= 0:
+            return ""
+        return f"only the first {self.most:,} characters were read (docs_max_pages)"
+
+
+def _unreadable(path: Path, what: str, exc: Exception) -> DocumentError:
+    """One line for a library's failure on a damaged file (its exceptions vary widely)."""
+    text = " ".join(str(exc).split())[:200]
+    return DocumentError(
+        f"{path.name} is not {what} that can be read ({type(exc).__name__}: {text})"
+    )
+
+
+def _check_zip(
+    path: Path, data: bytes, limits: Limits, what: str, counted: str | None = None
+) -> None:
+    """Refuse an Office file that unpacks to more than its limits allow, before parsing it.
+
+    Office files are zip archives of XML; a few kB can unpack to gigabytes, or to millions
+    of elements the parser builds one object each for. The sizes the archive declares
+    bound what :mod:`zipfile` will unpack (it stops there), so they are checked first,
+    then the elements of the ``counted`` member are counted as it streams.
+
+    Raises:
+        DocumentError: Not a zip archive, or over ``docs_max_bytes`` or the element limit.
+    """
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+            if unpacked > limits.max_bytes:
+                most = f"{limits.max_bytes:,}"
+                msg = (
+                    f"{path.name} unpacks to {unpacked:,} bytes, more than the {most} allowed; "
+                    "raise the docs_max_bytes setting to index it"
+                )
+                raise DocumentError(msg)
+            if counted is None or counted not in archive.namelist():
+                return
+            elements = 0
+            with archive.open(counted) as member:
+                for block in iter(lambda: member.read(1 << 20), b""):
+                    elements += block.count(b"<")
+                    if elements > limits.max_elements:
+                        most = f"{limits.max_elements:,}"
+                        msg = (
+                            f"{path.name} holds more than {most} XML elements (the limit for "
+                            f"{limits.max_pages:,} pages); raise docs_max_pages to index it"
+                        )
+                        raise DocumentError(msg)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+        raise _unreadable(path, what, exc) from None
+
+
+def _pdf(path: Path, data: bytes, limits: Limits, progress: Progress) -> Document:
     try:
         from pypdf import PdfReader
-        from pypdf.errors import PdfReadError
     except ImportError:
         raise _missing("pypdf") from None
+    budget = _Budget(limits)
     try:
-        reader = PdfReader(path)
+        reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             msg = f"{path.name} is an encrypted PDF; decrypt it first (e.g. qpdf --decrypt)"
             raise DocumentError(msg)
@@ -135,50 +243,69 @@ def _pdf(path: Path, limits: Limits, progress: Progress) -> Document:
             raise DocumentError(msg)
         sections = []
         for number, page in enumerate(reader.pages, 1):
-            text = page.extract_text() or ""
-            sections.append(Section(f"page {number}", "", _tidy(text)))
+            text = budget.take(_tidy(page.extract_text() or ""))
+            sections.append(Section(f"page {number}", "", text))
             progress(number, pages)
+            if budget.spent:
+                break
     except DocumentError:
         raise
-    except (PdfReadError, OSError, ValueError, KeyError) as exc:
-        msg = f"{path.name} is not a PDF that can be read ({type(exc).__name__}: {exc})"
-        raise DocumentError(msg) from None
+    except Exception as exc:  # pypdf on a damaged file raises its own errors and others
+        raise _unreadable(path, "a PDF", exc) from None
     if not any(s.text for s in sections):
         msg = (
             f"{path.name} has no text layer (a scanned PDF?); run OCR on it first (e.g. "
             "ocrmypdf) and add the result"
         )
         raise DocumentError(msg)
-    return Document("pdf", sections)
+    return Document("pdf", sections, budget.note())
 
 
-def _docx(path: Path, limits: Limits, progress: Progress) -> Document:
+def _docx(path: Path, data: bytes, limits: Limits, progress: Progress) -> Document:
     try:
         import docx
-        from docx.opc.exceptions import PackageNotFoundError
     except ImportError:
         raise _missing("python-docx") from None
+    _check_zip(path, data, limits, "a Word document", counted="word/document.xml")
+    budget = _Budget(limits)
     try:
-        document = docx.Document(str(path))
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        msg = f"{path.name} is not a Word document that can be read ({type(exc).__name__}: {exc})"
-        raise DocumentError(msg) from None
-    sections: list[Section] = []
-    heading, lines = "", list[str]()
-    paragraphs = document.paragraphs
-    for number, paragraph in enumerate(paragraphs, 1):
-        style = (paragraph.style.name if paragraph.style is not None else "") or ""
-        if style.lower().startswith(("heading", "title")) and paragraph.text.strip():
-            sections.append(_section(heading, lines))
-            heading, lines = paragraph.text.strip(), []
-        elif paragraph.text.strip():
-            lines.append(paragraph.text.strip())
-        progress(number, len(paragraphs))
-    sections.append(_section(heading, lines))
-    for number, table in enumerate(document.tables, 1):
-        rows = [" | ".join(cell.text.strip() for cell in row.cells) for row in table.rows]
-        sections.append(Section(f"table {number}", "", "\n".join(rows)))
-    return Document("docx", [s for s in sections if s.text])
+        document = docx.Document(io.BytesIO(data))
+        sections: list[Section] = []
+        heading, lines = "", list[str]()
+        styles: dict[str | None, str] = {}
+        paragraphs = document.paragraphs
+        for number, paragraph in enumerate(paragraphs, 1):
+            text = budget.take(paragraph.text.strip())
+            if text and _is_heading(paragraph, styles):
+                sections.append(_section(heading, lines))
+                heading, lines = text, []
+            elif text:
+                lines.append(text)
+            progress(number, len(paragraphs))
+            if budget.spent:
+                break
+        sections.append(_section(heading, lines))
+        for number, table in enumerate(document.tables, 1):
+            if budget.spent:
+                break
+            rows = [" | ".join(cell.text.strip() for cell in row.cells) for row in table.rows]
+            sections.append(Section(f"table {number}", "", budget.take("\n".join(rows))))
+    except Exception as exc:  # python-docx and lxml on a damaged file raise many kinds
+        raise _unreadable(path, "a Word document", exc) from None
+    return Document("docx", [s for s in sections if s.text], budget.note())
+
+
+def _is_heading(paragraph: Any, names: dict[str | None, str]) -> bool:
+    """Whether a paragraph has a heading or title style.
+
+    ``paragraph.style`` looks the style up in the styles part at every call (a third of a
+    millisecond); names are kept by style id, so a long document pays once per style.
+    """
+    style_id = paragraph._p.style  # the id python-docx itself looks the style up by
+    if style_id not in names:
+        style = paragraph.style
+        names[style_id] = ((style.name if style is not None else "") or "").lower()
+    return names[style_id].startswith(("heading", "title"))
 
 
 def _section(heading: str, lines: list[str]) -> Section:
@@ -186,66 +313,91 @@ def _section(heading: str, lines: list[str]) -> Section:
     return Section(anchor, heading, "\n".join(lines))
 
 
-def _xlsx(path: Path, limits: Limits, progress: Progress) -> Document:
+def _xlsx(path: Path, data: bytes, limits: Limits, progress: Progress) -> Document:
     try:
         import openpyxl
-        from openpyxl.utils.exceptions import InvalidFileException
     except ImportError:
         raise _missing("openpyxl") from None
+    _check_zip(path, data, limits, "a spreadsheet")
+    sections: list[Section] = []
+    cut: list[str] = []
+    budget = _Budget(limits)
     try:
-        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
-        msg = f"{path.name} is not a spreadsheet that can be read ({type(exc).__name__}: {exc})"
-        raise DocumentError(msg) from None
-    sections, cut = [], []
-    try:
-        for sheet in book.worksheets:
-            rows = sheet.iter_rows(values_only=True)
-            header = [str(c) if c is not None else "" for c in next(rows, ())]
-            block: list[str] = []
-            first = 2
-            for number, row in enumerate(rows, 2):
-                if number - 1 > limits.max_rows:
-                    cut.append(sheet.title)
+        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        try:
+            for sheet in book.worksheets:
+                if budget.spent:
                     break
-                cells = [
-                    f"{header[i] if i < len(header) and header[i] else f'column {i + 1}'}: {v}"
-                    for i, v in enumerate(row)
-                    if v is not None and str(v).strip()
-                ]
-                if cells:
-                    block.append("; ".join(cells))
-                if len(block) == ROWS_PER_PART:
-                    sections.append(_rows(sheet.title, first, number, block))
-                    block, first = [], number + 1
-                if number % 1000 == 0:
-                    progress(number, limits.max_rows)
-            if block:
-                sections.append(_rows(sheet.title, first, first + len(block) - 1, block))
-    finally:
-        book.close()
+                if _sheet(sheet, limits, budget, progress, sections):
+                    cut.append(sheet.title)
+        finally:
+            book.close()
+    except Exception as exc:  # openpyxl on a damaged file raises many kinds
+        raise _unreadable(path, "a spreadsheet", exc) from None
     note = f"only the first {limits.max_rows:,} rows of {', '.join(cut)} were read" if cut else ""
+    note = "; ".join(n for n in (note, budget.note()) if n)
     return Document("xlsx", sections, note)
+
+
+def _sheet(
+    sheet: Any, limits: Limits, budget: _Budget, progress: Progress, sections: list[Section]
+) -> bool:
+    """Add a sheet's rows to ``sections`` in parts; whether rows were left out."""
+    rows = sheet.iter_rows(values_only=True)
+    header = [str(c) if c is not None else "" for c in next(rows, ())]
+    block: list[str] = []
+    first = 2
+    cut = False
+    for number, row in enumerate(rows, 2):
+        if number - 1 > limits.max_rows:
+            cut = True
+            break
+        cells = [
+            f"{header[i] if i < len(header) and header[i] else f'column {i + 1}'}: {v}"
+            for i, v in enumerate(row)
+            if v is not None and str(v).strip()
+        ]
+        if cells:
+            block.append(budget.take("; ".join(cells)))
+        if len(block) == ROWS_PER_PART or budget.spent:
+            sections.append(_rows(sheet.title, first, number, block))
+            block, first = [], number + 1
+        if number % 1000 == 0:
+            progress(number, limits.max_rows)
+        if budget.spent:
+            break
+    if block:
+        sections.append(_rows(sheet.title, first, first + len(block) - 1, block))
+    return cut
 
 
 def _rows(sheet: str, first: int, last: int, block: list[str]) -> Section:
     return Section(f"sheet {sheet}, rows {first}-{last}", sheet, "\n".join(block))
 
 
-def _html(path: Path, limits: Limits, progress: Progress) -> Document:
+def _html(path: Path, data: bytes, limits: Limits, progress: Progress) -> Document:
     try:
         import trafilatura
     except ImportError:
         raise _missing("trafilatura", "web") from None
-    html = path.read_text(encoding="utf-8", errors="replace")
-    markdown = trafilatura.extract(html, output_format="markdown", include_tables=True)
-    markdown = markdown or trafilatura.html2txt(html) or ""
-    return Document("html", list(_markdown_sections(markdown)))
+    html = data.decode("utf-8", errors="replace")
+    try:
+        markdown = trafilatura.extract(html, output_format="markdown", include_tables=True)
+        markdown = markdown or trafilatura.html2txt(html) or ""
+    except Exception as exc:  # the HTML parser on a damaged file
+        raise _unreadable(path, "an HTML page", exc) from None
+    return _text_document(path, "html", markdown, limits)
 
 
-def _markdown(path: Path, limits: Limits, progress: Progress) -> Document:
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return Document(kind_of(path), list(_markdown_sections(text)))
+def _markdown(path: Path, data: bytes, limits: Limits, progress: Progress) -> Document:
+    text = data.decode("utf-8", errors="replace")
+    return _text_document(path, kind_of(path), text, limits)
+
+
+def _text_document(path: Path, kind: str, text: str, limits: Limits) -> Document:
+    budget = _Budget(limits)
+    sections = list(_markdown_sections(budget.take(text)))
+    return Document(kind, sections, budget.note())
 
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")

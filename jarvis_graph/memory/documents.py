@@ -6,7 +6,9 @@ with their anchors and stores them in the project store under ``("documents", <k
 embedded with the project's embedder; ``("documents_index",)`` keeps, per document, its
 path, content hash, kind and passage count. The same content is not indexed twice (the
 hash is compared), a changed file is indexed again, and a failure before the passages are
-written leaves the index as it was.
+written leaves the index as it was. A new version's passages are written beside the old
+one's and the index entry is switched after (searches see only the passages of the version
+their entry names), so a re-index killed half way leaves the earlier version searchable.
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from jarvis_graph.documents.extract import (
-    DocumentError,
     Limits,
     Progress,
     extract,
     kind_of,
     passages,
+    read_document_bytes,
 )
 from jarvis_graph.memory.records import now_iso
 from jarvis_graph.memory.router import project_store
@@ -43,15 +45,6 @@ class Found:
     heading: str
     text: str
     score: float
-
-
-def file_hash(path: Path) -> str:
-    """The SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _key(rel: str) -> str:
@@ -92,19 +85,19 @@ class DocumentIndex:
         Raises:
             DocumentError: The document cannot be read (nothing is changed).
         """
-        if not path.is_file():
-            msg = f"{path} not found"
-            raise DocumentError(msg)
+        limits = limits or Limits()
         kind_of(path)  # an unknown type is refused before the file is read
+        # a link (in a cloned repository, say) may not lead out of the workspace
+        data = read_document_bytes(path, limits, within=self.workspace)
         rel = self.relative(path)
-        sha = file_hash(path)
+        sha = hashlib.sha256(data).hexdigest()
         entry = self.entry(path)
         if entry is not None and entry.get("sha") == sha:
             return entry, False
-        document = extract(path, limits or Limits(), progress)  # whole, before any write
+        document = extract(path, limits, progress, data)  # whole, before any write
         parts = passages(document)
-        self.remove(path)
         key = _key(rel)
+        namespace = ("documents", key)
         for number, part in enumerate(parts):
             value = {
                 "content": f"{part.heading}\n{part.text}" if part.heading else part.text,
@@ -114,7 +107,8 @@ class DocumentIndex:
                 "text": part.text,
                 "sha": sha,
             }
-            self.store.put(("documents", key), f"p{number:05d}", value)
+            # beside the earlier version's passages, which stay until the entry below
+            self.store.put(namespace, f"{sha[:16]}-p{number:05d}", value)
         entry = {
             "path": rel,
             "sha": sha,
@@ -123,8 +117,15 @@ class DocumentIndex:
             "note": document.note,
             "indexed_at": now_iso(),
         }
-        self.store.put(INDEX, key, entry)
+        self.store.put(INDEX, key, entry)  # the switch: searches now see this version only
+        self._drop_stale(namespace, sha)
         return entry, True
+
+    def _drop_stale(self, namespace: tuple[str, ...], sha: str) -> None:
+        """Delete the passages of other versions than ``sha`` (left by an earlier index)."""
+        for item in self.store.search(namespace, limit=100_000):
+            if item.value.get("sha") != sha:
+                self.store.delete(namespace, item.key)
 
     def remove(self, path: Path | str) -> bool:
         """Forget a document; whether it was indexed."""
@@ -140,10 +141,15 @@ class DocumentIndex:
     def search(self, question: str, paths: list[str] | None = None, limit: int = 5) -> list[Found]:
         """The passages closest to ``question`` (of ``paths`` only, when given), best first."""
         namespaces = [("documents", _key(p)) for p in paths] if paths else [("documents",)]
+        # a passage counts when it is of the version its index entry names: a re-index cut
+        # short leaves the new version's passages beside the old, unseen
+        current = {e["path"]: e.get("sha") for e in self.entries()}
         found = []
         for namespace in namespaces:
             for item in self.store.search(namespace, query=question, limit=SEARCH_LIMIT):
                 value = item.value
+                if current.get(value["path"]) != value.get("sha"):
+                    continue
                 found.append(
                     Found(value["path"], value["anchor"], value.get("heading", ""),
                           value.get("text", ""), float(item.score or 0.0))
