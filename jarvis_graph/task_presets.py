@@ -19,6 +19,7 @@ Plain data and YAML only: no langchain or langgraph imports.
 
 from __future__ import annotations
 
+import os
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +28,12 @@ from typing import Any
 import yaml
 
 from jarvis_graph.config import jarvis_home
+from jarvis_graph.untrusted import InputFileError, load_yaml, read_text
 
 FILE_NAME = "tasks.yaml"
+TASKS_MAX_BYTES = 1_000_000
+"""A tasks file is a few kB; a larger one is refused unread."""
+TASKS_TOO_LARGE = "a tasks file holds a few kB of task texts: check it is the file you meant"
 
 
 class TaskPresetError(ValueError):
@@ -82,7 +87,13 @@ class TaskPreset:
             sets = " ".join(f"--set {n}=..." for n in missing)
             msg = f"task {self.name!r} needs a value for {', '.join(missing)}: add {sets}"
             raise TaskPresetError(msg)
-        return self.task.format_map({**self.defaults, **values})
+        given = {**self.defaults, **values}
+        # Each placeholder is replaced by its value as it is: a format spec would let a
+        # file ask for gigabytes of padding ({file:>900000000}); _entry refuses them.
+        return "".join(
+            literal + (given[name] if name is not None else "")
+            for literal, name, _, _ in string.Formatter().parse(self.task)
+        )
 
 
 def preset_files(project: Path) -> list[Path]:
@@ -99,7 +110,7 @@ def load_presets(project: Path) -> dict[str, TaskPreset]:
     """
     presets: dict[str, TaskPreset] = {}
     for path in preset_files(project):
-        if path.is_file():
+        if os.path.lexists(path):  # a folder or FIFO of that name is an error, not "no tasks"
             for preset in _read(path):
                 presets[preset.name] = preset
     return presets
@@ -140,10 +151,9 @@ def parse_sets(pairs: list[str]) -> dict[str, str]:
 
 def _read(path: Path) -> list[TaskPreset]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        msg = f"{path}: cannot be read ({exc})"
-        raise TaskPresetError(msg) from None
+        data = load_yaml(read_text(path, TASKS_MAX_BYTES, TASKS_TOO_LARGE))
+    except InputFileError as exc:  # a FIFO, a device, a huge file: refused before reading
+        raise TaskPresetError(str(exc)) from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" line {where.line + 1}" if where is not None else ""
@@ -193,5 +203,19 @@ def _entry(path: Path, number: int, entry: Any) -> TaskPreset:
     bad = [n for n in names if not n.isidentifier()]
     if bad:
         msg = f"{where} ({name}): placeholders are names such as {{file}}, not {{{bad[0]}}}"
+        raise TaskPresetError(msg)
+    styled = next(
+        (f for f in string.Formatter().parse(preset.task) if f[1] is not None and (f[2] or f[3])),
+        None,
+    )
+    if styled is not None:  # {file:>9} or {file!r}: padding and conversions are not plain text
+        _, field_name, spec, conversion = styled
+        shown = (
+            f"{{{field_name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}}"
+        )
+        msg = (
+            f"{where} ({name}): placeholders are plain names such as {{{field_name}}}, "
+            f"without a format spec or conversion; write {{{field_name}}} instead of {shown}"
+        )
         raise TaskPresetError(msg)
     return preset

@@ -40,6 +40,7 @@ from jarvis_graph.chains.expr import (
     whole_reference,
 )
 from jarvis_graph.config import _line_of, parse_yaml
+from jarvis_graph.untrusted import InputFileError, read_text
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 TYPES = {
@@ -58,6 +59,9 @@ TOP_KEYS = ("name", "description", "input", "steps", "output")
 STEP_KEYS = ("id", "tool", "args", "if", "on_error")
 PARAM_KEYS = ("type", "description", "default", "required")
 MAX_RETRIES = 10
+CHAIN_MAX_BYTES = 1_000_000
+"""A chain file is a few kB; a larger one is refused unread (it may be no chain at all)."""
+CHAIN_TOO_LARGE = "a chain file is a few kB: split it into chains that call each other"
 
 
 class ChainError(ValueError):
@@ -173,10 +177,9 @@ def load_chain(path: Path) -> Chain:
             condition, or a reference to a later step.
     """
     try:
-        node, data = parse_yaml(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        msg = f"{path}: cannot read it: {exc.strerror or exc}"
-        raise ChainError(msg) from exc
+        node, data = parse_yaml(read_text(path, CHAIN_MAX_BYTES, CHAIN_TOO_LARGE))
+    except InputFileError as exc:  # a FIFO, a device, a huge file: refused before reading
+        raise ChainError(str(exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else f"{path}:1"

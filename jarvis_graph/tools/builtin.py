@@ -21,10 +21,13 @@ from langchain_core.tools import BaseTool, tool
 
 from jarvis_graph import script_groups
 from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
+from jarvis_graph.untrusted import InputFileError, open_regular
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".jarvis"}
 MAX_READ_LINES = 500
 MAX_LIST_ENTRIES = 500
+READ_SCAN_BYTES = 8_000_000
+"""How much of a file read_code reads: a file of gigabytes is not read to show two lines."""
 LIST_FILE_LINES = 100  # list_files on a file shows this many of its lines
 MAX_SEARCH_RESULTS = 200
 
@@ -49,19 +52,38 @@ def kill_running_scripts() -> int:
 def read_code_impl(
     env: ToolEnv, path: str, start_line: int = 1, end_line: int | None = None
 ) -> str:
-    """Numbered lines ``start_line..end_line`` of a text file."""
+    """Numbered lines ``start_line..end_line`` of a text file.
+
+    At most :data:`READ_SCAN_BYTES` of the file are read: a larger file shows its lines
+    from that first part, without a line count (counting would read all of it).
+    """
     full = env.resolve(path)
     if full.is_dir():  # models often pass a folder when they mean to look into it
         return f"{path} is a folder, not a file.\n" + list_files_impl(env, path)
-    if not full.is_file():
+    if not full.exists():
         msg = f"file {path!r} does not exist (looked at {full}); use list_files to find it"
         raise ToolInputError(msg)
-    data = full.read_bytes()
+    try:
+        with open_regular(full) as handle:  # a FIFO or a device is refused unopened
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(READ_SCAN_BYTES + 1)
+    except InputFileError as exc:
+        msg = f"{exc}; read_code reads text files only"
+        raise ToolInputError(msg) from None
     if b"\0" in data[:8192]:
-        msg = f"file {path!r} looks binary ({len(data)} bytes); read_code reads text files only"
+        msg = f"file {path!r} looks binary ({size} bytes); read_code reads text files only"
         raise ToolInputError(msg)
+    whole = len(data) <= READ_SCAN_BYTES
+    if not whole:  # complete lines only (a file of one endless line keeps its start)
+        data = data[: data.rfind(b"\n", 0, READ_SCAN_BYTES) + 1 or READ_SCAN_BYTES]
     lines = data.decode("utf-8", errors="replace").splitlines()
     total = len(lines)
+    if start_line > total and not whole:
+        msg = (
+            f"line {start_line} is past the first {READ_SCAN_BYTES:,} bytes that read_code "
+            f"reads of this {size:,}-byte file (lines 1-{total}); use search_code to find it"
+        )
+        raise ToolInputError(msg)
     if (
         start_line < 1
         or start_line > max(total, 1)
@@ -72,12 +94,13 @@ def read_code_impl(
     last = min(total, end_line or total, start_line + MAX_READ_LINES - 1)
     width = len(str(max(last, 1)))
     body = "\n".join(f"{n:>{width}} | {lines[n - 1]}" for n in range(start_line, last + 1))
-    header = f"{path} (lines {start_line}-{last} of {total}{table_note(path, lines)})"
-    more = (
-        f"\n[{total - last} more lines; call read_code with start_line={last + 1}]"
-        if last < total
-        else ""
-    )
+    if whole:
+        header = f"{path} (lines {start_line}-{last} of {total}{table_note(path, lines)})"
+        left = f"{total - last} more lines" if last < total else ""
+    else:
+        header = f"{path} (lines {start_line}-{last}; {size:,} bytes, too large to count lines)"
+        left = "more lines"
+    more = f"\n[{left}; call read_code with start_line={last + 1}]" if left else ""
     return f"{header}\n{body}{more}"
 
 
