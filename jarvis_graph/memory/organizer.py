@@ -4,7 +4,8 @@ Plain functions over records; the model is any ``complete(prompt) -> text`` func
 (the CLI passes the ``cheap`` model). A group joins memories of one type that share at
 least ``min_overlap`` tags or whose contents are near duplicates (cosine >= threshold).
 A merge writes the merged record first and deletes the originals after, so an
-interrupted run leaves a duplicate, never a loss.
+interrupted run leaves a duplicate, never a loss; a merged text that leaves out an
+original's facts (:func:`left_out`) is not written, and the originals stay.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 import yaml
 
 from jarvis_graph.memory.records import MemoryInputError, clean_tags, new_record
+from jarvis_graph.untrusted import load_yaml
 
 DUPLICATE_THRESHOLD = 0.9
 
@@ -113,7 +115,7 @@ def parse_merged(text: str) -> tuple[str, list[str]]:
         msg = "the answer has no <merged_memory>...</merged_memory> block"
         raise MemoryInputError(msg)
     try:
-        data = yaml.safe_load(match.group(1))
+        data = load_yaml(match.group(1))  # a model's reply: its aliases are bounded too
     except yaml.YAMLError as exc:
         msg = f"the <merged_memory> block is not valid YAML: {exc}"
         raise MemoryInputError(msg) from exc
@@ -123,12 +125,57 @@ def parse_merged(text: str) -> tuple[str, list[str]]:
     return str(data["content"]).strip(), clean_tags(data.get("tags") or [])
 
 
+_TOKEN = re.compile(r"\w(?:[\w./:@-]*\w)?")
+_SPECIFIC = re.compile(r"[\d_./:@]|\w[A-Z]")
+"""A token that names something exactly: a number, a path, a version, an identifier."""
+_COMMON = frozenset(
+    "about after also been before being from have into just like more most must need only "
+    "over same should some such than that their them then there these they this those "
+    "under used uses using very were what when where which while will with would your".split()
+)
+WORD_COVERAGE = 0.5
+"""Share of an original's ordinary words (by stem) a merge must keep, besides every
+specific token: a paraphrase passes, a memory dropped from the merge does not."""
+
+
+def left_out(original: str, merged: str) -> str:
+    """What of ``original`` the ``merged`` text does not keep (``""``: it keeps it all).
+
+    A memory's facts live in its exact tokens (``8080``, ``deploy.sh``, ``db2.internal``,
+    ``FooClient``): each must appear in the merged text. Its other words may be
+    paraphrased, but at least :data:`WORD_COVERAGE` of their 6-letter stems must remain;
+    a merge that drops a memory keeps few of them.
+    """
+    kept = {t.lower() for t in _TOKEN.findall(merged)}
+    specific = [t for t in dict.fromkeys(_TOKEN.findall(original)) if _SPECIFIC.search(t)]
+    missing = [t for t in specific if t.lower() not in kept]
+    if missing:
+        return ", ".join(repr(t) for t in missing[:5])
+    stems_kept = {t[:6] for t in kept}
+    words = {
+        w[:6]
+        for w in (t.lower() for t in _TOKEN.findall(original) if not _SPECIFIC.search(t))
+        if len(w) >= 4 and w not in _COMMON
+    }
+    if words and len(words & stems_kept) < WORD_COVERAGE * len(words):
+        return f"most of its words ({', '.join(sorted(words - stems_kept)[:5])})"
+    return ""
+
+
 def merge_group(group: Sequence[dict[str, Any]], complete: Callable[[str], str]) -> MergeResult:
     """Ask the model to merge ``group``; the merged record keeps the ids it replaces."""
     try:
         content, tags = parse_merged(complete(merge_prompt(group)))
     except MemoryInputError as exc:
         return MergeResult(list(group), error=str(exc))
+    for record in group:  # the originals are deleted after: none may lose a fact
+        lost = left_out(record["content"], content)
+        if lost:
+            msg = (
+                f"the merged text leaves out {lost} of {record['id']}; nothing was changed "
+                "(merge again, or edit the memories by hand)"
+            )
+            return MergeResult(list(group), error=msg)
     if not tags:  # the model dropped them: keep the union
         tags = clean_tags([t for r in group for t in r["tags"]])
     merged = new_record(group[0]["type"], tags, content, merged_from=[r["id"] for r in group])

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, get_args
 
 MemoryType = Literal["short_term", "project_long_term", "global_long_term"]
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 LONG_TERM_TYPES: tuple[str, ...] = ("project_long_term", "global_long_term")
+MAX_CONTENT_CHARS = 100_000
+"""A memory is a fact or a lesson; a text longer than this belongs in the documents index."""
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+CLOCK_SKEW = timedelta(days=1)
+"""How far in the future a record's time may be (another machine's clock, time zones)."""
 FIELDS = ("id", "type", "tags", "content", "created_at", "updated_at", "merged_from")
 
 
@@ -107,14 +112,46 @@ def coerce_record(data: Any, default_type: str | None = None) -> dict[str, Any]:
     if not memory_type:
         msg = f"record {data.get('id', '?')!r} has no type; give 'type' or choose --type"
         raise MemoryInputError(msg)
+    content = data.get("content", "")
+    if isinstance(content, str) and len(content) > MAX_CONTENT_CHARS:
+        msg = (
+            f"record {data.get('id', '?')!r} holds {len(content):,} characters, more than "
+            f"the {MAX_CONTENT_CHARS:,} a memory may; keep the fact itself (index long texts "
+            "with `jarvis docs add`)"
+        )
+        raise MemoryInputError(msg)
     rec = new_record(
         str(memory_type),
         data.get("tags") or [],
-        data.get("content", ""),
+        content,
         record_id=str(data["id"]) if data.get("id") else None,
         merged_from=[str(x) for x in data.get("merged_from") or []],
     )
     for field in ("created_at", "updated_at"):
-        if isinstance(data.get(field), str) and data[field]:
-            rec[field] = data[field]
+        if data.get(field):
+            rec[field] = _timestamp(data[field], field)
     return rec
+
+
+def _timestamp(value: Any, field: str) -> str:
+    """``value`` as Jarvis writes times (UTC, ISO 8601 with seconds), if it is a sane one.
+
+    ``newer`` imports compare these strings: an unparsable or far-future value would win
+    every comparison (``"9999"``), so it is refused rather than kept.
+
+    Raises:
+        MemoryInputError: Not an ISO 8601 date and time, or before 1970 or in the future.
+    """
+    try:
+        when = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        when = None
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    if when is None:
+        msg = f"{field} {shown} is not an ISO 8601 date and time such as 2024-01-02T10:15:00"
+        raise MemoryInputError(msg)
+    when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    if not EARLIEST <= when <= datetime.now(UTC) + CLOCK_SKEW:
+        msg = f"{field} {shown} is not between 1970 and now; correct or remove it"
+        raise MemoryInputError(msg)
+    return when.astimezone(UTC).isoformat(timespec="seconds")

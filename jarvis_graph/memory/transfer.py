@@ -9,14 +9,20 @@ timestamps; :func:`read_jarvis_files` reads such a folder.
 from __future__ import annotations
 
 import json
+import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from jarvis_graph.memory.records import LONG_TERM_TYPES, MemoryInputError, coerce_record
 from jarvis_graph.memory.tiers import MemoryTiers
+from jarvis_graph.untrusted import InputFileError, load_json, read_bytes
 
 FORMAT = "jarvis-graph-memory"
+IMPORT_MAX_BYTES = 100_000_000
+"""The largest file ``memory import`` reads (100,000 memories of a page each)."""
+IMPORT_TOO_LARGE = "export fewer memories per file (jarvis memory export --type/--tag)"
 Overwrite = Literal["skip", "replace", "newer"]
 """On an id that exists: keep ours, take theirs, or take the one updated last."""
 
@@ -47,6 +53,9 @@ def read_export(path: Path) -> list[dict[str, Any]]:
     Raises:
         MemoryInputError: The file is missing, not JSON, or not an export.
     """
+    if path.is_dir():
+        msg = f"{path} is a folder; give an export file (or --jarvis for Jarvis memory files)"
+        raise MemoryInputError(msg)
     data = _read_json(path)
     if isinstance(data, dict) and data.get("format") == FORMAT:
         items = data.get("memories")
@@ -60,7 +69,7 @@ def read_export(path: Path) -> list[dict[str, Any]]:
     if not isinstance(items, list):
         msg = f"{path}: 'memories' must be a list of records"
         raise MemoryInputError(msg)
-    return [_coerce(item, path, n) for n, item in enumerate(items)]
+    return _unique([_coerce(item, path, n) for n, item in enumerate(items)], path)
 
 
 def read_jarvis_files(folder: Path, default_type: str) -> list[dict[str, Any]]:
@@ -78,7 +87,7 @@ def read_jarvis_files(folder: Path, default_type: str) -> list[dict[str, Any]]:
         if isinstance(data, dict) and "id" not in data:
             data = {**data, "id": file.stem}
         records.append(_coerce(data, file, None, default_type))
-    return records
+    return _unique(records, folder)
 
 
 def import_records(
@@ -119,14 +128,32 @@ def import_records(
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
+    """The JSON of a file to import: a regular file, bounded in size and nesting."""
+    if not os.path.lexists(path):
         msg = f"file {path} does not exist"
-        raise MemoryInputError(msg) from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        msg = f"{path} is not valid JSON: {exc}"
-        raise MemoryInputError(msg) from exc
+        raise MemoryInputError(msg)
+    try:
+        return load_json(read_bytes(path, IMPORT_MAX_BYTES, IMPORT_TOO_LARGE), str(path))
+    except InputFileError as exc:  # a FIFO, a device, a folder, too large, too deep
+        raise MemoryInputError(str(exc)) from None
+
+
+def _unique(records: list[dict[str, Any]], source: Path) -> list[dict[str, Any]]:
+    """``records`` if no two share an id (one would silently replace the other).
+
+    Raises:
+        MemoryInputError: Ids used more than once, named.
+    """
+    counts = Counter(r["id"] for r in records)
+    twice = sorted(i for i, n in counts.items() if n > 1)
+    if twice:
+        shown = ", ".join(repr(i) for i in twice[:10]) + (" ..." if len(twice) > 10 else "")
+        msg = (
+            f"{source}: {len(twice)} record id(s) are used more than once ({shown}); "
+            "give each record its own id, or drop the 'id' field to get new ones"
+        )
+        raise MemoryInputError(msg)
+    return records
 
 
 def _coerce(
