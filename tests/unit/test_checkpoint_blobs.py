@@ -292,3 +292,60 @@ def test_a_message_of_an_unknown_kind_is_a_clear_error(tmp_path: Path) -> None:
         conn.execute("UPDATE messages SET kind = 'lc:convert_to_messages'")
     with pytest.raises(MissingBlobError, match="unknown kind 'lc:convert_to_messages'"):
         BlobSerializer(tmp_path).loads_typed(data)
+
+
+def test_the_strict_serializer_reads_back_every_type_jarvis_writes() -> None:
+    """What a run stores (found by recording the graph suites' writes) comes back equal."""
+    import datetime
+    import uuid
+
+    from langgraph.types import Command, Interrupt, Send
+
+    from jarvis_graph.checkpoint_blobs import checkpoint_serializer
+
+    serde = checkpoint_serializer()
+    messages = [
+        SystemMessage("rules", id="s"),
+        HumanMessage("task", id="h"),
+        AIMessage("", id="a", tool_calls=[{"name": "f", "args": {"x": 1}, "id": "c"}]),
+        ToolMessage("ok", tool_call_id="c", id="t", artifact={"lines": [1, 2]}),
+    ]
+    values: list[Any] = [
+        messages,
+        [RemoveMessage(id="x")],
+        Send("step", {"task": "t"}),
+        Interrupt(value={"type": "ask_user", "question": "?"}, id="i"),
+        Command(resume="yes"),
+        datetime.datetime(2026, 11, 28, 10, 0, tzinfo=datetime.UTC),
+        uuid.UUID(int=7),
+        {"status": "completed", "step_results": {"a": {"id": "a", "depth": 1}}},
+    ]
+    for value in values:
+        back = serde.loads_typed(serde.dumps_typed(value))
+        assert type(back) is type(value)
+        if isinstance(value, Command):  # its tuples come back as lists, as msgpack has no tuple
+            assert back.resume == value.resume
+        else:
+            assert back == value
+
+
+def test_the_strict_serializer_refuses_other_types_and_kinds(tmp_path: Path) -> None:
+    import pickle
+
+    import ormsgpack
+
+    from jarvis_graph.checkpoint_blobs import ForbiddenValueError, checkpoint_serializer
+
+    marker = tmp_path / "marker"
+    planted = ormsgpack.Ext(0, ormsgpack.packb(["os", "system", f"touch {marker}"]))
+    serde = checkpoint_serializer()
+    with pytest.raises(ForbiddenValueError, match=r"names os\.system"):
+        serde.loads_typed(("msgpack", ormsgpack.packb({"task": planted})))
+    with pytest.raises(ForbiddenValueError, match="'pickle'"):
+        serde.loads_typed(("pickle", pickle.dumps("text")))
+    # the compact serializer around it says what to do about the store
+    blobs = BlobSerializer(tmp_path / "blobs")
+    with pytest.raises(ForbiddenValueError, match="jarvis sessions delete"):
+        blobs.loads_typed(("msgpack", ormsgpack.packb({"task": planted})))
+    blobs.close()
+    assert not marker.exists()
