@@ -64,6 +64,8 @@ class _Provider(ThreadingHTTPServer):
     dripped_for: float | None = None
     """Seconds the client kept reading the endless reply before it hung up."""
     stopping: threading.Event
+    clients: list[int]
+    """The client port of each request (one port: one connection, reused)."""
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Quiet: a client that hung up is what some tests expect."""
@@ -431,3 +433,65 @@ def test_a_schema_given_as_json_refuses_unknown_arguments_unless_it_takes_more()
     assert seen == []
     _, status = invoke_tool(tool(True), {"city": "Oslo", "units": "C"}, {})
     assert status == "success" and seen == [{"city": "Oslo", "units": "C"}]
+
+
+class _KeepAliveHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1: the first reply (a tool call) keeps the connection; the next one drips."""
+
+    protocol_version = "HTTP/1.1"
+    server: _Provider
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        """Quiet."""
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        self.server.clients.append(self.client_address[1])
+        if len(self.server.clients) > 1:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Connection", "close")  # the body ends when the connection does
+            self.end_headers()
+            _Handler._drip(self)  # type: ignore[arg-type]
+            return
+        call = {"id": "call_1", "type": "function"}
+        call["function"] = {"name": "list_files", "arguments": "{}"}  # type: ignore[assignment]
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+        reply = {"id": "c", "object": "chat.completion", "created": 0, "model": body["model"]}
+        data = json.dumps({**reply, "choices": [choice]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_a_reply_dripping_on_a_reused_connection_is_cut_off_too(
+    agent: Any, ws: Path, isolated_home: Path
+) -> None:
+    """The second call reuses the first one's connection: no new socket to trace."""
+    from jarvis_graph.platforms import ProviderError
+
+    httpd = _Provider(("127.0.0.1", 0), _KeepAliveHandler)
+    httpd.stopping, httpd.clients, httpd.drip = threading.Event(), [], 0.25
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        user_config(isolated_home, _url(httpd), stream=False, reply_timeout=3, timeout=30)
+        context = {"workspace": str(ws), "non_interactive": True}
+        with pytest.raises(ProviderError) as caught:
+            agent.invoke({"task": "List the files"}, thread_config("t"), context=context)
+        for _ in range(30):  # the server notices the hang-up at its next byte or two
+            if httpd.dripped_for is not None:
+                break
+            time.sleep(0.1)
+    finally:
+        httpd.stopping.set()
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+    assert "did not finish within 3 s" in str(caught.value)
+    assert len(httpd.clients) == 2 and httpd.clients[0] == httpd.clients[1]  # one connection
+    assert httpd.dripped_for is not None and httpd.dripped_for < 3 + 2, httpd.dripped_for
