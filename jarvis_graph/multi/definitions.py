@@ -25,6 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jarvis_graph.config import ConfigError, jarvis_home
 from jarvis_graph.multi.config import AGENT_NAME, DEFAULT_AGENTS, load_agents
+from jarvis_graph.untrusted import InputFileError, load_yaml, read_text
+
+DEFINITION_MAX_BYTES = 1_000_000
+DEFINITION_TOO_LARGE = "an agent definition is a few kB: check it is the file you meant"
 
 BUILTIN_DIR = Path(__file__).with_name("builtin")
 Kind = Literal["agent", "role", "multi-agent", "expert routing"]
@@ -119,11 +123,10 @@ def get_definition(project: Path, name: str) -> AgentDefinition:
 
 
 def _read(path: Path, source: str) -> list[AgentDefinition]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        msg = f"{path}: cannot be read ({exc})"
-        raise ConfigError(msg) from None
+    try:  # a project's file: a FIFO, a device or a huge file is an error, not a hang
+        data = load_yaml(read_text(path, DEFINITION_MAX_BYTES, DEFINITION_TOO_LARGE))
+    except InputFileError as exc:
+        raise ConfigError(str(exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)

@@ -488,3 +488,15 @@ def test_organize_keeps_the_originals_when_the_merge_drops_a_fact(
     assert "not merged (the merged text leaves out 'db2.internal' of " in out
     listed = memory(workspace, "list")[1]
     assert "db2.internal" in listed and "port 8080" in listed
+
+
+# --- agent definitions -------------------------------------------------------------------
+
+
+def test_an_agent_definition_that_is_a_fifo_is_an_error_not_a_hang(workspace: Path) -> None:
+    folder = workspace / ".jarvis" / "agents"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "helper.yaml")
+    done = run_limited([*jarvis_cmd(), "agents", "list"], workspace, timeout=60)
+    assert "helper.yaml is a FIFO (named pipe), not a regular file" in done.stdout + done.stderr
+    no_traceback(done)
