@@ -1,11 +1,13 @@
 """Settings: defaults < ~/.jarvis/config.yaml < <project>/.jarvis/config.yaml < JARVIS_* env.
 
 The files are validated with pydantic; a broken file or an unknown key raises
-:class:`ConfigError` naming the file, the line and the key.
+:class:`ConfigError` naming the file, the line and the key. A project's settings that
+need trust (:data:`SETTING_TRUST`) apply only once the user trusts the folder.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -23,6 +25,7 @@ from pydantic import (
 )
 
 from jarvis_graph.untrusted import BoundedLoader
+from jarvis_graph.workspace_trust import announce_ignored, fingerprint, is_trusted, record_trust
 
 ConfirmMode = Literal["never", "risky", "always"]
 ROLES = ("normal", "cheap")
@@ -348,6 +351,141 @@ class Settings(BaseModel):
         return spec
 
 
+TrustClass = Literal["safe", "needs_trust", "per_model"]
+"""How a setting from a project's ``.jarvis/config.yaml`` is treated before the user trusts
+that folder (``jarvis trust``): ``safe`` applies, ``needs_trust`` is ignored, ``per_model``
+decides field by field with :data:`MODEL_SPEC_TRUST`. The user's own file, ``JARVIS_*``
+variables and command-line options are the user's and always apply."""
+
+# Every setting is classified here, beside its declaration, so a new one cannot be
+# forgotten (tests/unit/test_settings_trust.py checks the tables cover both models; a key
+# missing from them is treated as needs_trust). A setting needs trust when a cloned
+# repository could use it to run code, lower confirmation, choose where a key or the
+# conversation goes, hand secrets to scripts or widen what the tools may read.
+SETTING_TRUST: dict[str, TrustClass] = {
+    "model_group": "safe",  # picks one of the user's groups by name
+    "model_groups": "per_model",
+    "confirm": "needs_trust",  # lowers confirmation
+    "answer_check": "safe",
+    "focused_answers": "safe",
+    "answer_check_retries": "safe",
+    "max_iterations": "safe",
+    "tool_output_limit": "safe",
+    "max_tool_calls_per_reply": "safe",
+    "max_tool_argument_bytes": "safe",
+    "execute_timeout": "safe",
+    "allow_outside_workspace": "needs_trust",  # widens file access
+    "script_env_passthrough": "needs_trust",  # hands secrets to scripts
+    "checkpoint_url": "needs_trust",  # every message is written where it points
+    "after_tool_call_cb_dirs": "needs_trust",  # imports Python files
+    "attach_named_files": "safe",
+    "attach_max_lines": "safe",
+    "attach_listing": "safe",
+    "tool_load_dirs": "needs_trust",  # imports Python files
+    "tool_groups": "safe",
+    "tool_group": "safe",
+    "central_tool_repo": "needs_trust",  # clones and imports Python files
+    "mcp": "needs_trust",  # starts commands, sends headers
+    "mcp_timeout": "safe",
+    "mcp_start_timeout": "safe",
+    "web": "needs_trust",  # search URL, key variable, private addresses, confirm_reads
+    "force_save_memory": "safe",
+    "episodic_archive": "safe",
+    "plan_max_depth": "safe",
+    "plan_concurrency": "safe",
+    "plan_adjust": "safe",
+    "code_agent_switch": "safe",  # which agent runs; its edits confirm as usual
+    "thread_routing": "safe",
+    "thread_routing_hours": "safe",
+    "thread_routing_threshold": "safe",
+    "docs_max_bytes": "safe",
+    "docs_max_pages": "safe",
+    "docs_max_rows": "safe",
+    "image_max_side": "safe",
+    "image_max_bytes": "safe",
+    "chat_picker": "safe",
+    "sub_agents": "safe",
+    "sub_agent_max_iterations": "safe",
+    "chains": "safe",  # chains call tools, which confirm as usual
+    "task_graph_tool": "safe",
+    "code_commit_prefix": "safe",
+    "code_commit_suffix": "safe",
+    "code_git_name": "safe",
+    "code_git_email": "safe",
+    "max_input_tokens": "safe",
+    "auto_summary_rounds": "safe",
+    "tool_filter_threshold": "safe",
+    "tool_filter_candidates": "safe",
+    "tool_filter_fallback": "safe",
+    "tool_filter_always_include": "safe",
+    "use_methodology": "safe",
+    "use_analysis": "safe",
+    "methodology_dirs": "needs_trust",  # their text goes to the model: widens reading
+    "central_methodology_repo": "needs_trust",  # fetched from the URL it names
+}
+MODEL_SPEC_TRUST: dict[str, TrustClass] = {
+    "platform": "needs_trust",  # a cloud platform gets the task and the key
+    "model": "safe",
+    "base_url": "needs_trust",  # receives the key
+    "api_key_env": "needs_trust",  # which secret is sent
+    "temperature": "safe",
+    "max_tokens": "safe",
+    "timeout": "safe",
+    "reply_timeout": "safe",
+    "max_retries": "safe",
+    "script": "safe",
+    "tool_protocol": "safe",
+    "single_tool_per_turn": "safe",
+    "stream": "safe",
+    "n_ctx": "safe",
+    "n_threads": "safe",
+    "max_repeats": "safe",
+    "computed_answers": "safe",
+    "memory_tools_on_mention": "safe",
+    "vision": "safe",
+}
+
+
+def split_by_trust(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a project file's settings into those that apply untrusted and those that wait.
+
+    Returns:
+        ``(kept, held)``: ``held`` maps the dotted key of each setting that needs trust
+        (``mcp``, ``model_groups.fast.normal.base_url``) to its value.
+    """
+    kept: dict[str, Any] = {}
+    held: dict[str, Any] = {}
+    for key, value in data.items():
+        kind = SETTING_TRUST.get(key, "needs_trust")
+        if kind == "per_model" and isinstance(value, dict):
+            kept[key] = _split_groups(key, value, held)
+        elif kind == "safe":
+            kept[key] = value
+        else:
+            held[key] = value
+    return kept, held
+
+
+def _split_groups(key: str, groups: dict[str, Any], held: dict[str, Any]) -> dict[str, Any]:
+    kept: dict[str, Any] = {}
+    for group, roles in groups.items():
+        if not isinstance(roles, dict):
+            kept[group] = roles  # left for validation to report
+            continue
+        kept[group] = {}
+        for role, spec in roles.items():
+            if not isinstance(spec, dict):
+                kept[group][role] = spec
+                continue
+            kept[group][role] = {}
+            for field, value in spec.items():
+                if MODEL_SPEC_TRUST.get(field, "needs_trust") == "safe":
+                    kept[group][role][field] = value
+                else:
+                    held[f"{key}.{group}.{role}.{field}"] = value
+    return kept
+
+
 def jarvis_home() -> Path:
     """The user-level data folder: ``$JARVIS_HOME`` or ``~/.jarvis``."""
     return Path(os.environ.get("JARVIS_HOME") or Path.home() / ".jarvis")
@@ -361,6 +499,67 @@ def user_config_path() -> Path:
 def project_config_path(project: Path) -> Path:
     """Path of the project-level config file."""
     return project / ".jarvis" / "config.yaml"
+
+
+def project_mcp_json_path(project: Path) -> Path:
+    """Path of the project's ``mcpServers`` file."""
+    return project / ".jarvis" / "mcp.json"
+
+
+CODE_DIR_SETTINGS = ("tool_load_dirs", "after_tool_call_cb_dirs")
+"""Settings naming folders of Python files Jarvis imports: trust covers their contents."""
+
+
+def _is_users_file(project: Path) -> bool:
+    """Whether the project's config file is the user's own (Jarvis run in the home)."""
+    path = project_config_path(project)
+    return path.resolve() == user_config_path().resolve()
+
+
+def project_trust_digest(project: Path) -> str:
+    """The digest trust in ``project`` is recorded with: its ``.jarvis`` files and code."""
+    try:
+        data, _node = _load_yaml(project_config_path(project))
+    except ConfigError:
+        data = {}  # a broken file is hashed as it is; load_settings reports it
+    named = [d for key in CODE_DIR_SETTINGS for d in data.get(key) or [] if isinstance(d, str)]
+    dirs = [(project / Path(d).expanduser()).resolve() for d in named]
+    return fingerprint([project_config_path(project), project_mcp_json_path(project)], dirs)
+
+
+def project_trusted(project: Path) -> bool:
+    """Whether the user trusts ``project``'s settings as they are now (``jarvis trust``)."""
+    if _is_users_file(project):
+        return True
+    return is_trusted(jarvis_home(), project, project_trust_digest(project))
+
+
+def trust_project(project: Path) -> None:
+    """Record that the user trusts ``project``'s settings as they are now."""
+    record_trust(jarvis_home(), project, project_trust_digest(project))
+
+
+def held_settings(project: Path) -> dict[str, Any]:
+    """What ``project``'s files would enable only once trusted: dotted key -> value.
+
+    The MCP servers of ``.jarvis/mcp.json`` are listed under ``.jarvis/mcp.json``.
+    Empty when the folder is the user's own or nothing in it needs trust.
+
+    Raises:
+        ConfigError: The project's config file is not valid YAML.
+    """
+    if _is_users_file(project):
+        return {}
+    data, _node = _load_yaml(project_config_path(project))
+    _kept, held = split_by_trust(data)
+    mcp_json = project_mcp_json_path(project)
+    if mcp_json.is_file():
+        try:
+            servers = json.loads(mcp_json.read_text(encoding="utf-8")).get("mcpServers")
+        except (ValueError, AttributeError):
+            servers = None  # reported when the servers are loaded
+        held[".jarvis/mcp.json"] = servers if isinstance(servers, dict) else {}
+    return held
 
 
 def _load_yaml(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
@@ -546,7 +745,9 @@ def load_settings(
         data, node = _load_yaml(path)
         if data:
             _validate_file(path, data, node)
-            merged = _deep_merge(merged, data)
+        if path != user_config_path():  # also with no config.yaml: .jarvis/mcp.json
+            data = _trusted_part(project, data)
+        merged = _deep_merge(merged, data)
     group = str(merged.get("model_group", "default"))
     merged = _deep_merge(merged, _env_overrides(env, group))
     if overrides:
@@ -555,6 +756,19 @@ def load_settings(
         return Settings.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, "JARVIS_* environment / command-line", None)) from exc
+
+
+def _trusted_part(project: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The project file's settings this run may use: all when trusted, else the safe ones.
+
+    What is left out is said once per process (``announce_ignored``), never silently.
+    """
+    if project_trusted(project):
+        return data
+    held = held_settings(project)
+    if held:
+        announce_ignored(project.resolve(), sorted(held))
+    return split_by_trust(data)[0]
 
 
 def mask_secrets(data: Any) -> Any:

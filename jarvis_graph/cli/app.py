@@ -27,6 +27,7 @@ from jarvis_graph.cli import (
     sessions_cmd,
     tasks_cmd,
     tools_cmd,
+    trust_cmd,
     ui_cmd,
 )
 
@@ -44,6 +45,7 @@ app.command("code")(code_cmd.code)
 app.command("serve")(serve_cmd.serve)
 app.command("feedback")(feedback_cmd.feedback)
 app.command("ui")(ui_cmd.ui)
+app.command("trust")(trust_cmd.trust)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(models_cmd.app, name="models")

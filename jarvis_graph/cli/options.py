@@ -7,6 +7,8 @@ from typing import Any
 
 import typer
 
+from jarvis_graph.cli.trust_cmd import ask_trust
+
 Workspace = typer.Option(
     None, "--workspace", "-w", help="Project folder the agent works in (default: current dir)."
 )
@@ -49,6 +51,7 @@ def context_kwargs(
     if not ws.is_dir():
         msg = f"workspace {ws} is not a directory"
         raise typer.BadParameter(msg)
+    ask_trust(ws, non_interactive)  # before anything reads the project's settings
     return {
         "workspace": str(ws),
         "platform": platform,

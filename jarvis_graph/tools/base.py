@@ -72,7 +72,8 @@ class ToolEnv:
     def mcp_specs(self) -> list[McpServerSpec]:
         """Every MCP server configured for the workspace, disabled ones too (their secrets)."""
         specs = list(self.settings.mcp)
-        for path in mcp_json_paths(self.workspace):
+        # untrusted too: the secrets an untrusted file names are hidden all the same
+        for path in mcp_json_paths(self.workspace, untrusted=True):
             try:
                 specs += load_mcp_json(path)
             except (ConfigError, OSError):  # a broken file is reported where MCP starts

@@ -8,7 +8,8 @@ The JSON files use the form desktop MCP clients use::
         "old":    {"type": "sse", "url": "http://127.0.0.1:3002/sse"}
     }}
 
-``~/.jarvis/mcp.json`` is read first, then ``<project>/.jarvis/mcp.json``; a later source
+``~/.jarvis/mcp.json`` is read first, then ``<project>/.jarvis/mcp.json`` (once the user
+trusts the folder); a later source
 replaces a server of the same name. A broken file raises :class:`ConfigError` naming the
 file, the line and the problem.
 """
@@ -23,7 +24,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from jarvis_graph.config import ConfigError, McpServerSpec, Settings, jarvis_home
+from jarvis_graph.config import (
+    ConfigError,
+    McpServerSpec,
+    Settings,
+    jarvis_home,
+    project_mcp_json_path,
+    project_trusted,
+)
 
 _KNOWN_KEYS = {"command", "args", "env", "cwd", "url", "headers", "type", "transport", "timeout"}
 _IGNORED_KEYS = {"disabled", "autoApprove", "alwaysAllow", "description", "name"}
@@ -39,9 +47,18 @@ _TRANSPORTS = {
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def mcp_json_paths(workspace: Path) -> list[Path]:
-    """The ``mcpServers`` files read for a workspace, user file first."""
-    return [jarvis_home() / "mcp.json", workspace / ".jarvis" / "mcp.json"]
+def mcp_json_paths(workspace: Path, untrusted: bool = False) -> list[Path]:
+    """The ``mcpServers`` files read for a workspace, user file first.
+
+    The project's file counts only once the user trusts the folder (``jarvis trust``): its
+    servers are commands Jarvis would start. ``untrusted`` includes it anyway, for uses
+    that only make Jarvis more careful (the ``${VAR}`` secrets it names are hidden).
+    """
+    paths = [jarvis_home() / "mcp.json"]
+    project = project_mcp_json_path(workspace)
+    if project.resolve() != paths[0].resolve() and (untrusted or project_trusted(workspace)):
+        paths.append(project)
+    return paths
 
 
 def mcp_servers(settings: Settings, workspace: Path) -> list[McpServerSpec]:

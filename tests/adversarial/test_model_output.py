@@ -31,6 +31,7 @@ from tests.support.fake_openai import (
     openai_context,
     thread_config,
 )
+from tests.support.trust import trust
 
 CREATED = "CREATED_FROM_BROKEN_JSON"
 TOUCH = f"touch {CREATED}"
@@ -61,6 +62,7 @@ def configure(ws: Path, **normal: Any) -> None:
     config = {"confirm": "never", "model_groups": {"default": {"normal": spec}}}
     (ws / ".jarvis").mkdir(exist_ok=True)
     (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
+    trust(ws)  # the user's own settings
 
 
 def run(agent: Any, ws: Path, server: FakeOpenAI, task: str, **ctx: Any) -> dict[str, Any]:
@@ -381,6 +383,7 @@ def test_unreachable_helper_for_summaries_and_tool_filter_is_one_line_each(
     }
     (workspace / ".jarvis").mkdir()
     (workspace / ".jarvis" / "config.yaml").write_text(json.dumps(config))
+    trust(workspace)
 
     proc = run_process(["run", "-n", "What is in this workspace?"], cwd=workspace)
 

@@ -23,6 +23,7 @@ from jarvis_graph.config import load_settings
 from jarvis_graph.tools.base import ToolEnv
 from jarvis_graph.tools.builtin import execute_script_impl
 from tests.support.cli import invoke, run_process, write_script
+from tests.support.trust import trust
 
 OPENAI_KEY = "sk-test-leak-0123456789abcdefXYZ"
 ACME_KEY = "acme-key-5566-unique"
@@ -32,10 +33,11 @@ MARKER = "!!!COMPLETE!!!"
 
 
 def configure(ws: Path, **values: Any) -> None:
-    """Write the project's ``.jarvis/config.yaml``."""
+    """Write the project's ``.jarvis/config.yaml``, trusted as the user's own."""
     path = ws / ".jarvis" / "config.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(values), encoding="utf-8")
+    trust(ws)  # the user's own settings
 
 
 def acme_group(key_env: str = "ACME_LLM") -> dict[str, Any]:

@@ -21,6 +21,7 @@ import yaml
 
 from tests.support.cli import invoke, run_process, write_script
 from tests.support.mcp_servers import REPO, fixture_stdio
+from tests.support.trust import trust
 
 MARKER = "!!!COMPLETE!!!"
 
@@ -29,7 +30,7 @@ def configure(workspace: Path, *servers: dict[str, Any]) -> Path:
     (workspace / ".jarvis").mkdir(exist_ok=True)
     config = {"mcp": list(servers), "confirm": "never"}
     (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump(config))
-    return workspace
+    return trust(workspace)
 
 
 def tool_messages(workspace: Path, thread: str | None = None) -> list[str]:
@@ -164,8 +165,9 @@ def test_the_readme_mcp_example_works_as_written(tmp_path: Path) -> None:
         )
         assert proc.returncode == 0, f"{command}\n{proc.stdout}{proc.stderr}"
         outputs.append(proc.stdout)
-    assert "get_current_time" in outputs[0]
-    assert '"timezone": "UTC"' in outputs[1]
+    assert "trusted" in outputs[0]  # the README trusts the clone first
+    assert "get_current_time" in outputs[-2]
+    assert '"timezone": "UTC"' in outputs[-1]
 
 
 # --- names: workspace folders and thread ids ---------------------------------------------

@@ -22,6 +22,7 @@ from langgraph.types import Command
 
 from jarvis_graph.checkpointing import default_sessions_path, fork_thread, open_checkpointer
 from jarvis_graph.graphs.agent import build_agent_graph
+from tests.support.trust import trust
 
 FILES = 12  # past SPAN steps: span nodes and the plain nodes after them
 
@@ -53,7 +54,7 @@ def ws(workspace: Path, store: str | None) -> Path:
         config["checkpoint_url"] = store
     (workspace / ".jarvis").mkdir()
     (workspace / ".jarvis" / "config.yaml").write_text(json.dumps(config))
-    return workspace
+    return trust(workspace)  # checkpoint_url is the user's choice here
 
 
 def store_of(ws: Path) -> str | None:

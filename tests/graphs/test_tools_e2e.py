@@ -13,6 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from jarvis_graph.graphs.agent import build_agent_graph
 from tests.support.mcp_servers import REPO, fixture_stdio
+from tests.support.trust import trust
 
 MARKER = "!!!COMPLETE!!!"
 USER_TOOL = '''
@@ -38,7 +39,7 @@ def project(workspace: Path, tmp_path: Path) -> Path:
     entry = fixture_stdio()
     server = {"command": entry["command"], "args": entry["args"], "cwd": str(REPO)}
     (workspace / ".jarvis" / "mcp.json").write_text(json.dumps({"mcpServers": {"fixture": server}}))
-    return workspace
+    return trust(workspace)
 
 
 def run(project: Path, tmp_path: Path, *turns: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import yaml
 
 from tests.support.cli import invoke, write_script
 from tests.support.mcp_servers import fixture_stdio
+from tests.support.trust import trust
 
 GROUPS = {"files": ["read_code", "list_files"], "fixture": ["fixture__e*"]}
 
@@ -22,7 +23,7 @@ def project(workspace: Path) -> Path:
         "tool_groups": GROUPS,
     }
     (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump(config))
-    return workspace
+    return trust(workspace)
 
 
 def test_tools_list_shows_sources_and_problems(project: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.cli import run_process, write_script
+from tests.support.trust import trust
 from tests.support.web_server import Reply, WebServer
 
 PAGE = """<html><head><title>Pool sizing</title></head><body><nav>Home | Blog</nav><article>
@@ -15,6 +16,7 @@ PAGE = """<html><head><title>Pool sizing</title></head><body><nav>Home | Blog</n
 def _config(workspace: Path, text: str) -> None:
     (workspace / ".jarvis").mkdir(exist_ok=True)
     (workspace / ".jarvis" / "config.yaml").write_text(text)
+    trust(workspace)
 
 
 def test_a_run_searches_reads_the_result_and_answers(workspace: Path, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from jarvis_graph.events import Event, get_event_bus
 from tests.support.fake_openai import FAKE_KEY_VAR, FakeOpenAI, thread_config
+from tests.support.trust import trust
 
 
 def configure(ws: Path, normal: FakeOpenAI, cheap: FakeOpenAI, **settings: Any) -> None:
@@ -29,6 +30,7 @@ def configure(ws: Path, normal: FakeOpenAI, cheap: FakeOpenAI, **settings: Any) 
     }
     (ws / ".jarvis").mkdir(exist_ok=True)
     (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
+    trust(ws)
 
 
 def numbered(prompt: str) -> list[str]:

@@ -18,6 +18,7 @@ from PIL import Image, ImageDraw, ImageFont
 from tests.support.cli import run_process
 from tests.support.fake_openai import FakeOpenAI, ToolCall
 from tests.support.terminal import Terminal
+from tests.support.trust import trust
 
 KEY = "sk-test-images"
 
@@ -92,6 +93,7 @@ def test_vision_true_in_the_config_lets_any_model_take_images(workspace: Path) -
     (workspace / ".jarvis" / "config.yaml").write_text(
         "model_groups:\n  default:\n    normal: {platform: openai, model: my-vlm, vision: true}\n"
     )
+    trust(workspace)
     with FakeOpenAI(models=("my-vlm",), api_key=KEY) as server:
         server.reply(text="A red square. !!!COMPLETE!!!")
         done = _run(server, workspace, "my-vlm", "look", "--image", "a.png")
@@ -149,6 +151,7 @@ def test_analyze_image_is_offered_only_to_models_that_take_images(workspace: Pat
     (workspace / ".jarvis" / "config.yaml").write_text(
         "model_groups:\n  default:\n    normal: {platform: openai, model: gpt-4o}\n"
     )
+    trust(workspace)
     listed = run_process(["tools", "list"], workspace)
     assert "analyze_image" in listed.stdout
 
@@ -199,6 +202,7 @@ def test_the_embedded_model_behind_auto_never_gets_images(workspace: Path) -> No
     (workspace / ".jarvis" / "config.yaml").write_text(
         "model_groups:\n  default:\n    normal: {platform: auto, model: gpt-4o-mini}\n"
     )
+    trust(workspace)
     env = {**os.environ, "PATH": str(Path(sys.executable).parent)}
     env.pop("OPENAI_API_KEY", None)
     done = subprocess.run(

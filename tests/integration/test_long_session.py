@@ -14,6 +14,7 @@ from jarvis_graph.events import Event, get_event_bus
 from jarvis_graph.history import CHARS_PER_TOKEN
 from tests.support.fake_openai import FAKE_KEY_VAR as KEY
 from tests.support.fake_openai import FakeOpenAI, ToolCall, thread_config
+from tests.support.trust import trust
 
 TURNS = 200
 BUDGET = 4000
@@ -43,6 +44,7 @@ def configure(ws: Path, normal: FakeOpenAI, cheap: FakeOpenAI) -> None:
     }
     (ws / ".jarvis").mkdir(exist_ok=True)
     (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
+    trust(ws)
 
 
 def test_two_hundred_turns_stay_under_budget_with_no_rejected_request(

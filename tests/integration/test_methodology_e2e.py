@@ -20,6 +20,7 @@ from jarvis_graph.methodology.git_sync import STAMP, sync
 from jarvis_graph.methodology.store import central_dir, home_dir, load_dir
 from tests.support.cli import invoke
 from tests.support.fake_openai import FAKE_KEY_VAR, FakeOpenAI, thread_config
+from tests.support.trust import trust
 
 GIT_ID = ["-c", "user.name=Test", "-c", "user.email=test@localhost"]
 
@@ -105,6 +106,7 @@ def configure(ws: Path, normal: FakeOpenAI, cheap: FakeOpenAI, **settings: Any) 
     }
     (ws / ".jarvis").mkdir(exist_ok=True)
     (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
+    trust(ws)
 
 
 def test_task_start_picks_from_the_central_repo_and_analysis_saves_a_new_one(

@@ -27,6 +27,7 @@ from tests.support.fake_openai import (
 )
 from tests.support.fake_openai import openai_context as context
 from tests.support.fake_openai import thread_config as run_config
+from tests.support.trust import trust
 
 KEY_VAR = FAKE_KEY_VAR
 KEY = FAKE_KEY
@@ -39,6 +40,7 @@ def configure(ws: Path, **normal: Any) -> None:
     config = {"confirm": "never", "model_groups": {"default": {"normal": spec}}}
     (ws / ".jarvis").mkdir(exist_ok=True)
     (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
+    trust(ws)
 
 
 def tool_messages(body: dict[str, Any]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ import pytest
 from tests.support.fake_openai import FAKE_KEY, FAKE_KEY_VAR, FakeOpenAI, roles
 from tests.support.fake_openai import openai_context as context
 from tests.support.fake_openai import thread_config as run_config
+from tests.support.trust import trust
 
 KEY_VAR = FAKE_KEY_VAR
 KEY = FAKE_KEY
@@ -37,6 +38,7 @@ def configure(ws: Path, server: FakeOpenAI, **normal: Any) -> None:
     config = {"confirm": "never", "model_groups": {"default": {"normal": spec}}}
     (ws / ".jarvis").mkdir(exist_ok=True)
     (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
+    trust(ws)
 
 
 def assert_text_only(server: FakeOpenAI) -> None:

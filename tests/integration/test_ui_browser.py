@@ -25,6 +25,7 @@ import pytest
 
 from tests.support.browser import chromium
 from tests.support.cli import run_process
+from tests.support.trust import trust
 
 pytestmark = pytest.mark.slow
 
@@ -180,6 +181,7 @@ def console(home: Path) -> Iterator[tuple[Console, Path]]:
     spec = {"platform": "scripted", "script": str(script)}
     config = {"model_groups": {"default": {"normal": spec, "cheap": spec}}}
     (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
+    trust(ws)
     running = Console(ws, home / "ui.log")
     try:
         yield running, ws

@@ -25,6 +25,7 @@ from langgraph_sdk import get_sync_client
 from tests.integration.test_ui_browser import WAIT_MS, _ask, _free_port
 from tests.support.browser import chromium
 from tests.support.serve import server_env, workers
+from tests.support.trust import trust
 
 pytestmark = pytest.mark.slow
 
@@ -53,6 +54,7 @@ def served(pg_url: str, redis_url: str, workspace: Path, tmp_path: Path) -> Iter
     spec = {"platform": "scripted", "script": str(script)}
     config = {"model_groups": {"default": {"normal": spec, "cheap": spec}}}
     (workspace / ".jarvis" / "config.yaml").write_text(json.dumps(config))
+    trust(workspace)
     (workspace / "notes.md").write_text("# notes\n")
     env = server_env(pg_url, redis_url)
     with workers("ab", env, tmp_path) as (a, b):

@@ -19,6 +19,7 @@ from jarvis_graph.config import (
     project_config_path,
     user_config_path,
 )
+from tests.support.trust import trust
 
 
 def write(path: Path, text: str) -> Path:
@@ -102,6 +103,7 @@ def test_model_env_applies_to_every_role_of_the_active_group(project: Path) -> N
         "model_group: fast\nmodel_groups:\n  fast:\n    normal: {platform: openai, model: a}\n"
         "    cheap: {platform: openai, model: b}\n",
     )
+    trust(project)
     env = {"JARVIS_MODEL": "from-env", "JARVIS_BASE_URL": "http://localhost:1/v1"}
     settings = load_settings(project, env=env)
     for role in ("normal", "cheap"):
@@ -127,6 +129,7 @@ def test_after_tool_call_cb_dirs_from_env(project: Path) -> None:
 
 def test_after_tool_call_cb_dirs_env_replaces_file_list(project: Path) -> None:
     write(project_config_path(project), "after_tool_call_cb_dirs: [/from/file]\n")
+    trust(project)
     assert load_settings(project, env={}).after_tool_call_cb_dirs == ["/from/file"]
     env = {"JARVIS_AFTER_TOOL_CALL_CB_DIRS": "/from/env"}
     assert load_settings(project, env=env).after_tool_call_cb_dirs == ["/from/env"]
@@ -211,6 +214,7 @@ def test_model_for_falls_back_to_normal(project: Path) -> None:
         project_config_path(project),
         "model_groups:\n  default:\n    normal: {platform: openai, model: only-normal}\n",
     )
+    trust(project)
     settings = load_settings(project, env={})
     assert settings.model_for("cheap").model == "only-normal"
     assert settings.model_for("normal").model == "only-normal"

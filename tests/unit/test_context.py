@@ -9,12 +9,14 @@ import pytest
 
 from jarvis_graph.config import ConfigError, project_config_path
 from jarvis_graph.context import JarvisContext, resolve_settings
+from tests.support.trust import trust
 
 
 def write_project_config(workspace: Path, text: str) -> None:
     path = project_config_path(workspace)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+    trust(workspace)  # the user's own project
 
 
 def test_context_is_frozen_and_hashable() -> None:

@@ -20,6 +20,7 @@ from jarvis_graph.events import (
     reset_event_buses,
 )
 from jarvis_graph.runtime.services import RunServices
+from tests.support.trust import trust
 
 
 class Recorder:
@@ -271,6 +272,7 @@ def test_a_run_bus_uses_the_configured_callback_dirs(tmp_path: Path, workspace: 
     config = project_config_path(workspace)
     config.parent.mkdir(parents=True)
     config.write_text(f"after_tool_call_cb_dirs: [{str(tmp_path / 'cbs')!r}]\n")
+    trust(workspace)
 
     bus = RunServices(JarvisContext(workspace=str(workspace), event_bus="configured")).bus
     bus.emit(Event.AFTER_TOOL_CALL, {"name": "search_files"})

@@ -9,11 +9,13 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.features.sub_agents import report
 from jarvis_graph.runtime.services import RunServices
+from tests.support.trust import trust
 
 
 def _tools(workspace: Path, config: str = "", **ctx: object) -> set[str]:
     (workspace / ".jarvis").mkdir(exist_ok=True)
     (workspace / ".jarvis" / "config.yaml").write_text(config or "confirm: risky\n")
+    trust(workspace)
     context = JarvisContext(**{"workspace": str(workspace), "platform": "scripted", **ctx})  # type: ignore[arg-type]
     return set(RunServices(context).tools) & {"sub_agent", "sub_code_agent"}
 

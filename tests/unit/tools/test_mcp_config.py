@@ -7,6 +7,7 @@ import pytest
 
 from jarvis_graph.config import ConfigError, McpServerSpec, Settings, load_settings
 from jarvis_graph.tools.mcp_config import expand_vars, load_mcp_json, mcp_servers
+from tests.support.trust import trust
 
 
 def write(path: Path, data: object) -> Path:
@@ -57,6 +58,7 @@ def test_a_bad_entry_names_its_line(tmp_path: Path) -> None:
 def test_project_file_wins_over_user_file_and_config(isolated_home: Path, workspace: Path) -> None:
     write(isolated_home / ".jarvis" / "mcp.json", {"mcpServers": {"a": {"command": "user"}}})
     write(workspace / ".jarvis" / "mcp.json", {"mcpServers": {"a": {"command": "project"}}})
+    trust(workspace)
     settings = Settings.model_validate(
         {"mcp": [{"name": "a", "command": "config"}, {"name": "b", "command": "b"}]}
     )
@@ -71,6 +73,7 @@ def test_config_files_merge_mcp_lists_by_name(isolated_home: Path, workspace: Pa
     )
     (workspace / ".jarvis").mkdir()
     (workspace / ".jarvis" / "config.yaml").write_text("mcp:\n  - {name: b, command: proj-b}\n")
+    trust(workspace)
     settings = load_settings(workspace)
     assert [(s.name, s.command) for s in settings.mcp] == [("a", "user-a"), ("b", "proj-b")]
 

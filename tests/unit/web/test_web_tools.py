@@ -12,12 +12,14 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.features.web import chunks_of, read_webpage_impl
 from jarvis_graph.runtime.services import RunServices
 from jarvis_graph.tools.base import ToolEnv, ToolFailure
+from tests.support.trust import trust
 from tests.support.web_server import Reply, WebServer
 
 
 def _services(workspace: Path, web: str) -> RunServices:
     (workspace / ".jarvis").mkdir(exist_ok=True)
     (workspace / ".jarvis" / "config.yaml").write_text(web)
+    trust(workspace)
     return RunServices(JarvisContext(workspace=str(workspace)))
 
 

@@ -1,0 +1,38 @@
+"""Every setting has a trust class, declared once beside the settings models."""
+
+from __future__ import annotations
+
+from jarvis_graph.config import (
+    MODEL_SPEC_TRUST,
+    SETTING_TRUST,
+    ModelSpec,
+    Settings,
+    split_by_trust,
+)
+
+
+def test_every_setting_is_classified() -> None:
+    assert set(SETTING_TRUST) == set(Settings.model_fields)
+
+
+def test_every_model_field_is_classified() -> None:
+    assert set(MODEL_SPEC_TRUST) == set(ModelSpec.model_fields)
+
+
+def test_split_keeps_safe_settings_and_holds_the_rest_by_dotted_key() -> None:
+    data = {
+        "max_iterations": 5,
+        "confirm": "never",
+        "model_groups": {"g": {"normal": {"model": "m", "base_url": "http://x", "platform": "p"}}},
+    }
+    kept, held = split_by_trust(data)
+    assert kept == {"max_iterations": 5, "model_groups": {"g": {"normal": {"model": "m"}}}}
+    assert held == {
+        "confirm": "never",
+        "model_groups.g.normal.base_url": "http://x",
+        "model_groups.g.normal.platform": "p",
+    }
+
+
+def test_an_unclassified_key_waits_for_trust() -> None:
+    assert split_by_trust({"a_future_setting": 1}) == ({}, {"a_future_setting": 1})
