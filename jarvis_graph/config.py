@@ -518,6 +518,7 @@ def _is_users_file(project: Path) -> bool:
 
 def project_trust_digest(project: Path) -> str:
     """The digest trust in ``project`` is recorded with: its ``.jarvis`` files and code."""
+    project = project.resolve()  # the same digest whichever spelling of the path is given
     try:
         data, _node = _load_yaml(project_config_path(project))
     except ConfigError:

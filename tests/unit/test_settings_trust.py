@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from jarvis_graph.config import (
     MODEL_SPEC_TRUST,
     SETTING_TRUST,
     ModelSpec,
     Settings,
+    load_settings,
     split_by_trust,
+    trust_project,
 )
 
 
@@ -36,3 +40,14 @@ def test_split_keeps_safe_settings_and_holds_the_rest_by_dotted_key() -> None:
 
 def test_an_unclassified_key_waits_for_trust() -> None:
     assert split_by_trust({"a_future_setting": 1}) == ({}, {"a_future_setting": 1})
+
+
+def test_trust_holds_whichever_spelling_of_the_folder_is_used(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".jarvis").mkdir(parents=True)
+    (ws / ".jarvis" / "config.yaml").write_text("confirm: never\n")
+    link = tmp_path / "link"
+    link.symlink_to(ws)
+    trust_project(link)
+    assert load_settings(ws).confirm == "never"
+    assert load_settings(link).confirm == "never"
