@@ -7,10 +7,10 @@ langchain tool that finds the environment of the current run.
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import re
 import shutil
-import signal
 import subprocess
 import threading
 from collections import Counter
@@ -20,7 +20,10 @@ from pathlib import Path, PurePosixPath
 from langchain_core.tools import BaseTool, tool
 
 from jarvis_graph import script_groups
+from jarvis_graph.tools import script_run
 from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
+from jarvis_graph.tools.script_output import OutputSink, StreamedOutput
+from jarvis_graph.tools.script_run import ScriptProcess, ScriptResult, run_script
 from jarvis_graph.untrusted import InputFileError, open_regular
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".jarvis"}
@@ -31,21 +34,20 @@ READ_SCAN_BYTES = 8_000_000
 LIST_FILE_LINES = 100  # list_files on a file shows this many of its lines
 MAX_SEARCH_RESULTS = 200
 
-_running: set[subprocess.Popen[bytes]] = set()
-_killed: set[int] = set()
+_running: set[ScriptProcess] = set()
 _running_lock = threading.Lock()
 
 
 def kill_running_scripts() -> int:
-    """Kill every script ``execute_script`` is running (on Ctrl-C); returns how many."""
+    """Stop every script ``execute_script`` is running (on Ctrl-C); returns how many.
+
+    Each script's reaper ends it and everything it started; the call then raises
+    :class:`ScriptInterrupted`.
+    """
     with _running_lock:
         procs = list(_running)
-        _killed.update(p.pid for p in procs)
     for proc in procs:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        proc.stop("interrupt")
     return len(procs)
 
 
@@ -323,57 +325,140 @@ class ScriptInterrupted(KeyboardInterrupt):
 def execute_script_impl(
     env: ToolEnv, script: str, timeout: float | None = None, cwd: str = "."
 ) -> str:
-    """Run ``script`` with bash in the workspace; report exit code and combined output."""
+    """Run ``script`` with bash in the workspace; report exit code and combined output.
+
+    Everything the script starts is ended when the call returns (see
+    :mod:`jarvis_graph.tools.script_reaper`); the output streams to a file under
+    ``.jarvis/tool_outputs/`` once it is longer than the tool result may be.
+    """
     if not script.strip():
         msg = "script is empty; pass the shell commands to run"
         raise ToolInputError(msg)
+    limit, limit_note = time_limit(timeout, env.settings.execute_timeout)
     workdir = env.resolve(cwd)
-    limit = timeout or env.settings.execute_timeout
     # Recorded in the session store: a run killed with kill -9 leaves the script's group
     # running, and the resumed run ends it before starting the call again.
     call = script_groups.current_call(env.workspace, env.settings.checkpoint_url)
     note = script_groups.before_run(call) if call else ""
-    head = f"{note}\n" if note else ""
+    head = "".join(f"{line}\n" for line in (note, limit_note) if line)
     variables = env.script_environment()  # no provider keys or other secrets
     if call:  # marks the script and its children as the thread's, even before it is recorded
         variables |= script_groups.script_env(call)
-    proc = subprocess.Popen(
-        ["bash", "-c", script],
-        cwd=workdir,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=variables,
+    sink = OutputSink(
+        env.secret_values, env.settings.tool_output_limit, env.outputs_dir(), "execute_script"
     )
-    with _running_lock:
-        _running.add(proc)
-    try:
-        if call:
-            script_groups.started(call, proc.pid)
-        out, _ = proc.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        text = out.decode("utf-8", errors="replace")
-        return f"{head}timed out after {limit:g} s (process killed)\noutput so far:\n{text}"
-    except BaseException:  # Ctrl-C or shutdown: do not leave the script running
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
-    finally:
-        if call:
-            script_groups.finished(call, proc.pid)
+
+    def on_start(process: ScriptProcess) -> None:
+        with _running_lock:  # stoppable by Ctrl-C from now on
+            _running.add(process)
+        main = process.wait_started()
+        if call and main is not None:
+            script_groups.started(call, main)
+
+    def on_end(process: ScriptProcess) -> None:
+        if call and process.main is not None:
+            script_groups.finished(call, process.main)
         with _running_lock:
-            _running.discard(proc)
-            interrupted = proc.pid in _killed
-            _killed.discard(proc.pid)
-    if interrupted:  # no result is recorded: a resumed run runs the script again
+            _running.discard(process)
+
+    result = run_script(script, workdir, variables, sink, limit, on_start, on_end)
+    if result.stopped == "interrupt":  # no result is recorded: a resumed run runs it again
+        if result.output.path is not None:
+            result.output.path.unlink(missing_ok=True)
         msg = "the script was killed because the run was interrupted"
         raise ScriptInterrupted(msg)
-    text = out.decode("utf-8", errors="replace")
-    hint = _run_file_hint(script, workdir) if proc.returncode == 127 else ""
-    return f"{head}exit code: {proc.returncode}\n{text}{hint}"
+    return _script_report(env, result, head, limit, script, workdir)
+
+
+def time_limit(asked: float | None, ceiling: float) -> tuple[float, str]:
+    """The seconds a script may run: the model may ask for less than the user's setting.
+
+    Returns:
+        The limit and a note for the model when its value was lowered (``""`` if not).
+
+    Raises:
+        ToolInputError: ``asked`` is not a number of seconds above 0.
+    """
+    if asked is None:
+        return ceiling, ""
+    if math.isnan(asked) or asked <= 0:
+        msg = (
+            f"timeout must be a number of seconds above 0 and at most {ceiling:g} "
+            f"(execute_timeout), got {asked!r}; leave it out to use {ceiling:g} s"
+        )
+        raise ToolInputError(msg)
+    if asked > ceiling:
+        return ceiling, (
+            f"note: the timeout you asked for, {asked:g} s, is more than the configured limit "
+            f"of {ceiling:g} s (execute_timeout); the script ran with {ceiling:g} s."
+        )
+    return asked, ""
+
+
+def _script_report(
+    env: ToolEnv, result: ScriptResult, head: str, limit: float, script: str, workdir: Path
+) -> str:
+    """The tool result: how the script ended, its output (cut to fit) and what was ended."""
+    if result.stopped == "timeout":
+        first = f"{head}timed out after {limit:g} s (process killed)\noutput so far:\n"
+    elif result.stopped == "cap":
+        cap = script_run.OUTPUT_CAP_BYTES
+        first = (
+            f"{head}stopped: its output passed the cap of {cap} bytes (process killed); "
+            f"the first {cap} bytes are kept\noutput so far:\n"
+        )
+    else:
+        first = f"{head}exit code: {result.returncode}\n"
+    hint = _run_file_hint(script, workdir) if result.returncode == 127 else ""
+    ended = _ended_note(result)
+    body = _fitted_output(env, result.output, len(first) + len(hint) + len(ended))
+    if ended and body and not body.endswith("\n"):
+        ended = "\n" + ended
+    return f"{first}{body}{hint}{ended}"
+
+
+def _ended_note(result: ScriptResult) -> str:
+    """``[ended 2 background processes the script left running: sleep (pid 41), ...]``."""
+    count = len(result.ended) + result.more_ended
+    if not count:
+        return ""
+    names = ", ".join(f"{name} (pid {pid})" for pid, name in result.ended)
+    if result.more_ended:
+        names += f" and {result.more_ended} more"
+    noun = "process" if count == 1 else "processes"
+    if result.stopped:
+        return f"[also ended {count} {noun} the script had started: {names}]\n"
+    return f"[ended {count} background {noun} the script left running: {names}]\n"
+
+
+def _fitted_output(env: ToolEnv, output: StreamedOutput, fixed: int) -> str:
+    """The output whole, or its head and tail around a note naming the saved file.
+
+    Head and tail are cut so the whole result stays within ``tool_output_limit``, so the
+    output is not saved a second time when the result is limited after the call.
+    """
+    if output.path is None:
+        return output.head
+    try:
+        where = str(output.path.relative_to(env.workspace))
+    except ValueError:
+        where = str(output.path)
+
+    def note(omitted: int, hint: bool) -> str:
+        how = ": read it with read_code or search_files" if hint else ""
+        return (
+            f"\n[... {omitted} characters omitted; the whole output ({output.chars} "
+            f"characters) is saved in {where}{how}]\n"
+        )
+
+    limit = env.settings.tool_output_limit
+    # The hint is left out when it would take much of a small limit's room for output.
+    hint = limit - fixed - len(note(output.chars, True)) >= limit // 2
+    room = max(0, limit - fixed - len(note(output.chars, hint)))
+    keep_head = min(len(output.head), room * 2 // 3)
+    keep_tail = min(len(output.tail), room - keep_head)
+    tail = output.tail[len(output.tail) - keep_tail :]
+    return output.head[:keep_head] + note(output.chars - keep_head - keep_tail, hint) + tail
 
 
 INTERPRETERS = {".py": "python3", ".sh": "bash", ".js": "node", ".rb": "ruby", ".pl": "perl"}
@@ -433,7 +518,8 @@ def execute_script(script: str, timeout: float | None = None) -> str:
 
     Args:
         script: The bash command line to run, e.g. `python3 main.py` or `ls -l`.
-        timeout: Seconds before the script is killed (default from config).
+        timeout: Seconds before the script is killed; omit it for the configured limit
+            (a longer one is not granted).
     """
     return execute_script_impl(current_env(), script, timeout)
 
