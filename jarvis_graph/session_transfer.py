@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from jarvis_graph.checkpoint_parts import CheckpointError
 from jarvis_graph.checkpointing import list_threads
+from jarvis_graph.thread_lock import hold_thread
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -181,13 +182,14 @@ def import_sessions(
     """Write the sessions of the export ``path`` into ``saver``.
 
     The whole file is read and checked before anything is written; then each session is
-    written in one transaction (``saver.transaction()`` where the saver has one). A
-    session the store already has is skipped (listed in the report), or deleted and
-    imported when ``replace``, in the same transaction.
+    written in one transaction (``saver.transaction()`` where the saver has one), holding
+    the session's lock as a run does. A session the store already has is skipped (listed
+    in the report), or deleted and imported when ``replace``, in the same transaction.
 
     Raises:
         CheckpointError: The file cannot be read or is not a complete, valid export, or
-            writing a session failed (the sessions written before it are kept).
+            writing a session failed or a run holds it (the sessions written before it are
+            kept).
     """
     serde = _serde()
     sessions: dict[str, list[_Decoded]] = {}
@@ -200,8 +202,8 @@ def import_sessions(
         if thread in existing and not replace:
             report.skipped.append(thread)
             continue
-        try:
-            with _transaction(saver):
+        try:  # held as a run holds it: not replaced under a run, nor run half-written
+            with hold_thread(saver, thread), _transaction(saver):
                 if thread in existing:
                     saver.delete_thread(thread)
                 for item in checkpoints:

@@ -443,3 +443,23 @@ def test_unlock_refuses_the_lock_of_a_live_run_on_this_host(
     assert holder.finish() == 0, holder.output
     assert _log(workspace, "steps.txt") == ["A", "A-done"]
     assert _locks(workspace, thread) == []
+
+
+def test_an_import_does_not_replace_a_session_a_live_run_holds(
+    workspace: Path, tmp_path: Path
+) -> None:
+    thread = _new_thread(workspace, tmp_path)
+    path = tmp_path / "export.jsonl"
+    exported = run_process(["sessions", "export", str(path)], cwd=workspace)
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    holder = Run(_run(_held_script(tmp_path, HOLD), "--thread", thread), workspace)
+    _wait_file(workspace / "holding", holder)
+    before = _Store(workspace, None).checkpoints()
+
+    replaced = run_process(["sessions", "import", "--replace", str(path)], cwd=workspace)
+
+    _one_error_line(replaced, f"pid {holder.pid} on host {HOST}", repr(thread))
+    assert _Store(workspace, None).checkpoints() == before
+    (workspace / "release").touch()
+    assert holder.finish() == 0, holder.output
+    assert _log(workspace, "steps.txt") == ["A", "A-done"]
