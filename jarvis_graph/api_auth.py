@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_sdk import Auth
+from starlette.authentication import BaseUser
 
 TOKEN_ENV = "JARVIS_API_TOKEN"
 """The server's token; a request must carry it in :data:`TOKEN_HEADER`."""
@@ -86,11 +87,42 @@ def check_remote_context(context: Mapping[str, Any] | None, where: str = "contex
         raise ContextRefused(msg)
 
 
+class ApiUser(dict[str, Any], BaseUser):
+    """The caller of the API, as the server keeps it: a plain mapping of its fields.
+
+    The server puts the caller in every run's ``config.configurable``
+    (``langgraph_auth_user``), as is. Any user the auth returns that is not already a
+    ``BaseUser`` (a dict, a ``MinimalUserDict``) it wraps in a proxy object, which
+    ``jarvis serve``'s PostgreSQL runtime cannot write as JSON: every run failed with HTTP 500.
+    This one is a ``BaseUser`` (kept as is) and a ``dict`` (written as its fields, pickled by
+    ``jarvis ui``'s server), so it is stored wherever the runtime stores the run; a worker
+    that reads it back rebuilds the user from its ``identity``.
+    """
+
+    def __init__(self, identity: str) -> None:
+        super().__init__(identity=identity, display_name=identity, is_authenticated=True)
+
+    @property
+    def identity(self) -> str:
+        """Who the caller is (``jarvis``: holds the token; ``anonymous``: a tokenless server)."""
+        return str(self["identity"])
+
+    @property
+    def display_name(self) -> str:
+        """The caller's name as shown, its identity."""
+        return str(self["display_name"])
+
+    @property
+    def is_authenticated(self) -> bool:
+        """Always: a caller that is not let in gets a 401 or 403 instead of a user."""
+        return True
+
+
 auth = Auth()
 
 
 @auth.authenticate
-async def authenticate(headers: dict[bytes, bytes]) -> dict[str, Any]:
+async def authenticate(headers: dict[bytes, bytes]) -> ApiUser:
     """The caller, when it carries the server's token (or the server needs none)."""
     token = os.environ.get(TOKEN_ENV, "")
     if token:
@@ -99,7 +131,7 @@ async def authenticate(headers: dict[bytes, bytes]) -> dict[str, Any]:
             raise Auth.exceptions.HTTPException(
                 status_code=401, detail=f"this server needs its token in {TOKEN_HEADER}"
             )
-        return {"identity": "jarvis", "permissions": []}
+        return ApiUser("jarvis")
     if os.environ.get(OPEN_ENV) != "1":  # fail closed: a server set up without either
         raise Auth.exceptions.HTTPException(
             status_code=401, detail=f"the server has no token ({TOKEN_ENV} is not set)"
@@ -109,7 +141,7 @@ async def authenticate(headers: dict[bytes, bytes]) -> dict[str, Any]:
             status_code=403,
             detail=f"this server has no token, so it refuses web pages; set {TOKEN_ENV}",
         )
-    return {"identity": "anonymous", "permissions": []}
+    return ApiUser("anonymous")
 
 
 def _refuse(exc: ContextRefused) -> Auth.exceptions.HTTPException:

@@ -337,6 +337,44 @@ def test_the_context_rule_is_one_allowlist() -> None:
     assert set(REMOTE_CONTEXT_FIELDS) <= set(JarvisContext.__dataclass_fields__)
 
 
+CALLER_ROUND_TRIP = """
+import asyncio, json, os
+from jarvis_graph.api_auth import authenticate
+from langgraph_api.auth.custom import _normalize_auth_response, normalize_user
+_, user = _normalize_auth_response(asyncio.run(authenticate({b"x-api-key": b"t0ken"})))
+stored = json.dumps({"langgraph_auth_user": user})  # as jarvis serve's runtime writes a run
+print(stored)
+print(normalize_user(json.loads(stored)["langgraph_auth_user"]).identity)
+"""
+
+
+def test_the_caller_a_run_records_is_stored_as_json(tmp_path: Path) -> None:
+    """The server keeps the caller in each run's configuration; PostgreSQL gets it as JSON.
+
+    (A proxy object there failed every run of ``jarvis serve`` with HTTP 500.)
+    """
+    env = {
+        **os.environ,
+        "JARVIS_API_TOKEN": "t0ken",
+        "LANGGRAPH_RUNTIME_EDITION": "inmem",
+        "REDIS_URI": "redis://127.0.0.1:1",  # read when langgraph_api loads; never reached
+        "DATABASE_URI": ":memory:",
+    }
+    done = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
+        [sys.executable, "-c", CALLER_ROUND_TRIP],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    stored, identity = done.stdout.strip().splitlines()[-2:]
+    assert json.loads(stored)["langgraph_auth_user"]["identity"] == "jarvis"
+    assert identity == "jarvis"
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.1"])  # noqa: S104 - what is refused
 def test_serve_on_a_reachable_address_needs_a_token(
     workspace: Path, host: str, monkeypatch: pytest.MonkeyPatch
