@@ -21,7 +21,9 @@ Ctrl-C.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -44,6 +46,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="ne
 
 MARKER = "!!!COMPLETE!!!"
 PID_FILES = ("bg.pid", "sid.pid")
+"""Where the children a scenario starts write their pids."""
 
 
 def _children(redirect: str) -> str:
@@ -81,15 +84,17 @@ def _gone_within(pids: list[int], seconds: float) -> list[int]:
 
 
 @pytest.fixture(autouse=True)
-def no_sleeper_left(workspace: Path) -> Iterator[None]:
-    """A failed scenario's children are killed afterwards (they would run 5 minutes)."""
+def nothing_left(workspace: Path) -> Iterator[None]:
+    """What a failed scenario leaves working in the workspace is killed afterwards."""
     yield
-    for name in PID_FILES:
-        path = workspace / name
-        if path.exists() and path.read_text().strip():
-            pid = int(path.read_text())
-            if _alive(pid) and "sleep" in Path(f"/proc/{pid}/comm").read_text():
-                os.kill(pid, signal.SIGKILL)
+    for entry in Path("/proc").iterdir():
+        try:
+            inside = Path(os.readlink(entry / "cwd")).is_relative_to(workspace)
+        except (OSError, ValueError):
+            continue
+        if inside and entry.name.isdigit() and int(entry.name) != os.getpid():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry.name), signal.SIGKILL)
 
 
 def _env(ws: Path, **settings: object) -> ToolEnv:
@@ -125,35 +130,60 @@ def test_background_and_setsid_children_end_on_the_timeout(workspace: Path) -> N
     assert "sleep (pid" in out
 
 
-def test_ctrl_c_of_jarvis_run_ends_background_and_setsid_children(
-    workspace: Path, tmp_path: Path
-) -> None:
-    step = DETACHED + "touch started; sleep 300"
+def _jarvis(ws: Path, log: Path, *args: str) -> subprocess.Popen[bytes]:
+    """A real ``jarvis`` process in ``ws``, its output going to ``log``."""
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [*jarvis_cmd(), *args], cwd=ws, stdin=subprocess.DEVNULL, stdout=out, stderr=out
+        )
+
+
+def _run_step(ws: Path, tmp_path: Path, step: str) -> subprocess.Popen[bytes]:
+    """``jarvis run`` with a scripted model whose one call runs ``step``; waits until
+    ``step`` has created the file ``started``."""
     turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "execute_script", "args": {"script": step}}]},
         {"text": f"done {MARKER}"},
     ]
     script = write_script(tmp_path / "steps.yaml", turns)
     args = ["run", "--platform", "scripted", "-n", "--yes", "--script", str(script), "go"]
-    log = (tmp_path / "out.log").open("w")
-    proc = subprocess.Popen(
-        [*jarvis_cmd(), *args], cwd=workspace, stdin=subprocess.DEVNULL, stdout=log, stderr=log
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (workspace / "started").exists():
-            assert proc.poll() is None and time.monotonic() < deadline, (
-                tmp_path / "out.log"
-            ).read_text()
-            time.sleep(0.05)
-        pids = _pids(workspace)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(30) == 130, (tmp_path / "out.log").read_text()
-    finally:
-        if proc.poll() is None:
+    proc = _jarvis(ws, tmp_path / "out.log", *args)
+    deadline = time.monotonic() + 60
+    while not (ws / "started").exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            proc.wait()
-        log.close()
+            pytest.fail((tmp_path / "out.log").read_text())
+        time.sleep(0.05)
+    return proc
+
+
+def test_ctrl_c_of_jarvis_run_ends_background_and_setsid_children(
+    workspace: Path, tmp_path: Path
+) -> None:
+    proc = _run_step(workspace, tmp_path, DETACHED + "touch started; sleep 300")
+    pids = _pids(workspace)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 130, (tmp_path / "out.log").read_text()
+    assert _gone_within(pids, 5) == []
+
+
+def test_kill_9_of_jarvis_then_resume_ends_setsid_children_too(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # The first copy starts the children and blocks; the copy the resumed run starts ends.
+    step = f"if [ -f started ]; then echo again; else {DETACHED}touch started; sleep 300; fi"
+    proc = _run_step(workspace, tmp_path, step)
+    pids = _pids(workspace)
+    thread = re.search(r"session (\S+) · workspace", (tmp_path / "out.log").read_text())
+    assert thread, (tmp_path / "out.log").read_text()
+    proc.kill()  # kill -9: the agent cannot end its script
+    proc.wait()
+    assert all(_alive(p) for p in pids)
+
+    resumed = _jarvis(
+        workspace, tmp_path / "out.log", "sessions", "resume", thread[1], "-n", "--yes"
+    )
+    assert resumed.wait(120) == 0, (tmp_path / "out.log").read_text()
     assert _gone_within(pids, 5) == []
 
 
