@@ -423,8 +423,13 @@ def _ended_note(result: ScriptResult) -> str:
     if not count:
         return ""
     names = ", ".join(f"{name} (pid {pid})" for pid, name in result.ended)
-    if result.more_ended:
-        names += f" and {result.more_ended} more"
+    if result.more_ended:  # too many to name: how many of each
+        names = ", ".join(
+            f"{name} ({n} process{'es' if n > 1 else ''})"
+            for name, n in result.ended_counts.items()
+        )
+        shown = sum(result.ended_counts.values())
+        names += f" and {count - shown} more" if count > shown else ""
     noun = "process" if count == 1 else "processes"
     if result.stopped:
         return f"[also ended {count} {noun} the script had started: {names}]\n"

@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import time
+from collections import Counter
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 MAX_REPORTED = 20
@@ -167,6 +168,7 @@ def main(argv: list[str]) -> int:
         "stopped": stopped,
         "ended": [[pid, name] for pid, name in names[:MAX_REPORTED]],
         "more": max(0, len(names) - MAX_REPORTED),
+        "counts": dict(Counter(name for _, name in names).most_common(MAX_REPORTED)),
     }
     # The agent may be gone (kill -9): the cleanup above is what mattered.
     with contextlib.suppress(OSError):

@@ -58,6 +58,8 @@ class ScriptResult:
     """Processes the reaper ended besides the script's main process: ``(pid, name)``."""
     more_ended: int = 0
     """Ended processes beyond those named in ``ended``."""
+    ended_counts: dict[str, int] = field(default_factory=dict)
+    """How many processes of each name were ended (the most common names)."""
 
 
 class ScriptProcess:
@@ -203,12 +205,16 @@ class ScriptProcess:
         else:  # the reaper did not report (killed): what it returned is all there is
             code = self.proc.returncode if not self.reason else None
         more = summary.get("more")
+        counts = summary.get("counts")
         return ScriptResult(
             returncode=None if self.reason else code,
             stopped=self.reason,
             output=output,
             ended=named,
             more_ended=more if isinstance(more, int) else 0,
+            ended_counts=(
+                {str(k): int(v) for k, v in counts.items()} if isinstance(counts, dict) else {}
+            ),
         )
 
 
