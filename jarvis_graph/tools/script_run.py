@@ -131,9 +131,13 @@ class ScriptProcess:
                     exited_at = now
                 if exited_at is not None and now - exited_at > DRAIN_SECONDS:
                     break  # a process beyond the reaper holds the pipe: stop reading it
-                if now >= deadline:
+                if exited_at is None and now >= deadline:
                     self.stop("timeout")
-                self._force_when_late(now)
+                if self.reason and exited_at is None:
+                    # Reading on would let the script go on: its writes wait on the full
+                    # pipe until the reaper has ended it; what is left is read after.
+                    self._await_reaper()
+                    continue
                 wait = 0.05 if exited_at is not None else max(0.0, min(0.2, deadline - now))
                 if not selector.select(wait):
                     continue
@@ -167,10 +171,14 @@ class ScriptProcess:
         with contextlib.suppress(OSError):
             os.close(self._report)
 
-    def _force_when_late(self, now: float) -> None:
-        if self._stop_at is not None and now - self._stop_at > STOP_GRACE_SECONDS:
-            if self.proc.poll() is None:
-                self._force()
+    def _await_reaper(self) -> None:
+        """Wait for the reaper after a stop; kill it if it takes longer than the grace."""
+        stop_at = self._stop_at if self._stop_at is not None else time.monotonic()
+        try:
+            self.proc.wait(max(0.0, stop_at + STOP_GRACE_SECONDS - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self._force()
+            self.proc.wait()
 
     def _force(self) -> None:
         """The reaper did not end in time: kill it and the script's group, as before."""
