@@ -419,7 +419,7 @@ SETTING_TRUST: dict[str, TrustClass] = {
     "tool_filter_fallback": "safe",
     "tool_filter_always_include": "safe",
     "use_methodology": "safe",
-    "use_analysis": "safe",
+    "use_analysis": "needs_trust",  # saves model-written methodologies every later run reads
     "methodology_dirs": "needs_trust",  # their text goes to the model: widens reading
     "central_methodology_repo": "needs_trust",  # fetched from the URL it names
 }

@@ -51,3 +51,14 @@ def test_trust_holds_whichever_spelling_of_the_folder_is_used(tmp_path: Path) ->
     trust_project(link)
     assert load_settings(ws).confirm == "never"
     assert load_settings(link).confirm == "never"
+
+
+def test_writes_into_every_later_prompt_wait_for_trust(tmp_path: Path) -> None:
+    """``use_analysis`` saves model-written methodologies in the user's home, which every
+    later run reads, in any folder: a repository cannot switch it on by itself."""
+    ws = tmp_path / "ws"
+    (ws / ".jarvis").mkdir(parents=True)
+    (ws / ".jarvis" / "config.yaml").write_text("use_analysis: true\n")
+    assert load_settings(ws).use_analysis is False
+    trust_project(ws)
+    assert load_settings(ws).use_analysis is True
