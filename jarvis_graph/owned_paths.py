@@ -37,7 +37,7 @@ def _refuse(path: Path, what: str) -> OwnedPathError:
             target = ""
         found = f"a symbolic link{target}"
     else:
-        found = f"a {what}, not a folder"
+        found = what
     msg = (
         f"{path} is {found}; Jarvis writes its own files only into real folders inside the "
         f"workspace and wrote nothing. Remove it (rm {path}) and run again."
@@ -96,7 +96,7 @@ def _walk(path: Path, rel: Path, create: bool) -> Path:
         if stat.S_ISLNK(info.st_mode):
             raise _refuse(path, "link")
         if not stat.S_ISDIR(info.st_mode):
-            raise _refuse(path, "file")
+            raise _refuse(path, "a file, not a folder")
     return path
 
 
@@ -134,12 +134,24 @@ def owned_file(base: Path, rel: str | Path) -> Path:
     SQLite gives its ``-wal`` and ``-shm`` files the database file's mode, so a store
     created here stays private as a whole. A store an older Jarvis left readable by others
     is made ``0600`` too (only the user's own files: the mode of another's is not ours).
+
+    Raises:
+        OwnedPathError: The file or one of its folders is a link (or the wrong kind).
     """
-    fd = open_owned(base, rel, os.O_RDONLY | os.O_CREAT)
+    rel = Path(rel)
+    path = owned_dir(base, rel.parent) / rel.name
     try:
-        info = os.fstat(fd)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, FILE_MODE)
+    except FileExistsError:
+        # An existing file is checked by lstat, never opened: closing any descriptor of a
+        # file drops every POSIX lock this process holds on it, SQLite's included.
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            raise _refuse(path, "link") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise _refuse(path, "not a regular file") from None
         if info.st_mode & 0o077 and info.st_uid == os.getuid():
-            os.fchmod(fd, FILE_MODE)
-    finally:
-        os.close(fd)
-    return Path(base) / rel
+            os.chmod(path, FILE_MODE)
+    else:
+        os.close(fd)  # new, so no one holds a lock on it yet
+    return path

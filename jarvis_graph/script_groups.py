@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jarvis_graph.checkpointing import sqlite_path
+from jarvis_graph.owned_paths import owned_file, split_owned
 from jarvis_graph.thread_lock import process_start, process_stat
 
 _SCHEMA = (
@@ -107,7 +108,7 @@ def _marked_groups(token: str) -> set[int]:
 
 
 def _connect(db: Path) -> sqlite3.Connection:
-    db.parent.mkdir(parents=True, exist_ok=True)
+    owned_file(*split_owned(db))  # Jarvis' own (under .jarvis): private, through no link
     conn = sqlite3.connect(str(db), timeout=30, isolation_level=None)
     conn.execute(_SCHEMA)
     return conn

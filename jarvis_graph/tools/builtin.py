@@ -442,19 +442,21 @@ def _fitted_output(env: ToolEnv, output: StreamedOutput, fixed: int) -> str:
     Head and tail are cut so the whole result stays within ``tool_output_limit``, so the
     output is not saved a second time when the result is limited after the call.
     """
-    if output.path is None:
+    if output.path is None and not output.unsaved:
         return output.head
     try:
-        where = str(output.path.relative_to(env.workspace))
+        where = str(output.path.relative_to(env.workspace)) if output.path else ""
     except ValueError:
         where = str(output.path)
 
     def note(omitted: int, hint: bool) -> str:
+        whole = f"the whole output ({output.chars} characters)"
+        if not where:
+            return (
+                f"\n[... {omitted} characters omitted; {whole} was not saved: {output.unsaved}]\n"
+            )
         how = ": read it with read_code or search_files" if hint else ""
-        return (
-            f"\n[... {omitted} characters omitted; the whole output ({output.chars} "
-            f"characters) is saved in {where}{how}]\n"
-        )
+        return f"\n[... {omitted} characters omitted; {whole} is saved in {where}{how}]\n"
 
     limit = env.settings.tool_output_limit
     # The hint is left out when it would take much of a small limit's room for output.

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import os
 import re
 import time
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from jarvis_graph.owned_paths import OwnedPathError, open_owned, split_owned
 from jarvis_graph.secrets import MASK
 
 
@@ -79,6 +81,8 @@ class StreamedOutput:
     """Characters of the whole (masked) output."""
     path: Path | None
     """The file that holds the whole output, when it was longer than the inline limit."""
+    unsaved: str = ""
+    """Why a longer output has no file (its folder is a link Jarvis does not write through)."""
 
 
 class OutputSink:
@@ -99,6 +103,8 @@ class OutputSink:
         self._chars = 0
         self._file: TextIO | None = None
         self._partial: Path | None = None
+        self._spilled = False  # past the inline limit: head and tail only from now on
+        self._unsaved = ""
         self._digest = hashlib.sha256()
 
     def feed(self, data: bytes) -> None:
@@ -109,8 +115,10 @@ class OutputSink:
         """End the stream: close the file (named like :func:`tools.base.save_output`'s)."""
         self._take(self._masker.feed(self._decoder.decode(b"", final=True)))
         self._take(self._masker.flush())
-        if self._file is None or self._partial is None:
+        if not self._spilled:
             return StreamedOutput(self._head, "", self._chars, None)
+        if self._file is None or self._partial is None:
+            return StreamedOutput(self._head, self._tail, self._chars, None, self._unsaved)
         self._file.close()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         final = self._partial.with_name(f"{stamp}-{self._tool_name}-{self._name_digest()}.txt")
@@ -132,10 +140,11 @@ class OutputSink:
             return
         self._chars += len(text)
         self._digest.update(text.encode("utf-8", "replace"))
-        if self._file is None and self._chars > self._limit:
+        if not self._spilled and self._chars > self._limit:
             self._spill()  # the head holds everything so far: it goes first
-        if self._file is not None:
-            self._file.write(text)
+        if self._spilled:
+            if self._file is not None:
+                self._file.write(text)
             self._tail = (self._tail + text)[-self._tail_size :]
         else:
             self._head += text  # at most the inline limit: it fits as it is
@@ -145,10 +154,16 @@ class OutputSink:
 
     def _spill(self) -> None:
         """Open the file and write what was held so far; from now on head and tail only."""
-        self._out_dir.mkdir(parents=True, exist_ok=True)
-        self._partial = self._out_dir / f".{self._tool_name}-{id(self):x}-{time.time_ns()}.partial"
-        self._file = self._partial.open("w", encoding="utf-8")
+        self._spilled = True
+        partial = self._out_dir / f".{self._tool_name}-{id(self):x}-{time.time_ns()}.partial"
+        try:  # Jarvis' own folder: private, and never through a link a repository shipped
+            fd = open_owned(*split_owned(partial), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        except OwnedPathError as exc:  # head and tail are still kept, and why there is no file
+            self._unsaved = str(exc)
+        else:
+            self._partial, self._file = partial, os.fdopen(fd, "w", encoding="utf-8")
         held, self._head = self._head, ""
-        self._file.write(held)
+        if self._file is not None:
+            self._file.write(held)
         self._head = held[: self._head_size]
         self._tail = held[-self._tail_size :] if self._tail_size else ""
