@@ -210,7 +210,8 @@ class ScriptProcess:
         named = [(int(p), str(n)) for p, n in ended] if isinstance(ended, list) else []
         if isinstance(status, int):
             code: int | None = os.waitstatus_to_exitcode(status)
-        else:  # the reaper did not report (killed): what it returned is all there is
+        else:  # the reaper was killed (by the script?): end the script's group at least
+            self._force()
             code = self.proc.returncode if not self.reason else None
         more = summary.get("more")
         counts = summary.get("counts")
