@@ -15,18 +15,31 @@
   The same holds for an assistant's ``context`` and ``configurable`` (LangGraph merges an
   assistant's context into each of its runs). When the server belongs to one workspace
   (``JARVIS_UI_WORKSPACE``), a run's ``workspace`` must be that one.
+
+LangGraph answers some routes outside its auth: the in-memory runtime's
+``/internal/truncate`` (wipes every thread), ``/internal/debug/...`` and ``/deploy`` (runs
+``langgraph deploy`` with the server's environment), and ``/info``, ``/docs``,
+``/openapi.json``, ``/metrics``. It does wrap them in the middleware of a custom app
+(``http.app`` of ``langgraph.json``), so :data:`http_app` carries :class:`TokenGate`, which
+asks every request but the health check ``/ok`` for the same token, with the same check
+(:func:`caller`) as :data:`auth`.
 """
 
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from langgraph_sdk import Auth
+from starlette.applications import Starlette
 from starlette.authentication import BaseUser
+from starlette.middleware import Middleware
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 TOKEN_ENV = "JARVIS_API_TOKEN"
 """The server's token; a request must carry it in :data:`TOKEN_HEADER`."""
@@ -37,6 +50,12 @@ PINNED_WORKSPACE_ENV = "JARVIS_UI_WORKSPACE"
 TOKEN_HEADER = "x-api-key"
 AUTH_PATH = "jarvis_graph.api_auth:auth"
 """Where ``langgraph-api`` finds :data:`auth` (``auth.path`` in ``langgraph.json``)."""
+APP_PATH = "jarvis_graph.api_auth:http_app"
+"""Where ``langgraph-api`` finds :data:`http_app` (``http.app`` in ``langgraph.json``)."""
+OPEN_PATHS = frozenset({"/ok"})
+"""Paths anyone may ask: the health check the launcher and process managers wait on."""
+LOOPBACK_ROOT = "/noauth"
+"""``root_path`` of LangGraph's calls to itself (in-process, never from the network)."""
 
 REMOTE_CONTEXT_FIELDS = frozenset(
     {
@@ -121,9 +140,20 @@ class ApiUser(dict[str, Any], BaseUser):
 auth = Auth()
 
 
-@auth.authenticate
-async def authenticate(headers: dict[bytes, bytes]) -> ApiUser:
-    """The caller, when it carries the server's token (or the server needs none)."""
+def caller(headers: Mapping[bytes, bytes]) -> ApiUser:
+    """The caller of a request with these headers, if it may use the server.
+
+    Args:
+        headers: The request's headers, names in lower case (as ASGI gives them).
+
+    Returns:
+        ``jarvis`` when it carries the server's token, ``anonymous`` on a server started
+        without one on purpose.
+
+    Raises:
+        Auth.exceptions.HTTPException: 401 without the token (or on a server with neither a
+            token nor leave to go without), 403 for a web page on a server without a token.
+    """
     token = os.environ.get(TOKEN_ENV, "")
     if token:
         given = headers.get(TOKEN_HEADER.encode(), b"")
@@ -142,6 +172,74 @@ async def authenticate(headers: dict[bytes, bytes]) -> ApiUser:
             detail=f"this server has no token, so it refuses web pages; set {TOKEN_ENV}",
         )
     return ApiUser("anonymous")
+
+
+@auth.authenticate
+async def authenticate(headers: dict[bytes, bytes]) -> ApiUser:
+    """The caller, when it carries the server's token (or the server needs none)."""
+    return caller(headers)
+
+
+class TokenGate:
+    """ASGI middleware: every request but :data:`OPEN_PATHS` passes :func:`caller` first.
+
+    It sits outside LangGraph's routing and CORS, so it also guards the routes LangGraph
+    answers without its auth, and a refusal carries no CORS grant. LangGraph's calls to
+    itself (``root_path`` :data:`LOOPBACK_ROOT`, which no request from outside can set)
+    pass, as LangGraph's auth lets them.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer 401/403 (close a WebSocket) for a caller :func:`caller` refuses."""
+        if scope["type"] == "lifespan":
+            # Straight to the router: LangGraph's EnsureStoreAccessible, inside this
+            # middleware, asks for the store on the start-up message, before the start-up
+            # has set it up (the PostgreSQL runtime then fails, and the server runs without
+            # its start-up), and would keep that store for good instead of the custom one.
+            await scope["app"].router(scope, receive, send)
+            return
+        if scope["type"] not in ("http", "websocket") or _needs_no_token(scope):
+            await self.app(scope, receive, send)
+            return
+        try:
+            caller(dict(scope.get("headers") or []))
+        except Auth.exceptions.HTTPException as exc:
+            if scope["type"] == "websocket":  # closed before accepted: the client gets a 403
+                await send({"type": "websocket.close", "code": 1008, "reason": exc.detail})
+                return
+            refusal = JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _needs_no_token(scope: Scope) -> bool:
+    root = str(scope.get("root_path") or "")
+    if root == LOOPBACK_ROOT or root.startswith(LOOPBACK_ROOT + "/"):
+        return True
+    return scope["path"] in OPEN_PATHS
+
+
+class _DocstringNoise(logging.Filter):
+    """Drops LangGraph's warnings about its own routes' docstrings.
+
+    With a custom app, LangGraph builds the OpenAPI description from every route's
+    docstring and warns, with a traceback, about each one that is not YAML: a screenful
+    at every start of ``jarvis serve`` that says nothing about the user's set-up.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Unable to parse docstring" not in str(record.msg)
+
+
+logging.getLogger("langgraph_api.utils").addFilter(_DocstringNoise())
+
+http_app = Starlette(middleware=[Middleware(TokenGate)])
+"""The custom app of ``langgraph.json`` (``http.app``): no routes, only :class:`TokenGate`,
+which LangGraph puts around all of its own routes."""
 
 
 def _refuse(exc: ContextRefused) -> Auth.exceptions.HTTPException:

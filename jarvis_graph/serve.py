@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jarvis_graph.api_auth import AUTH_PATH, OPEN_ENV, TOKEN_ENV, TOKEN_HEADER
+from jarvis_graph.api_auth import APP_PATH, AUTH_PATH, OPEN_ENV, TOKEN_ENV, TOKEN_HEADER
 from jarvis_graph.checkpointing import (
     error_reason,
     open_postgres_checkpointer,
@@ -90,7 +90,9 @@ def server_config(path: Path) -> dict[str, Any]:
 
     Unless the file names its own, the auth is Jarvis' (:mod:`jarvis_graph.api_auth`: the
     token of ``JARVIS_API_TOKEN``, and the context a caller may set), with Studio's sign-in
-    off, and no web page of another origin may read the answers (``http.cors``).
+    off, and no web page of another origin may read the answers (``http.cors``). With
+    Jarvis' auth, the custom app (``http.app``) is :data:`jarvis_graph.api_auth.http_app`,
+    which asks for the same token on LangGraph's routes outside its auth (all but ``/ok``).
     """
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
@@ -104,10 +106,14 @@ def server_config(path: Path) -> dict[str, Any]:
     if config.get("node_version"):
         raise ServeError(f"{path} declares JavaScript graphs; jarvis serve runs Python graphs")
     config.setdefault("checkpointer", {"path": CHECKPOINTER_PATH})
-    config.setdefault("auth", {"path": AUTH_PATH, "disable_studio_auth": True})
+    auth = config.setdefault("auth", {"path": AUTH_PATH, "disable_studio_auth": True})
     http = config.setdefault("http", {})
     if isinstance(http, dict):
         http.setdefault("cors", {"allow_origins": []})
+        if isinstance(auth, dict) and auth.get("path") == AUTH_PATH:
+            # Jarvis' token on the routes LangGraph answers outside its auth too (an app of
+            # the file's own keeps them as that app decides)
+            http.setdefault("app", APP_PATH)
     return config
 
 
@@ -248,8 +254,9 @@ def welcome(options: ServeOptions) -> str:
     url = f"http://{shown}:{options.port}"
     store_url = os.environ.get("JARVIS_STORE_URL")
     store = redact_url(store_url) if store_url else "local to this machine (JARVIS_STORE_URL unset)"
+    docs = f"{url}/docs" + (f" with {TOKEN_HEADER}" if os.environ.get(TOKEN_ENV) else "")
     return (
-        f"jarvis serve: API {url} (docs {url}/docs; LangGraph Studio and langgraph_sdk connect "
+        f"jarvis serve: API {url} (docs {docs}; LangGraph Studio and langgraph_sdk connect "
         "here)\n"
         f"  database {redact_url(options.database_url)}, Redis {redact_url(options.redis_url)}\n"
         f"  memory {store}\n"

@@ -5,6 +5,11 @@ What is guaranteed:
 - The LangGraph API server ``jarvis ui`` starts answers only its console: a page of any
   other origin, in a real browser, creates no thread and starts no run (no CORS grant, and
   every request needs a token drawn at start that only the console holds).
+- That holds for LangGraph's own routes outside its auth too (``/internal/truncate``,
+  ``/internal/debug/...``, ``/deploy``, ``/info``, ``/docs``, ``/openapi.json``,
+  ``/metrics``): without the token they answer 401/403, so no page or local program wipes
+  the threads or starts a deploy; only the health check ``/ok`` answers everyone. The same
+  door stands before ``jarvis serve``; started without a token, it still refuses web pages.
 - A run's ``context`` from the API cannot lower confirmation or choose the model's
   platform, address or key variable: such a run is refused (403 naming the fields), even
   with the console's credentials; the same holds for an assistant's context.
@@ -44,6 +49,7 @@ import pytest
 from tests.support.browser import chromium
 from tests.support.cli import run_process
 from tests.support.fake_openai import FakeOpenAI, ToolCall
+from tests.support.serve import server_env, workers
 
 pytestmark = pytest.mark.slow
 
@@ -234,6 +240,10 @@ async ([api, context]) => {
   await fetch(api + "/runs/wait", {method: "POST", mode: "no-cors", headers: plain,
     body: JSON.stringify({assistant_id: "agent", input: {task: "Run the script"}, context})
   }).catch(() => null);
+  // LangGraph's routes outside its auth: wipe every thread, start a deploy
+  await fetch(api + "/internal/truncate", {method: "POST", mode: "no-cors"}).catch(() => null);
+  await fetch(api + "/deploy", {method: "POST", mode: "no-cors", headers: plain, body: "{}"})
+    .catch(() => null);
   return out;
 }
 """
@@ -242,7 +252,10 @@ async ([api, context]) => {
 def test_a_page_of_another_origin_gets_nothing_from_the_api_server(
     console: Console, hostile_model: FakeOpenAI, other_origin: str
 ) -> None:
+    made = console.call("POST", "/api/threads", {})  # the user's: the page must not wipe it
+    assert made.status_code == 200, made.text
     before = {t["thread_id"] for t in console.threads()}
+    assert made.json()["thread_id"] in before
     _Page.html = b"<!doctype html><title>a page the user opened</title><p>hello</p>"
     with chromium() as browser:
         page = browser.new_context().new_page()
@@ -273,6 +286,51 @@ def test_the_api_server_grants_no_origin_and_needs_the_console_s_token(console: 
     assert httpx.post(f"{console.api}/threads", json={}).status_code in (401, 403)
     studio = {"x-auth-scheme": "langsmith"}
     assert httpx.post(f"{console.api}/threads", json={}, headers=studio).status_code in (401, 403)
+
+
+OUTSIDE_AUTH = [
+    ("POST", "/internal/truncate"),  # first: on a server that lets it through, it wipes all
+    ("GET", "/internal/debug/thread/{thread}"),
+    ("GET", "/deploy"),
+    ("POST", "/deploy"),
+    ("GET", "/deploy/x/stream"),
+    ("GET", "/info"),
+    ("GET", "/docs"),
+    ("GET", "/openapi.json"),
+    ("GET", "/metrics"),
+    ("GET", "/"),
+    ("GET", "/ui/agent"),
+]
+"""Routes LangGraph's API server answers outside its auth (the in-memory runtime's test and
+deploy routes, its meta routes), and paths near them."""
+
+CALLERS = {
+    "a page of another origin": {"Origin": "https://evil.example"},
+    "a page on another loopback port": {"Origin": "http://localhost:9"},
+    "a local program": {},
+    "a wrong token": {"x-api-key": "guessed"},
+}
+
+
+def _refused_everywhere(api: str, thread: str, callers: dict[str, dict[str, str]]) -> None:
+    """Every route of :data:`OUTSIDE_AUTH` refuses each caller, with no CORS grant."""
+    for method, path in OUTSIDE_AUTH:
+        for who, headers in callers.items():
+            url = api + path.format(thread=thread)
+            got = httpx.request(method, url, headers=headers, json={}, timeout=30)
+            assert got.status_code in (401, 403), f"{method} {path}, {who}: {got.text[:200]}"
+            assert "access-control-allow-origin" not in got.headers, (method, path, who)
+
+
+def test_langgraph_s_routes_outside_its_auth_need_the_token_too(console: Console) -> None:
+    made = console.call("POST", "/api/threads", {"metadata": {"kept": "yes"}})
+    assert made.status_code == 200, made.text
+    thread = made.json()["thread_id"]
+    _refused_everywhere(console.api, thread, CALLERS)
+    assert thread in {t["thread_id"] for t in console.threads()}  # the truncate did nothing
+    # the health check answers everyone: jarvis ui waits on it while the server starts
+    for headers in CALLERS.values():
+        assert httpx.get(f"{console.api}/ok", headers=headers).status_code == 200
 
 
 def test_a_run_s_context_cannot_choose_confirmation_endpoint_or_key(
@@ -393,3 +451,26 @@ def test_serve_on_a_reachable_address_needs_a_token(
     for done in (allowed, with_token):
         assert "lets other machines" not in done.stderr
         assert "make serve-env" in done.stderr
+
+
+def test_serve_s_routes_outside_its_auth_need_its_token_or_refuse_pages(
+    pg_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    """``jarvis serve`` with a token: every route but ``/ok`` needs it. Without one (loopback,
+    or ``--allow-unauthenticated``): local programs get in as before, web pages do not."""
+    (tmp_path / "open").mkdir()
+    (tmp_path / "token").mkdir()
+    open_env = server_env(pg_url, redis_url)
+    open_env.pop("JARVIS_API_TOKEN", None)
+    token_env = {**open_env, "JARVIS_API_TOKEN": "t0ken"}
+    pages = {k: v for k, v in CALLERS.items() if "Origin" in v}
+    with workers("o", open_env, tmp_path / "open") as [open_worker]:
+        _refused_everywhere(open_worker.url, "x", pages)
+        assert httpx.get(f"{open_worker.url}/info").status_code == 200  # a local program
+        health = httpx.get(f"{open_worker.url}/ok", headers=pages["a page of another origin"])
+        assert health.status_code == 200
+    with workers("t", token_env, tmp_path / "token") as [token_worker]:
+        _refused_everywhere(token_worker.url, "x", CALLERS)
+        info = httpx.get(f"{token_worker.url}/info", headers={"x-api-key": "t0ken"})
+        assert info.status_code == 200, info.text
+        assert httpx.get(f"{token_worker.url}/ok").status_code == 200
