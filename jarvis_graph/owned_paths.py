@@ -119,12 +119,33 @@ def open_owned(base: Path, rel: str | Path, flags: int = os.O_WRONLY | os.O_CREA
         raise exc
 
 
-def write_owned(base: Path, rel: str | Path, text: str, append: bool = False) -> Path:
-    """Write (or append) ``text`` as UTF-8 to the Jarvis-owned file ``base/rel``; its path."""
+def write_owned(
+    base: Path, rel: str | Path, data: str | bytes, append: bool = False, exclusive: bool = False
+) -> Path:
+    """Write (or append) ``data`` (text as UTF-8) to the Jarvis-owned file ``base/rel``; its path.
+
+    Args:
+        base: The folder checks start from (see :func:`owned_dir`).
+        rel: The file, relative to ``base``.
+        data: What to write.
+        append: Add to the end instead of replacing.
+        exclusive: Refuse a file that exists (an upload never replaces another file).
+
+    Raises:
+        OwnedPathError: The file or one of its folders is a link (or the wrong kind), or
+            (``exclusive``) the file exists.
+    """
     mode = os.O_APPEND if append else os.O_TRUNC
-    fd = open_owned(base, rel, os.O_WRONLY | os.O_CREAT | mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    if exclusive:
+        mode |= os.O_EXCL
+    try:
+        fd = open_owned(base, rel, os.O_WRONLY | os.O_CREAT | mode)
+    except FileExistsError:
+        msg = f"{Path(base) / rel} exists already; Jarvis wrote nothing over it"
+        raise OwnedPathError(msg) from None
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(raw)
     return Path(base) / rel
 
 

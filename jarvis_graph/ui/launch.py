@@ -22,7 +22,7 @@ import httpx
 from jarvis_graph.api_auth import OPEN_ENV, TOKEN_ENV, TOKEN_HEADER
 from jarvis_graph.config import ConfigError, jarvis_home
 from jarvis_graph.context import JarvisContext, resolve_settings
-from jarvis_graph.ui.own_files import OwnFileError, open_own, own_dir
+from jarvis_graph.owned_paths import OwnedPathError, open_owned, owned_dir
 from jarvis_graph.ui.server import ConsoleConfig, create_app, langgraph_config
 from jarvis_graph.ui.sessions import WORKSPACE_ENV
 
@@ -63,8 +63,8 @@ def state_dir(workspace: Path) -> Path:
     home = jarvis_home()
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
-        return own_dir(home, "ui", key)
-    except OwnFileError as exc:
+        return owned_dir(home, Path("ui", key))
+    except OwnedPathError as exc:
         raise ApiServerError(str(exc)) from None
 
 
@@ -97,9 +97,9 @@ def api_server(workspace: Path, given: str = "") -> Iterator[ApiServer]:
     home = state_dir(workspace)
     try:
         config = langgraph_config(home / "langgraph.json")
-        own_dir(home, ".langgraph_api")  # its pickles: made here, never through a link
-        log_fd = open_own(home / "api.log")
-    except OwnFileError as exc:
+        owned_dir(home, ".langgraph_api")  # its pickles: made here, never through a link
+        log_fd = open_owned(home, "api.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    except OwnedPathError as exc:
         raise ApiServerError(str(exc)) from None
     log_path = home / "api.log"
     server = ApiServer(f"http://127.0.0.1:{free_port()}", secrets.token_urlsafe(32))

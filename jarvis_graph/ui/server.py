@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jarvis_graph.api_auth import APP_PATH, AUTH_PATH, TOKEN_HEADER
 from jarvis_graph.memory.router import GLOBAL, workspace_namespace
-from jarvis_graph.ui.own_files import own_dir, write_own
+from jarvis_graph.owned_paths import OwnedPathError, owned_dir, write_owned
 from jarvis_graph.ui.sessions import CHECKPOINTER_PATH
 
 STATIC = Path(__file__).with_name("static")
@@ -104,7 +104,7 @@ def create_app(config: ConsoleConfig) -> Starlette:
             return JSONResponse({"detail": detail}, status_code=400)
         try:
             made = await asyncio.to_thread(attach, config.workspace, text, given)
-        except ValueError as exc:  # ImageError, ConfigError, a file too large
+        except (ValueError, OwnedPathError) as exc:  # ImageError, ConfigError, too large, a link
             return JSONResponse({"detail": str(exc)}, status_code=400)
         return JSONResponse(made)
 
@@ -228,10 +228,11 @@ def attach(workspace: Path, task: str, files: list[tuple[str, bytes]]) -> dict[s
 
     Raises:
         ValueError: A file is too large, an image cannot be sent, the config is broken, or
-            the uploads folder (or a file in it) is a link (:class:`OwnFileError`).
+            the uploads folder (or a file in it) is a link (:class:`OwnedPathError`).
     """
     # a cloned repository may hold .jarvis/uploads -> elsewhere: never written through
-    folder = own_dir(workspace, ".jarvis", "uploads", mode=0o755)
+    folder = Path(".jarvis", "uploads")
+    owned_dir(workspace, folder)
     images: list[Path] = []
     others: list[str] = []
     for name, data in files:
@@ -241,7 +242,8 @@ def attach(workspace: Path, task: str, files: list[tuple[str, bytes]]) -> dict[s
             )
             raise ValueError(msg)
         safe = re.sub(r"[^\w.-]", "_", Path(name).name)[:80] or "file"
-        path = write_own(folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}", data, exclusive=True)
+        stored = f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}"
+        path = write_owned(workspace, folder / stored, data, exclusive=True)
         if path.suffix.lower() in IMAGE_SUFFIXES:
             images.append(path)
         else:
@@ -268,7 +270,7 @@ def langgraph_config(path: Path) -> Path:
     """Write the ``langgraph.json`` the console's API server loads; its path.
 
     Raises:
-        OwnFileError: ``path`` is a link.
+        OwnedPathError: ``path`` or its folder is a link.
     """
     config = {
         "python_version": "3.11",
@@ -290,4 +292,4 @@ def langgraph_config(path: Path) -> Path:
         # app asks for the token on the routes LangGraph answers outside its auth too
         "http": {"cors": {"allow_origins": []}, "app": APP_PATH},
     }
-    return write_own(path, (json.dumps(config, indent=2) + "\n").encode())
+    return write_owned(path.parent, path.name, json.dumps(config, indent=2) + "\n")

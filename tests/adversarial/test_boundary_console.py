@@ -379,7 +379,7 @@ def test_links_in_the_repository_s_jarvis_folder_are_not_written_through(
     body = {"task": "Read the attachments", "files": [{"name": "a.txt", "data": data}]}
     sent = console.call("POST", "/console/task", body)
     assert sent.status_code == 400, sent.text
-    assert "is a link" in sent.json()["detail"]
+    assert "is a symbolic link" in sent.json()["detail"]
     assert list((console.root / "outside_uploads").iterdir()) == []
 
 
