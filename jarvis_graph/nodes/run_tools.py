@@ -28,7 +28,7 @@ from jarvis_graph.state import AgentState, is_task_message
 from jarvis_graph.tools.base import ToolEnv, limit_output
 from jarvis_graph.tools.invoke import invoke_tool
 from jarvis_graph.tools.registry import is_risky
-from jarvis_graph.tools.sub_runs import take_sub_run
+from jarvis_graph.tools.sub_runs import take_output_file, take_sub_run
 
 NOT_AGAIN = "Not run again:"
 LOCAL_WINDOW_SHARE = 0.6
@@ -182,6 +182,8 @@ def _run_one(
     else:
         text, status = invoke_tool(tools[name], args or {}, config, call_id)
     text, saved = limit_output(text, env, name or "tool")  # secrets masked: it is stored
+    noted = take_output_file(call_id)  # a tool that saved its whole output itself
+    saved = saved or noted
     bus.emit(
         Event.AFTER_TOOL_CALL,
         {

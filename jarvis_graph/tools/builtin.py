@@ -24,6 +24,7 @@ from jarvis_graph.tools import script_run
 from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
 from jarvis_graph.tools.script_output import OutputSink, StreamedOutput
 from jarvis_graph.tools.script_run import ScriptProcess, ScriptResult, run_script
+from jarvis_graph.tools.sub_runs import note_output_file
 from jarvis_graph.untrusted import InputFileError, open_regular
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".jarvis"}
@@ -367,6 +368,8 @@ def execute_script_impl(
             result.output.path.unlink(missing_ok=True)
         msg = "the script was killed because the run was interrupted"
         raise ScriptInterrupted(msg)
+    if result.output.path is not None:
+        note_output_file(result.output.path)
     return _script_report(env, result, head, limit, script, workdir)
 
 
