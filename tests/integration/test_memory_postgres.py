@@ -82,7 +82,7 @@ def test_a_laptop_s_memories_move_into_the_shared_store(
     monkeypatch.setenv("JARVIS_STORE_URL", pgvector_url)
     before = run_process(["memory", "list"], cwd=workspace)
     assert before.returncode == 0 and "Builds run" not in before.stdout  # it starts empty
-    imported = run_process(["memory", "import", str(out)], cwd=workspace)
+    imported = run_process(["memory", "import", str(out), "--yes"], cwd=workspace)
     assert imported.returncode == 0, imported.stdout + imported.stderr
     found = run_process(["memory", "search", "where do builds run?"], cwd=workspace)
     assert found.returncode == 0 and "Builds run on the staging box" in found.stdout
