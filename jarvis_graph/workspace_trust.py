@@ -24,9 +24,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from jarvis_graph.untrusted import InputFileError, read_bytes
+
 RECORD_NAME = "trusted_folders.json"
 _MAX_CODE_FILES = 2000
 """Python files of one code folder that count (a runaway folder must not stall a run)."""
+_MAX_HASHED_BYTES = 16 * 1024 * 1024
+"""Larger files count by their size and modification time, not their content."""
 
 _announced: set[tuple[str, str]] = set()
 _announced_lock = threading.Lock()
@@ -54,11 +58,22 @@ def fingerprint(files: list[Path], code_dirs: list[Path]) -> str:
 
 
 def _add(digest: Any, path: Path) -> None:
+    """Add ``path``'s content to ``digest``, read as an untrusted file.
+
+    The files are the repository's: a FIFO, a link to ``/dev/zero`` or a huge file must not
+    hang or exhaust the run that checks them. Such a file counts by its kind, size and
+    modification time: it is no setting Jarvis loads, and a change still makes trust lapse.
+    """
     digest.update(f"file {path}\n".encode())
     try:
-        data = path.read_bytes()
-    except OSError:  # missing or unreadable: its absence is what is trusted
-        digest.update(b"<none>\n")
+        data = read_bytes(path, _MAX_HASHED_BYTES, "it is not read as a setting")
+    except InputFileError:
+        try:
+            info = os.stat(path)
+        except OSError:  # missing (or a dangling link): its absence is what is trusted
+            digest.update(b"<none>\n")
+            return
+        digest.update(f"<{info.st_mode:o} {info.st_size} {info.st_mtime_ns}>\n".encode())
         return
     digest.update(f"{len(data)}\n".encode())
     digest.update(data)

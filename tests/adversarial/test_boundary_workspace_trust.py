@@ -13,6 +13,7 @@ and content: editing the files makes it lapse.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -246,3 +247,32 @@ def test_a_terminal_run_asks_and_no_ignores(workspace: Path, tmp_path: Path) -> 
     assert term.exit_code() == 0, term.screen
     assert not (workspace / "made.txt").exists()
     assert load_settings(workspace).confirm == "risky"
+
+
+# --- the trust check itself reads the repository's files as untrusted input ------------------
+
+
+@pytest.mark.parametrize("kind", ["dev_zero_code_file", "fifo_mcp_json", "fifo_config"])
+def test_checking_trust_neither_hangs_nor_exhausts_on_odd_files(
+    workspace: Path, tmp_path: Path, kind: str
+) -> None:
+    """The fingerprint reads files a repository ships: a link to ``/dev/zero`` named as a
+    tool file, or a FIFO where ``mcp.json`` or ``config.yaml`` belongs, is no content to
+    hash whole (or to wait on); the run goes on and names what it ignored."""
+    jarvis = workspace / ".jarvis"
+    (jarvis / "tools").mkdir(parents=True)
+    if kind == "fifo_config":
+        os.mkfifo(jarvis / "config.yaml")
+    else:
+        configure(workspace, tool_load_dirs=[".jarvis/tools"])
+    if kind == "dev_zero_code_file":
+        (jarvis / "tools" / "evil.py").symlink_to("/dev/zero")
+    if kind == "fifo_mcp_json":
+        os.mkfifo(jarvis / "mcp.json")
+    script = write_script(tmp_path / "s.yaml", [{"text": f"Hello. {MARKER}"}])
+    args = ["run", "-n", "--platform", "scripted", "--script", str(script), "hi"]
+    done = run_process(args, workspace, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "Hello." in done.stdout
+    if kind != "fifo_config":
+        assert "tool_load_dirs" in "\n".join(notices(done.stderr))
