@@ -17,11 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from jarvis_graph import secrets
 from jarvis_graph.checkpoint_parts import CheckpointError, PostgresParts, retry_locked
 from jarvis_graph.owned_paths import OwnedPathError, check_owned, owned_file, split_owned
-from jarvis_graph.secrets import strip_userinfo
 from jarvis_graph.thread_lock import setup_postgres
 
 if TYPE_CHECKING:
@@ -97,10 +96,7 @@ def redact_url(url: str) -> str:
     The query may hold a password: only its ``host`` and ``port`` (a socket folder, for
     instance) are kept.
     """
-    parts = urlsplit(strip_userinfo(url))
-    kept = [(k, v) for k, v in parse_qsl(parts.query) if k in ("host", "port")]
-    query = f"?{urlencode(kept, safe='/')}" if kept else ""
-    return f"{parts.scheme}://{parts.netloc}{parts.path}{query}"
+    return secrets.redact_url(url, keep_query=("host", "port"))
 
 
 @contextmanager
@@ -203,7 +199,7 @@ def error_reason(exc: BaseException, url: str, *, first_line: bool = False) -> s
     if first_line:
         text = text.splitlines()[0] if text else ""
     reason = " ".join(text.split()) or type(exc).__name__
-    password = urlsplit(url).password
+    password = secrets.split_url(url).password
     if password:  # the servers' messages do not quote it; make sure of it
         reason = reason.replace(password, "***")
     return reason

@@ -30,8 +30,8 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
-from urllib.parse import unquote, urlsplit, urlunsplit
+from collections.abc import Collection, Iterable, Mapping
+from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from jarvis_graph.config import McpServerSpec, Settings
 
@@ -161,26 +161,54 @@ def _is_secret_param(name: str) -> bool:
     return is_secret_name(name) or bool(words & SECRET_QUERY_WORDS)
 
 
-def redact_url(url: str) -> str:
+def split_url(url: str) -> SplitResult:
+    """``url`` split as :func:`urllib.parse.urlsplit` does, also when that refuses its host.
+
+    ``urlsplit`` raises ``ValueError`` for a host such as ``[::1`` or ``[bad``; such a URL is
+    split by hand at ``://``, ``#``, ``?`` and the first ``/``, so its userinfo and query are
+    still found (and hidden) by the helpers here.
+    """
+    try:
+        return urlsplit(url)
+    except ValueError:
+        scheme, sep, rest = url.partition("://")
+        if not sep:  # "//[bad": no scheme, so not a URL the helpers here touch
+            return SplitResult("", "", url, "", "")
+        rest, _, fragment = rest.partition("#")
+        rest, _, query = rest.partition("?")
+        netloc, slash, path = rest.partition("/")
+        return SplitResult(scheme, netloc, slash + path, query, fragment)
+
+
+def redact_url(url: str, *, keep_query: Collection[str] | None = None) -> str:
     """``url`` fit to show: userinfo as ``***@``, values of secret-named parameters ``***``.
 
     ``https://u:pw@host/v1?api_key=k&x=1`` is shown as ``https://***@host/v1?api_key=***&x=1``.
     Text that is not a URL is returned as it is.
+
+    Args:
+        url: The URL.
+        keep_query: For a connection URL, whose parameters can carry a password under names
+            no list foresees (libpq's ``options`` or ``sslpassword``): only the parameters
+            named here are shown, the userinfo and the fragment not at all
+            (``postgresql://h:5432/db?host=/tmp``).
     """
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return _USERINFO.sub(lambda m: m.group(0).replace(m.group(1), MASK), url)
+    parts = split_url(url)
     if not parts.scheme:
         return url
     netloc = parts.netloc
     if "@" in netloc:
-        netloc = f"{MASK}@{netloc.rsplit('@', 1)[1]}"
-    pairs = []
-    for pair in parts.query.split("&") if parts.query else []:
+        host = netloc.rsplit("@", 1)[1]
+        netloc = host if keep_query is not None else f"{MASK}@{host}"
+    pairs = parts.query.split("&") if parts.query else []
+    if keep_query is not None:
+        kept = [pair for pair in pairs if unquote(pair.partition("=")[0]) in keep_query]
+        return urlunsplit(parts._replace(netloc=netloc, query="&".join(kept), fragment=""))
+    shown = []
+    for pair in pairs:
         name, eq, _ = pair.partition("=")
-        pairs.append(f"{name}={MASK}" if eq and _is_secret_param(name) else pair)
-    return urlunsplit(parts._replace(netloc=netloc, query="&".join(pairs)))
+        shown.append(f"{name}={MASK}" if eq and _is_secret_param(name) else pair)
+    return urlunsplit(parts._replace(netloc=netloc, query="&".join(shown)))
 
 
 def redact_urls(text: str) -> str:
@@ -190,10 +218,7 @@ def redact_urls(text: str) -> str:
 
 def strip_userinfo(value: str) -> str:
     """``value`` without the ``user:password@`` part, if it is a URL that has one."""
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return value
+    parts = split_url(value)
     if not parts.scheme or "@" not in parts.netloc:
         return value
     host = parts.netloc.rsplit("@", 1)[1]

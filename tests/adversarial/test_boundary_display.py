@@ -291,6 +291,7 @@ def test_a_failed_methodology_sync_shows_no_token(
         ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
         ("https://h.example/search?q=a%20b&page=2", "https://h.example/search?q=a%20b&page=2"),
         ("not a url", "not a url"),
+        ("https://u:pw@[bad/v1?api_key=k1#f", "https://***@[bad/v1?api_key=***#f"),
     ],
 )
 def test_redact_url_hides_userinfo_and_secret_parameters_only(url: str, shown: str) -> None:

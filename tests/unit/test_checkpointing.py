@@ -62,3 +62,27 @@ def test_other_errors_and_a_lock_past_the_wait_are_clear_errors(tmp_path: Path) 
         _setup_sqlite(_Saver(["file is not a database"]), tmp_path / "s.sqlite")
     with pytest.raises(CheckpointError, match="database is locked"):
         _setup_sqlite(_Saver(["database is locked"] * 1000), tmp_path / "s.sqlite", wait=0.2)
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            "postgresql://u:pw@h:5432/db?sslmode=require&password=pw&host=/tmp#x",
+            "postgresql://h:5432/db?host=/tmp",
+        ),
+        ("postgresql://u:pw@[bad/db?options=-c%20pw&port=1", "postgresql://[bad/db?port=1"),
+    ],
+)
+def test_a_store_url_is_shown_with_its_host_and_port_only(url: str, shown: str) -> None:
+    from jarvis_graph.checkpointing import redact_url
+
+    assert redact_url(url) == shown
+
+
+def test_a_malformed_postgres_url_is_a_clear_error_without_its_password(tmp_path: Path) -> None:
+    with pytest.raises(CheckpointError) as caught:
+        with open_checkpointer(tmp_path, "postgresql://jarvis:s3cret@[bad/db?password=s3cret"):
+            pass
+    assert "postgresql://[bad/db" in str(caught.value)
+    assert "s3cret" not in str(caught.value)
