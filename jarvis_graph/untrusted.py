@@ -186,10 +186,13 @@ class BoundedLoader(yaml.SafeLoader):
     were copied, before anything is built, and refused past :data:`YAML_MAX_NODES`.
     """
 
-    def get_single_node(self) -> yaml.Node | None:
-        """The document's node tree, refused when it expands too far or nests too deeply."""
+    def compose_document(self) -> yaml.Node | None:
+        """One document's node tree, refused when it expands too far or nests too deeply.
+
+        Both ``yaml.load`` and ``yaml.load_all`` compose each document here.
+        """
         try:
-            node = super().get_single_node()
+            node = super().compose_document()
         except RecursionError:
             msg = "the YAML nests too deeply to be read"
             raise YamlTooLarge(msg) from None
@@ -245,3 +248,12 @@ def load_yaml(text: str) -> Any:
         yaml.YAMLError: Invalid YAML, or a document too large once expanded.
     """
     return yaml.load(text, Loader=BoundedLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+def load_yaml_all(text: str) -> list[Any]:
+    """The data of every document of a YAML text, each bounded as in :func:`load_yaml`.
+
+    Raises:
+        yaml.YAMLError: Invalid YAML, or a document too large once expanded.
+    """
+    return list(yaml.load_all(text, Loader=BoundedLoader))  # noqa: S506 - a SafeLoader subclass

@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from jarvis_graph.untrusted import load_yaml_all
+
 MAX_LINES = 8  # changes listed in a report; the rest are counted
 VALUE_CHARS = 60
 
@@ -29,7 +31,7 @@ def _load(label: str, text: str) -> Any:
     if suffix == ".toml":
         return tomllib.loads(text)
     if suffix in (".yaml", ".yml"):
-        documents = list(yaml.safe_load_all(text))
+        documents = load_yaml_all(text)  # flattened below: aliases must be bounded
         return documents[0] if len(documents) == 1 else documents
     raise ValueError(suffix)
 

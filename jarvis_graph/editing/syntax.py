@@ -4,7 +4,8 @@ An edit that turns a file which parsed into one that does not is almost always a
 edit (a SEARCH text matched a key instead of its value, a bracket was lost). The edit
 engine refuses such an edit and says where the parser stopped, so the model can send a
 corrected one; a file that did not parse before may be edited freely (the edit may be
-the fix). Pure functions: the parsers of the standard library and PyYAML, nothing run.
+the fix). Pure functions: the parsers of the standard library and PyYAML (aliases bounded by
+:mod:`jarvis_graph.untrusted`), nothing run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 
 import yaml
+
+from jarvis_graph.untrusted import load_yaml_all
 
 
 def _json(text: str) -> None:
@@ -34,8 +37,7 @@ def _toml(text: str) -> None:
 
 
 def _yaml(text: str) -> None:
-    for _ in yaml.safe_load_all(text):
-        pass
+    load_yaml_all(text)  # bounded: a file's aliases must not expand into gigabytes
 
 
 _PARSERS: dict[str, tuple[str, Callable[[str], None]]] = {

@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from jarvis_graph.platforms.errors import PlatformError
 from jarvis_graph.state import SUMMARIZED_TURNS, is_task_message
+from jarvis_graph.untrusted import load_yaml
 
 
 class ScriptExhaustedError(PlatformError):
@@ -108,7 +109,7 @@ def load_script(path: str | Path) -> Script:
         raise PlatformError(msg)
     try:
         text = p.read_text(encoding="utf-8")
-        raw = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+        raw = json.loads(text) if p.suffix == ".json" else load_yaml(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         kind = "JSON" if p.suffix == ".json" else "YAML"
         msg = f"scripted platform: {p} is not valid {kind}: {exc}"

@@ -25,6 +25,7 @@ import yaml
 
 from jarvis_graph.editing.patch_text import PATCH_OPEN, parse_patch_blocks
 from jarvis_graph.platforms.arguments import parse_arguments
+from jarvis_graph.untrusted import BoundedLoader
 
 OPEN_TAG = re.compile(r"<tool_call>", re.IGNORECASE)
 CLOSE_TAG = re.compile(r"</tool_call>", re.IGNORECASE)
@@ -64,10 +65,11 @@ class ParseResult:
     errors: list[CallError] = field(default_factory=list)
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(BoundedLoader):
     """YAML with JSON-like scalars only: ``yes``, ``on``, dates and ``0755`` stay text.
 
-    A key given twice in one mapping is an error (PyYAML would keep the last value).
+    A key given twice in one mapping is an error (PyYAML would keep the last value), and
+    a block whose aliases expand too far is refused (it is a model's output).
     """
 
     yaml_implicit_resolvers: dict[Any, Any] = {}

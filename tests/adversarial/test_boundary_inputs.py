@@ -341,6 +341,40 @@ def test_a_chain_file_over_the_size_limit_is_refused_unparsed(workspace: Path) -
 # --- predefined tasks --------------------------------------------------------------------
 
 
+EDIT_FILE = """\
+import sys
+from pathlib import Path
+from jarvis_graph.editing import FilePatch, apply_patch
+from jarvis_graph.editing.model import Edit
+edit = Edit(search=sys.argv[2], replace=sys.argv[3])
+outcome = apply_patch([FilePatch("data.yaml", (edit,))], Path(sys.argv[1]).joinpath)
+print(outcome.report())
+"""
+
+
+def test_an_alias_bomb_in_a_yaml_file_the_model_edits_is_a_clear_error_fast(
+    workspace: Path,
+) -> None:
+    data = workspace / "data.yaml"
+    data.write_text(ALIAS_BOMB.replace("path: [*g", "other: [*g"))  # already a bomb
+    bomb_lines = ALIAS_BOMB.splitlines()[5:]  # b: &b [*a, ...] down to path: [*g, ...]
+
+    def edit(search: str, replace: str) -> subprocess.CompletedProcess[str]:
+        args = [sys.executable, "-c", EDIT_FILE, str(workspace), search, replace]
+        return run_limited(args, workspace, timeout=60, memory=GB)
+
+    started = time.monotonic()
+    in_bomb = edit("tool: list_files", "tool: read_code")
+    assert in_bomb.returncode == 0, in_bomb.stderr
+    assert "Edited data.yaml: 1 edit applied." in in_bomb.stdout  # did not parse before
+    data.write_text('steps:\n  - args:\n      a: &a ["x", "x"]\n      path: plain\n')
+    into_bomb = edit("      path: plain", "\n".join(bomb_lines))
+    assert time.monotonic() - started < 30
+    assert into_bomb.returncode == 0, into_bomb.stderr
+    assert "invalid YAML: the YAML expands to more than 200,000 values" in into_bomb.stdout
+    assert "path: plain" in data.read_text()  # the bomb was not written
+
+
 def test_a_task_placeholder_with_a_format_spec_is_refused(workspace: Path) -> None:
     (workspace / ".jarvis").mkdir()
     (workspace / ".jarvis" / "tasks.yaml").write_text(

@@ -162,6 +162,14 @@ def test_a_key_given_twice_is_refused() -> None:
     assert "'script' appears more than once" in error["error"]
 
 
+def test_a_block_whose_aliases_expand_too_far_is_refused() -> None:
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]" for p, n in itertools.pairwise("abcdef")]
+    arguments = "".join(f"  {line}\n" for line in levels)
+    error = only_error(f"<TOOL_CALL>\nname: list_files\narguments:\n{arguments}</TOOL_CALL>")
+    assert "the YAML expands to more than 200,000 values" in error["error"]
+
+
 def test_results_the_model_invents_are_cut_off() -> None:
     reply = f'{READ}\n<TOOL_RESULT name="read_code">\nmade up\n</TOOL_RESULT>\nSo it adds.'
     result = parse_tool_calls(reply)
