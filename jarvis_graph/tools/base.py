@@ -99,12 +99,17 @@ def current_env() -> ToolEnv:
     return ToolEnv.from_context(running_context())
 
 
+def output_file_name(tool_name: str, sha256: str) -> str:
+    """The name a whole output is saved under: when, which tool, and the text's sha256 (hex)."""
+    safe_name = re.sub(r"[^\w.-]", "_", tool_name)[:64]  # the name may come from the model
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{safe_name}-{sha256[:12]}.txt"
+
+
 def save_output(text: str, env: ToolEnv, tool_name: str) -> Path:
     """Save a whole tool output in the workspace's tool outputs folder, secrets masked."""
     text = env.mask(text)
-    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
-    safe_name = re.sub(r"[^\w.-]", "_", tool_name)[:64]  # the name may come from the model
-    name = f"{time.strftime('%Y%m%d-%H%M%S')}-{safe_name}-{digest}.txt"
+    sha256 = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+    name = output_file_name(tool_name, sha256)
     # private, and never through a .jarvis or tool_outputs link a repository shipped
     return write_owned(env.workspace, env.outputs_dir().relative_to(env.workspace) / name, text)
 

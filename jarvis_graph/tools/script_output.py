@@ -27,6 +27,7 @@ from typing import TextIO
 
 from jarvis_graph.owned_paths import OwnedPathError, open_owned, split_owned
 from jarvis_graph.secrets import MASK
+from jarvis_graph.tools.base import output_file_name
 
 
 class StreamMasker:
@@ -112,7 +113,7 @@ class OutputSink:
         self._take(self._masker.feed(self._decoder.decode(data)))
 
     def finish(self) -> StreamedOutput:
-        """End the stream: close the file (named like :func:`tools.base.save_output`'s)."""
+        """End the stream: close the file, named as :func:`tools.base.save_output` names one."""
         self._take(self._masker.feed(self._decoder.decode(b"", final=True)))
         self._take(self._masker.flush())
         if not self._spilled:
@@ -120,8 +121,7 @@ class OutputSink:
         if self._file is None or self._partial is None:
             return StreamedOutput(self._head, self._tail, self._chars, None, self._unsaved)
         self._file.close()
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        final = self._partial.with_name(f"{stamp}-{self._tool_name}-{self._name_digest()}.txt")
+        final = self._partial.with_name(output_file_name(self._tool_name, self._digest.hexdigest()))
         self._partial.replace(final)
         return StreamedOutput(self._head, self._tail, self._chars, final)
 
@@ -131,9 +131,6 @@ class OutputSink:
             self._file.close()
             self._partial.unlink(missing_ok=True)
             self._file = None
-
-    def _name_digest(self) -> str:
-        return self._digest.hexdigest()[:12]
 
     def _take(self, text: str) -> None:
         if not text:
