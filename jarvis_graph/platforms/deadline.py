@@ -32,13 +32,15 @@ def reply_deadline(seconds: float | None) -> Iterator[Deadline | None]:
     """Bound the model call inside the block to ``seconds`` in all, retries included.
 
     A call already inside a deadline (a streamed reply read by ``_generate``) keeps that
-    one; ``None`` seconds: no bound.
+    one; ``None`` seconds: no bound. An error the block raises because the time ran out
+    comes out as a :class:`ReplyTimeout` (see :func:`late`).
     """
     current = _DEADLINE.get()
     if seconds is None or current is not None:
-        yield current
+        with _as_reply_timeout(current):
+            yield current
         return
-    with Deadline(seconds) as deadline:
+    with Deadline(seconds) as deadline, _as_reply_timeout(deadline):
         token = _DEADLINE.set(deadline)
         try:
             yield deadline
@@ -47,6 +49,17 @@ def reply_deadline(seconds: float | None) -> Iterator[Deadline | None]:
                 _DEADLINE.reset(token)
             except ValueError:  # a stream closed from another context: nothing to restore
                 pass
+
+
+@contextmanager
+def _as_reply_timeout(deadline: Deadline | None) -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        error = late(exc, deadline)
+        if error is exc:
+            raise
+        raise error from exc
 
 
 def late(exc: Exception, deadline: Deadline | None) -> Exception:

@@ -53,24 +53,12 @@ class RawArgumentsChatOpenAI(ChatOpenAI):
         return super().bind_tools(tools, **kwargs)
 
     def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
-        with reply_deadline(self.reply_timeout) as deadline:
-            try:
-                return super()._generate(*args, **kwargs)
-            except Exception as exc:
-                error = late(exc, deadline)
-                if error is exc:
-                    raise
-                raise error from exc
+        with reply_deadline(self.reply_timeout):
+            return super()._generate(*args, **kwargs)
 
     def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
         with reply_deadline(self.reply_timeout) as deadline:
-            try:
-                yield from self._stream_with_raw_calls(deadline, *args, **kwargs)
-            except Exception as exc:
-                error = late(exc, deadline)
-                if error is exc:
-                    raise
-                raise error from exc
+            yield from self._stream_with_raw_calls(deadline, *args, **kwargs)
 
     def _stream_with_raw_calls(
         self, deadline: Deadline | None, *args: Any, **kwargs: Any
