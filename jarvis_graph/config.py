@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from jarvis_graph.untrusted import BoundedLoader
+from jarvis_graph.untrusted import BoundedLoader, InputFileError, read_text
 from jarvis_graph.workspace_trust import announce_ignored, fingerprint, is_trusted, record_trust
 
 ConfirmMode = Literal["never", "risky", "always"]
@@ -556,18 +556,37 @@ def held_settings(project: Path) -> dict[str, Any]:
     mcp_json = project_mcp_json_path(project)
     if mcp_json.is_file():
         try:
-            servers = json.loads(mcp_json.read_text(encoding="utf-8")).get("mcpServers")
-        except (ValueError, AttributeError):
+            servers = json.loads(read_settings_file(mcp_json) or "").get("mcpServers")
+        except (ValueError, AttributeError):  # ConfigError included
             servers = None  # reported when the servers are loaded
         held[".jarvis/mcp.json"] = servers if isinstance(servers, dict) else {}
     return held
 
 
+SETTINGS_FILE_MAX_BYTES = 1_000_000
+"""Largest ``config.yaml`` or ``mcp.json`` read: settings, not data (a cloned repository's
+file of gigabytes must not be read whole at every start)."""
+
+
+def read_settings_file(path: Path) -> str | None:
+    """The text of a settings file, ``None`` when there is none; bounded, a regular file.
+
+    Raises:
+        ConfigError: Larger than :data:`SETTINGS_FILE_MAX_BYTES`, unreadable or not UTF-8.
+    """
+    if not path.is_file():
+        return None
+    try:
+        return read_text(path, SETTINGS_FILE_MAX_BYTES, "a settings file is far smaller; trim it")
+    except InputFileError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _load_yaml(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
     """Read a YAML mapping and its node tree (for line numbers); missing file -> empty."""
-    if not path.is_file():
+    text = read_settings_file(path)
+    if text is None:
         return {}, None
-    text = path.read_text(encoding="utf-8")
     try:
         node, data = parse_yaml(text)
     except yaml.YAMLError as exc:

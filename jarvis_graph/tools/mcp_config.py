@@ -31,6 +31,7 @@ from jarvis_graph.config import (
     jarvis_home,
     project_mcp_json_path,
     project_trusted,
+    read_settings_file,
 )
 
 _KNOWN_KEYS = {"command", "args", "env", "cwd", "url", "headers", "type", "transport", "timeout"}
@@ -77,9 +78,9 @@ def mcp_servers(settings: Settings, workspace: Path) -> list[McpServerSpec]:
 
 def load_mcp_json(path: Path) -> list[McpServerSpec]:
     """The servers of one ``mcpServers`` file (none when the file does not exist)."""
-    if not path.is_file():
+    text = read_settings_file(path)
+    if text is None:
         return []
-    text = path.read_text(encoding="utf-8")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ import yaml
 from jarvis_graph.config import load_settings
 from jarvis_graph.tools.base import ToolEnv, ToolInputError
 from jarvis_graph.tools.builtin import read_code_impl
-from tests.support.cli import invoke, run_process, write_script
+from tests.support.cli import invoke, jarvis_cmd, run_process, write_script
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.terminal import Terminal
 
@@ -276,3 +278,39 @@ def test_checking_trust_neither_hangs_nor_exhausts_on_odd_files(
     assert "Traceback" not in done.stderr and "Hello." in done.stdout
     if kind != "fifo_config":
         assert "tool_load_dirs" in "\n".join(notices(done.stderr))
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "mcp.json"])
+def test_a_settings_file_of_gigabytes_is_refused_unread(
+    workspace: Path, tmp_path: Path, name: str
+) -> None:
+    """A sparse 2 GB ``config.yaml`` or ``mcp.json`` is not read whole (the run's address
+    space is smaller than the file): the config is a clear error naming the file and the
+    limit; ``mcp.json`` counts as servers that are ignored, and the run goes on."""
+    jarvis = workspace / ".jarvis"
+    jarvis.mkdir()
+    with (jarvis / name).open("wb") as handle:
+        handle.truncate(2 << 30)  # sparse: no disk used
+    script = write_script(tmp_path / "s.yaml", [{"text": f"Hello. {MARKER}"}])
+    args = ["run", "-n", "--platform", "scripted", "--script", str(script), "hi"]
+    memory = 3 << 29  # 1.5 GB
+
+    done = subprocess.run(
+        [*jarvis_cmd(), *args],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory)),
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output
+    if name == "config.yaml":
+        assert done.returncode != 0
+        assert "config.yaml is 2,147,483,648 bytes, more than the 1,000,000 allowed" in output
+    else:
+        assert done.returncode == 0, output
+        assert "Hello." in done.stdout
+        assert ".jarvis/mcp.json" in "\n".join(notices(done.stderr))
