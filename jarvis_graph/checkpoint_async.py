@@ -36,7 +36,7 @@ class ThreadedAsyncSaver(BaseCheckpointSaver[str]):
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> ThreadedAsyncSaver:
         """This saver, unchanged: its serializer's types are the one list.
 
-        The serializer's list (``checkpoint_blobs.JARVIS_TYPES``) is not widened with the
+        The serializer's list (``checkpoint_serde.JARVIS_TYPES``) is not widened with the
         types of each graph's schema. LangGraph calls this when a graph is compiled under
         ``LANGGRAPH_STRICT_MSGPACK``.
         """

@@ -15,7 +15,7 @@ parts and all). A session already in the target is left alone and named, unless 
 to be replaced.
 
 An export file is data from elsewhere: it is decoded with the session stores' strict
-serializer (``checkpoint_blobs.StrictSerializer``: a value naming a type Jarvis does not
+serializer (``checkpoint_serde.StrictSerializer``: a value naming a type Jarvis does not
 store, or a ``pickle``, is refused and nothing runs), its session ids must be ones
 ``--new-thread`` accepts, and the whole file is checked before anything is written. Each
 session is then written in one transaction of the target store: a failure or a kill in
@@ -75,7 +75,7 @@ def session_id_problem(thread_id: object, given_as: str) -> str | None:
 
 def _serde() -> Any:
     # deferred: the serializer loads langgraph's checkpoint package
-    from jarvis_graph.checkpoint_blobs import checkpoint_serializer
+    from jarvis_graph.checkpoint_serde import checkpoint_serializer
 
     return checkpoint_serializer()
 

@@ -301,7 +301,7 @@ def test_the_strict_serializer_reads_back_every_type_jarvis_writes() -> None:
 
     from langgraph.types import Command, Interrupt, Send
 
-    from jarvis_graph.checkpoint_blobs import checkpoint_serializer
+    from jarvis_graph.checkpoint_serde import checkpoint_serializer
 
     serde = checkpoint_serializer()
     messages = [
@@ -334,7 +334,7 @@ def test_the_strict_serializer_refuses_other_types_and_kinds(tmp_path: Path) -> 
 
     import ormsgpack
 
-    from jarvis_graph.checkpoint_blobs import ForbiddenValueError, checkpoint_serializer
+    from jarvis_graph.checkpoint_serde import ForbiddenValueError, checkpoint_serializer
 
     marker = tmp_path / "marker"
     planted = ormsgpack.Ext(0, ormsgpack.packb(["os", "system", f"touch {marker}"]))
