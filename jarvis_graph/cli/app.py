@@ -30,6 +30,7 @@ from jarvis_graph.cli import (
     trust_cmd,
     ui_cmd,
 )
+from jarvis_graph.cli.visible import echo
 
 app = typer.Typer(
     name="jarvis",
@@ -79,8 +80,9 @@ def _root(
 def main() -> None:
     """Console-script entry point.
 
-    A session or shared memory store that cannot be opened or read is a clear error in
-    every command, not a traceback (the commands catch it where they can say more).
+    A session or shared memory store that cannot be opened or read, and a config that
+    cannot be used, are a clear error in every command, not a traceback (the commands
+    catch them where they can say more).
     """
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.checkpoint_parts import CheckpointError
@@ -89,5 +91,14 @@ def main() -> None:
     try:
         app()
     except (CheckpointError, MemoryStoreError) as exc:
-        typer.echo(f"error: {exc}")
+        echo(f"error: {exc}")  # may quote a store path, a link target, a server's answer
+        raise SystemExit(1) from None
+    except ValueError as exc:
+        # a broken config (a project's file holds anything) where a command does not catch
+        # it; the module is loaded when its error was raised, so this import costs nothing
+        from jarvis_graph.config import ConfigError
+
+        if not isinstance(exc, ConfigError):
+            raise
+        echo(f"error: {exc}", err=True)
         raise SystemExit(1) from None

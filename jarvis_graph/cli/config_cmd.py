@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 app = typer.Typer(help="Settings from config files and JARVIS_* variables.", no_args_is_help=True)
 
@@ -29,8 +30,8 @@ def show(workspace: Path | None = o.Workspace) -> None:
     ws = (workspace or Path.cwd()).resolve()
     try:
         settings = load_settings(ws)
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
+    except ConfigError as exc:  # a project's file: its keys may hold control characters
+        echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     for path in (user_config_path(), project_config_path(ws)):
         typer.echo(f"# {'read' if path.is_file() else 'absent'}: {path}")

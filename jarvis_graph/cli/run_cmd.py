@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 
 def run(
@@ -135,7 +136,7 @@ def _to_code(ctx: dict[str, Any]) -> bool:
 
 
 def _usage(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+    echo(f"error: {message}", err=True)
     return typer.Exit(2)
 
 

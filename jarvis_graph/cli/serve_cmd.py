@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from jarvis_graph.cli.visible import echo
+
 
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
@@ -63,5 +65,5 @@ def serve(
     try:
         run_serve(options)
     except ServeError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

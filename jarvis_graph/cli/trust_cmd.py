@@ -17,6 +17,8 @@ from typing import Any
 
 import typer
 
+from jarvis_graph.cli.visible import echo
+
 _USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 _FOLDER = typer.Argument(None, help="The project folder (default: current dir).")
 
@@ -52,10 +54,10 @@ def trust(
     try:
         held = held_settings(ws)
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     if held:
-        typer.echo(describe(ws, held))
+        echo(describe(ws, held))
     else:
         typer.echo(f"nothing in {ws / '.jarvis'} needs trust now")
     trust_project(ws)
@@ -84,7 +86,7 @@ def ask_trust(ws: Path, non_interactive: bool) -> None:
         return  # the run reports the broken file with its line
     if not held:
         return
-    typer.echo(describe(ws, held))
+    echo(describe(ws, held))  # the keys are the project file's
     if typer.confirm(f"Trust {ws} and use these settings?", default=False):
         trust_project(ws)
         typer.echo(f"trusted {ws}")

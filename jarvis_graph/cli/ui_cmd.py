@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from jarvis_graph.cli import options as o
+from jarvis_graph.cli.visible import echo
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -60,5 +61,5 @@ def ui(
                 webbrowser.open(url)
             serve_console(started, token, ws, host, port)
     except ApiServerError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

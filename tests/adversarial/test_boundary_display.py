@@ -327,3 +327,24 @@ def test_sessions_show_prints_stored_text_escaped(workspace: Path, tmp_path: Pat
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "\x1b" not in proc.stdout
     assert "stored \\x1b]52;c;" in proc.stdout and "t \\x1b[2J" in proc.stdout
+
+
+def test_a_crafted_key_in_a_project_config_is_shown_escaped_never_as_a_traceback(
+    workspace: Path,
+) -> None:
+    key = f"x{OSC52}y"  # a cloned repository's .jarvis/config.yaml holds what it likes
+    (workspace / ".jarvis").mkdir()
+    broken = {"model_groups": {key: {"normal": {"platform": 5}}}}
+    (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump(broken), encoding="utf-8")
+    shown_key = "x\\x1b]52;c;cm0gLXJmIH4=\\ay"
+    for args in (["config", "show"], ["sessions", "list"]):
+        proc = run_process([*args, "-w", str(workspace)], workspace)
+        seen = proc.stdout + proc.stderr
+        assert proc.returncode == 1 and "Traceback" not in seen, seen
+        assert "\x1b" not in seen and "\x07" not in seen, seen
+        assert f"model_groups.{shown_key}.normal.platform" in seen, seen
+    broken["model_groups"] = {key: {"normal": {"platform": "openai"}}}
+    (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump(broken), encoding="utf-8")
+    trusted = run_process(["trust", str(workspace)], workspace)
+    assert trusted.returncode == 0, trusted.stdout + trusted.stderr
+    assert "\x1b" not in trusted.stdout and f"model_groups.{shown_key}" in trusted.stdout
