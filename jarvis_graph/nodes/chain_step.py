@@ -32,6 +32,7 @@ from jarvis_graph.nodes.confirm_tools import (
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import ChainState, ChainStepResult
 from jarvis_graph.tools.invoke import invoke_tool
+from jarvis_graph.tools.sub_runs import take_output_file
 
 
 class StepNode(Protocol):
@@ -152,7 +153,7 @@ def _run(
                 "tool_call_id": call_id,
                 "status": "error" if failed else "success",
                 "output": text,
-                "output_path": None,
+                "output_path": take_output_file(call_id),  # a file the tool saved itself
             },
         )
         if not failed:

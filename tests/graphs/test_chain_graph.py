@@ -20,7 +20,9 @@ from jarvis_graph.chains.catalog import BUILTIN_DIR
 from jarvis_graph.chains.spec import Chain, load_chain
 from jarvis_graph.checkpointing import open_checkpointer
 from jarvis_graph.context import JarvisContext
+from jarvis_graph.events import Event, get_event_bus
 from jarvis_graph.graphs.chain import build_chain_graph, compile_chain
+from jarvis_graph.tools.sub_runs import take_output_file
 from tests.support.snapshots import check_snapshot
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -340,3 +342,31 @@ def test_a_long_chain_runs_past_langgraphs_default_step_limit(
 
     assert report.startswith("Chain long completed: s0 succeeded,")
     assert "s39 succeeded." in report
+
+
+def test_a_steps_streamed_output_file_is_reported_with_its_result(
+    tmp_path: Path, workspace: Path, saver: Any
+) -> None:
+    """execute_script notes the file it streamed to; the chain reports it, as run_tools does."""
+    (workspace / ".jarvis").mkdir(exist_ok=True)
+    (workspace / ".jarvis" / "config.yaml").write_text("tool_output_limit: 300\n")
+    seen: list[dict[str, Any]] = []
+    get_event_bus("chain-output-test").subscribe(
+        Event.AFTER_TOOL_CALL, lambda _e, payload: seen.append(payload)
+    )
+    chain = chain_of(
+        tmp_path,
+        """
+        steps:
+          - id: count
+            tool: execute_script
+            args: {script: "seq 1 500"}
+        """,
+    )
+    run(chain, saver, workspace, confirm="never", event_bus="chain-output-test")
+
+    (after,) = seen
+    saved = Path(after["output_path"])
+    assert saved.parent == workspace.resolve() / ".jarvis" / "tool_outputs"
+    assert saved.read_text() == "".join(f"{n}\n" for n in range(1, 501))
+    assert take_output_file(after["tool_call_id"]) is None  # taken, not left behind
