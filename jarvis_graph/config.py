@@ -552,15 +552,19 @@ def held_settings(project: Path) -> dict[str, Any]:
     if _is_users_file(project):
         return {}
     data, _node = _load_yaml(project_config_path(project))
-    _kept, held = split_by_trust(data)
+    return split_by_trust(data)[1] | _held_mcp_json(project)
+
+
+def _held_mcp_json(project: Path) -> dict[str, Any]:
+    """``{".jarvis/mcp.json": servers}`` when the project has that file (all wait for trust)."""
     mcp_json = project_mcp_json_path(project)
-    if mcp_json.is_file():
-        try:
-            servers = json.loads(read_settings_file(mcp_json) or "").get("mcpServers")
-        except (ValueError, AttributeError):  # ConfigError included
-            servers = None  # reported when the servers are loaded
-        held[".jarvis/mcp.json"] = servers if isinstance(servers, dict) else {}
-    return held
+    if not mcp_json.is_file():
+        return {}
+    try:
+        servers = json.loads(read_settings_file(mcp_json) or "").get("mcpServers")
+    except (ValueError, AttributeError):  # ConfigError included
+        servers = None  # reported when the servers are loaded
+    return {".jarvis/mcp.json": servers if isinstance(servers, dict) else {}}
 
 
 SETTINGS_FILE_MAX_BYTES = 1_000_000
@@ -785,10 +789,11 @@ def _trusted_part(project: Path, data: dict[str, Any]) -> dict[str, Any]:
     """
     if project_trusted(project):
         return data
-    held = held_settings(project)
+    kept, held = split_by_trust(data)  # ``data`` is the file held_settings would read again
+    held |= _held_mcp_json(project)
     if held:
         announce_ignored(project.resolve(), sorted(held))
-    return split_by_trust(data)[0]
+    return kept
 
 
 def mask_secrets(data: Any) -> Any:
