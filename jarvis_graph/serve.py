@@ -118,12 +118,17 @@ def server_config(path: Path) -> dict[str, Any]:
 
 
 def _has_own_auth(path: Path) -> bool:
-    """Whether ``langgraph.json`` names an auth of its own (unreadable: no; reported later)."""
+    """Whether ``langgraph.json`` names an auth of its own (unreadable: no; reported later).
+
+    Jarvis' auth named there is not one: without a token it lets every caller in. An
+    ``auth`` without a ``path`` is none at all.
+    """
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(config, dict) and bool(config.get("auth"))
+    auth = config.get("auth") if isinstance(config, dict) else None
+    return isinstance(auth, dict) and auth.get("path") not in (None, "", AUTH_PATH)
 
 
 def check_exposure(options: ServeOptions) -> None:
@@ -131,7 +136,7 @@ def check_exposure(options: ServeOptions) -> None:
 
     Raises:
         ServeError: ``--host`` is not loopback, neither ``JARVIS_API_TOKEN`` nor an auth of
-            ``langgraph.json`` is set, and ``--allow-unauthenticated`` was not given.
+            ``langgraph.json``'s own is set, and ``--allow-unauthenticated`` was not given.
     """
     if options.host in LOOPBACK or options.allow_unauthenticated:
         return

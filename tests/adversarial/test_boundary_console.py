@@ -453,6 +453,23 @@ def test_serve_on_a_reachable_address_needs_a_token(
         assert "make serve-env" in done.stderr
 
 
+@pytest.mark.parametrize(
+    "auth",
+    [{"path": "jarvis_graph.api_auth:auth"}, {"disable_studio_auth": True}],
+    ids=["jarvis_auth", "no_auth_path"],
+)
+def test_a_langgraph_json_naming_jarvis_auth_or_none_still_needs_a_token(
+    workspace: Path, auth: dict[str, Any]
+) -> None:
+    """Only an auth of the file's own lets a reachable server go without Jarvis' token: named
+    there, Jarvis' auth without a token lets everyone in; without a path there is no auth."""
+    config = {"graphs": {"agent": "x:graph"}, "auth": auth}
+    (workspace / "langgraph.json").write_text(json.dumps(config))
+    done = run_process(["serve", "--host", "0.0.0.0"], cwd=workspace)  # noqa: S104
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "error: --host 0.0.0.0 lets other machines run tools" in done.stderr
+
+
 def test_serve_s_routes_outside_its_auth_need_its_token_or_refuse_pages(
     pg_url: str, redis_url: str, tmp_path: Path
 ) -> None:
