@@ -100,11 +100,17 @@ def _reap() -> bool:
             return True
 
 
-def end_all(main: int | None) -> dict[int, str]:
-    """Kill every descendant until none is left; the ones ended (``main`` aside)."""
+def end_all(main: int | None, subreaper: bool) -> dict[int, str]:
+    """Kill every descendant until none is left; the ones ended (``main`` aside).
+
+    A subreaper without a child has no descendant either (every orphan among them would
+    be its child): then /proc, whose scan grows with the machine's processes, is not read.
+    """
     ended: dict[int, str] = {}
     me = os.getpid()
     for _ in range(MAX_ROUNDS):
+        if subreaper and not _reap():
+            break
         found = descendants(me)  # named before they are killed: the report names them
         for pid, name in found.items():
             with contextlib.suppress(OSError):
@@ -126,7 +132,7 @@ def run(script: str, report: int) -> tuple[int | None, dict[int, str], bool]:
     The script's pid goes to ``report`` at once, as a first line: the agent records the
     script's process group (its pid) where a later run can end it.
     """
-    become_subreaper()  # where it cannot, the script's group is ended as before
+    subreaper = become_subreaper()  # where it cannot, the script's group is ended as before
     stopped = False
     status: int | None = None
     # The script gets default signal handling (Python ignores SIGPIPE; ``yes | head``
@@ -146,7 +152,7 @@ def run(script: str, report: int) -> tuple[int | None, dict[int, str], bool]:
         stopped = True
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, signal.SIG_IGN)  # a second stop must not interrupt the cleanup
-    return status, end_all(main), stopped
+    return status, end_all(main, subreaper), stopped
 
 
 def main(argv: list[str]) -> int:
