@@ -125,7 +125,7 @@ def _decision(
     call = {"id": call_id, "name": step.tool, "args": args}
     if not needs_human(call, services):
         return {"action": "approve"}
-    request = confirm_request(call, services.tools, services.workspace, services.settings)
+    request = confirm_request(call, services)
     request |= {"chain": chain.name, "step": step.id}
     if services.context.non_interactive:
         return {"action": "reject", "reason": nobody_asked(request)}

@@ -20,14 +20,12 @@ mode, and declined when nobody can be asked.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from jarvis_graph.config import Settings
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.messages import last_ai, pending_tool_calls
 from jarvis_graph.nodes.call_model import needs_human
@@ -60,12 +58,10 @@ def declined_protected(paths: list[str], non_interactive: bool) -> str:
 def confirm_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, Any]:
     """Interrupt for confirmations and questions, then apply the user's decisions."""
     services = services_of(runtime)
-    tools = services.tools
     pending = [c for c in pending_tool_calls(state["messages"]) if needs_human(c, services)]
     if not pending:
         return {}
-    ws, settings = services.workspace, services.settings
-    requests = [confirm_request(call, tools, ws, settings) for call in pending]
+    requests = [confirm_request(call, services) for call in pending]
     if services.context.non_interactive:  # nobody can confirm: decline, never run unconfirmed
         decisions = {r["id"]: {"action": "reject", "reason": nobody_asked(r)} for r in requests}
     else:
@@ -139,19 +135,13 @@ def route_after_confirm_tools(state: AgentState) -> Literal["run_tools", "call_m
     return "run_tools" if pending_tool_calls(state["messages"]) else "call_model"
 
 
-def confirm_request(
-    call: dict[str, Any],
-    tools: dict[str, Any],
-    workspace: Path | None = None,
-    settings: Settings | None = None,
-) -> dict[str, Any]:
+def confirm_request(call: dict[str, Any], services: RunServices) -> dict[str, Any]:
     """The request of the ``confirm_tools`` interrupt that asks about ``call``.
 
     ``targets`` lists the files the call writes (a front end always shows them whole) and
-    ``protected`` those of them that need the user's separate consent (with ``workspace``
-    and ``settings`` given).
+    ``protected`` those of them that need the user's separate consent.
     """
-    tool = tools.get(call["name"])
+    tool = services.tools.get(call["name"])
     question = tool is not None and asks_user(tool)
     args = call.get("args", {})
     request = {"id": call["id"], "name": call["name"], "args": args}
@@ -161,10 +151,9 @@ def confirm_request(
     targets = write_targets(tool, args)
     if targets:
         request["targets"] = targets
-    if targets and workspace is not None and settings is not None:
-        protected = protected_targets(tool, args, workspace, settings)
-        if protected:
-            request["protected"] = protected
+    protected = protected_targets(tool, args, services.workspace, services.settings)
+    if protected:
+        request["protected"] = protected
     return request
 
 
