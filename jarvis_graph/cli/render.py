@@ -22,11 +22,17 @@ _QUIET_EVENTS = {"before_tool_call", "after_tool_call", "before_model_call", "af
 class TerminalConsole(Console):
     """A rich console that shows control characters in printed text instead of sending them.
 
-    Escaping happens on the rendered segments, just before styles become escape codes: the
-    text of every segment (answers, tool output, ids, titles, table cells) goes through
-    :func:`~jarvis_graph.cli.visible.visible`, the console's own colours and cursor
-    controls (the live status line) are added after and reach the terminal as they are.
+    Every string printed (answers, tool output, ids, titles, table cells) goes through
+    :func:`~jarvis_graph.cli.visible.visible` before rich makes a ``Text`` of it, which
+    would drop BEL, BS, VT, FF and CR unseen; the text of ``Text`` objects built elsewhere
+    is escaped on the rendered segments, just before styles become escape codes. The
+    console's own colours and cursor controls (the live status line) are added after and
+    reach the terminal as they are.
     """
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        """``Console.render_str`` of ``text`` escaped (markup stays markup: no ``[`` added)."""
+        return super().render_str(visible(text), **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # a control segment is rich's own (cursor moves, line clears): never text of ours
@@ -44,7 +50,7 @@ def short(value: Any, limit: int = 160) -> str:
 class RunRenderer:
     """Consumes ``graph.stream(..., stream_mode=["messages", "updates", "custom"])``."""
 
-    def __init__(self, console: Console, verbose: bool = False) -> None:
+    def __init__(self, console: TerminalConsole, verbose: bool = False) -> None:
         self.console = console
         self.verbose = verbose
         self._buffer = ""
@@ -87,9 +93,7 @@ class RunRenderer:
     def _write(self, text: str) -> None:
         if text:
             self.streamed_text += text
-            # escaped before rich sees it: rich would drop BEL and CR silently, not show them
-            shown = visible(text)
-            self.console.print(shown, end="", markup=False, highlight=False, soft_wrap=True)
+            self.console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
 
     def _end_text(self) -> None:
         if self._in_text:

@@ -337,10 +337,10 @@ def test_a_crafted_key_in_a_project_config_is_shown_escaped_never_as_a_traceback
     broken = {"model_groups": {key: {"normal": {"platform": 5}}}}
     (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump(broken), encoding="utf-8")
     shown_key = "x\\x1b]52;c;cm0gLXJmIH4=\\ay"
-    for args in (["config", "show"], ["sessions", "list"]):
+    for args in (["config", "show"], ["sessions", "list"], ["run", "-n", "hi"]):
         proc = run_process([*args, "-w", str(workspace)], workspace)
         seen = proc.stdout + proc.stderr
-        assert proc.returncode == 1 and "Traceback" not in seen, seen
+        assert proc.returncode in (1, 2) and "Traceback" not in seen, seen
         assert "\x1b" not in seen and "\x07" not in seen, seen
         assert f"model_groups.{shown_key}.normal.platform" in seen, seen
     broken["model_groups"] = {key: {"normal": {"platform": "openai"}}}
@@ -348,3 +348,25 @@ def test_a_crafted_key_in_a_project_config_is_shown_escaped_never_as_a_traceback
     trusted = run_process(["trust", str(workspace)], workspace)
     assert trusted.returncode == 0, trusted.stdout + trusted.stderr
     assert "\x1b" not in trusted.stdout and f"model_groups.{shown_key}" in trusted.stdout
+
+
+def test_the_terminal_console_shows_what_rich_would_drop_and_keeps_its_markup() -> None:
+    import io
+
+    from rich.markup import escape
+    from rich.table import Table
+
+    from jarvis_graph.cli.render import TerminalConsole
+
+    out = io.StringIO()
+    console = TerminalConsole(file=out, force_terminal=True, width=200, highlight=False)
+    console.print(f"answer\rover{OSC52}", markup=False)
+    console.print(f"[bold]{escape('tit[le]')}\b\x0b\x0c[/]")
+    table = Table("id")
+    table.add_row(f"id{CLEAR}\r")
+    console.print(table)
+    raw = out.getvalue()
+    assert "\x07" not in raw and "\r" not in raw and "\x1b]52" not in raw and "\x1b[2J" not in raw
+    assert "answer\\rover\\x1b]52;c;cm0gLXJmIH4=\\a" in raw
+    assert "tit[le]\\b\\v\\f" in raw and "\x1b[1m" in raw  # our bold still reaches it
+    assert "id\\x1b[2J\\r" in raw
