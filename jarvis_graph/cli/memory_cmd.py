@@ -230,14 +230,10 @@ def _confirm_global(
     yes: bool,
 ) -> None:
     """Stop unless the user allows the global memories the import would write."""
-    wanted = set(tags or [])
-    count = sum(
-        1
-        for r in records  # the records import_records takes: these types, any of these tags
-        if r["type"] == "global_long_term"
-        and (not types or r["type"] in types)
-        and (not wanted or wanted & set(r["tags"]))
-    )
+    from jarvis_graph.memory.transfer import chosen_records  # deferred, as in import_
+
+    chosen = chosen_records(records, types, tags)  # the records import_records takes
+    count = sum(1 for r in chosen if r["type"] == "global_long_term")
     if not count or yes:
         return
     what = (

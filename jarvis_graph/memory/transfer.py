@@ -90,6 +90,21 @@ def read_jarvis_files(folder: Path, default_type: str) -> list[dict[str, Any]]:
     return _unique(records, folder)
 
 
+def chosen_records(
+    records: list[dict[str, Any]],
+    memory_types: list[str] | None = None,
+    tags: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """The ``records`` an import takes: of these types, with any of these tags (``None``: all)."""
+    wanted_tags = set(tags or [])
+    return [
+        r
+        for r in records
+        if (not memory_types or r["type"] in memory_types)
+        and (not wanted_tags or wanted_tags & set(r["tags"]))
+    ]
+
+
 def import_records(
     tiers: MemoryTiers,
     records: list[dict[str, Any]],
@@ -101,13 +116,7 @@ def import_records(
     if overwrite not in ("skip", "replace", "newer"):
         msg = f"unknown overwrite policy {overwrite!r}; use skip, replace or newer"
         raise MemoryInputError(msg)
-    wanted_tags = set(tags or [])
-    chosen = [
-        r
-        for r in records
-        if (not memory_types or r["type"] in memory_types)
-        and (not wanted_tags or wanted_tags & set(r["tags"]))
-    ]
+    chosen = chosen_records(records, memory_types, tags)
     existing = {r["id"]: r for r in tiers.records(sorted({r["type"] for r in chosen}))}
     report = ImportReport()
     to_save = []
