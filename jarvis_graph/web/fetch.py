@@ -117,8 +117,8 @@ _EMBEDDING_V4 = (
     ipaddress.ip_network("64:ff9b::/96"),  # NAT64 well-known prefix
 )
 """IPv6 forms whose last 32 bits are an IPv4 address the packets end up at (besides
-IPv4-mapped ``::ffff:0:0/96``, 6to4 ``2002::/16`` and Teredo, which :mod:`ipaddress`
-decodes)."""
+6to4 ``2002::/16`` and Teredo, which :mod:`ipaddress` decodes, and IPv4-mapped
+``::ffff:0:0/96``, which is the IPv4 address itself)."""
 _NEVER_PUBLIC = (
     ipaddress.ip_network("64:ff9b:1::/48"),  # NAT64 local use (RFC 8215): any IPv4 inside
     ipaddress.ip_network("fec0::/10"),  # site-local (deprecated, still routed as private)
@@ -126,10 +126,8 @@ _NEVER_PUBLIC = (
 
 
 def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
-    """The IPv4 addresses an IPv6 address carries and that traffic to it would reach."""
+    """The IPv4 addresses an IPv6 address that is not IPv4-mapped carries and reaches."""
     found: list[ipaddress.IPv4Address] = []
-    if address.ipv4_mapped is not None:
-        found.append(address.ipv4_mapped)
     if address.sixtofour is not None:
         found.append(address.sixtofour)
     if address.teredo is not None:
@@ -156,10 +154,6 @@ def is_public_address(address: IPAddress) -> bool:
     return address.is_global and not address.is_multicast
 
 
-def _blocked(address: IPAddress) -> bool:
-    return not is_public_address(address)
-
-
 def resolve(host: str, port: int, allow_private: bool) -> str:
     """The address to connect to for ``host``, after checking every address it has.
 
@@ -175,7 +169,7 @@ def resolve(host: str, port: int, allow_private: bool) -> str:
     addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
     if not allow_private:
         for address in addresses:
-            if _blocked(address):
+            if not is_public_address(address):
                 msg = (
                     f"{host} resolves to {address}, a loopback, private or reserved address; "
                     "read_webpage reaches public addresses only (the config's `web.allow_hosts` "
