@@ -85,7 +85,15 @@ def _typed(serde: Any, value: Any) -> list[str]:
     return [kind, base64.b64encode(data).decode("ascii")]
 
 
-def _untyped(serde: Any, typed: list[str]) -> Any:
+def _untyped(serde: Any, typed: Any) -> Any:
+    """The value of a ``[kind, base64]`` pair of an export file (data from elsewhere).
+
+    Raises:
+        ValueError: ``typed`` is not such a pair, or its data does not decode.
+    """
+    if not (isinstance(typed, list) and len(typed) == 2 and all(isinstance(p, str) for p in typed)):
+        msg = "a stored value is not a [kind, base64] pair"
+        raise ValueError(msg)
     return serde.loads_typed((typed[0], base64.b64decode(typed[1])))
 
 

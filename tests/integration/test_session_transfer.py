@@ -139,6 +139,11 @@ def test_an_import_skips_sessions_the_store_has_unless_told_to_replace(
             '{"thread_id": "x", "checkpoint": ["msgpack", "!!"], "metadata": ["json", "e30="]}\n',
             "cannot be read",
         ),
+        (
+            '{"format": "jarvis-graph-sessions", "version": 1}\n'
+            '{"thread_id": "x", "checkpoint": ["msgpack"]}\n',
+            "cannot be read (a stored value is not a [kind, base64] pair)",
+        ),
     ],
 )
 def test_a_bad_export_file_is_a_clear_error_and_imports_nothing(
