@@ -16,7 +16,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -31,29 +30,9 @@ import pytest
 from jarvis_graph.config import Settings
 from jarvis_graph.documents.extract import DocumentError, Limits, extract
 from jarvis_graph.task_presets import TaskPresetError, load_presets
-from tests.support.cli import invoke, jarvis_cmd, run_process, write_script
+from tests.support.cli import invoke, jarvis_cmd, run_limited, run_process, write_script
 
 GB = 1 << 30
-
-
-def run_limited(
-    args: list[str], cwd: Path, timeout: float = 90, memory: int | None = None
-) -> subprocess.CompletedProcess[str]:
-    """A command in a new process, under a timeout and (optionally) an address-space limit."""
-
-    def limit() -> None:
-        if memory is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-
-    return subprocess.run(
-        args,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        preexec_fn=limit,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def no_traceback(done: subprocess.CompletedProcess[str]) -> None:

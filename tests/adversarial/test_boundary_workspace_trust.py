@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,7 +24,7 @@ import yaml
 from jarvis_graph.config import load_settings
 from jarvis_graph.tools.base import ToolEnv, ToolInputError
 from jarvis_graph.tools.builtin import read_code_impl
-from tests.support.cli import invoke, jarvis_cmd, run_process, write_script
+from tests.support.cli import invoke, jarvis_cmd, run_limited, run_process, write_script
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.terminal import Terminal
 
@@ -293,17 +291,8 @@ def test_a_settings_file_of_gigabytes_is_refused_unread(
         handle.truncate(2 << 30)  # sparse: no disk used
     script = write_script(tmp_path / "s.yaml", [{"text": f"Hello. {MARKER}"}])
     args = ["run", "-n", "--platform", "scripted", "--script", str(script), "hi"]
-    memory = 3 << 29  # 1.5 GB
 
-    done = subprocess.run(
-        [*jarvis_cmd(), *args],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory)),
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    done = run_limited([*jarvis_cmd(), *args], workspace, timeout=60, memory=3 << 29)  # 1.5 GB
 
     output = done.stdout + done.stderr
     assert "Traceback" not in output

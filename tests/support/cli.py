@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -41,5 +42,25 @@ def run_process(
         capture_output=True,
         text=True,
         timeout=timeout,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def run_limited(
+    args: list[str], cwd: Path, timeout: float = 90, memory: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A command in a new process, under a timeout and (optionally) an address-space limit."""
+
+    def limit() -> None:
+        if memory is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    return subprocess.run(
+        args,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=limit,
         env={**os.environ, "COLUMNS": "200"},
     )
