@@ -176,3 +176,25 @@ def owned_file(base: Path, rel: str | Path) -> Path:
     else:
         os.close(fd)  # new, so no one holds a lock on it yet
     return path
+
+
+def read_owned_tail(path: Path, most: int) -> bytes | None:
+    """The last ``most`` bytes of a file Jarvis wrote for itself (a server's log), or ``None``.
+
+    Read back only if it is what Jarvis would have written to: a regular file, itself and
+    its folders no link (a repository's ``.jarvis/mcp_logs/x.log -> ~/.aws/credentials``
+    would otherwise be quoted in an error), and never more than ``most`` bytes of it.
+    ``None`` when it is missing or not such a file.
+    """
+    base, rel = split_owned(path)
+    try:
+        check_owned(base, rel.parent)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:  # missing, a link (ELOOP), or a folder of it a link (OwnedPathError)
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        handle.seek(max(0, info.st_size - most))
+        return handle.read(most)

@@ -30,7 +30,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import InitializeResult
 
 from jarvis_graph.config import McpServerSpec
-from jarvis_graph.owned_paths import open_owned, split_owned
+from jarvis_graph.owned_paths import open_owned, read_owned_tail, split_owned
 from jarvis_graph.secrets import redact_url, redact_urls
 from jarvis_graph.tools.mcp_config import expand_vars
 
@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 PING_TIMEOUT = 5.0
 CLOSE_TIMEOUT = 10.0
+LOG_TAIL_BYTES = 4096
+"""Of a server's log, the end read for the last lines quoted when it fails (it may be huge)."""
 
 
 class McpError(Exception):
@@ -295,9 +297,10 @@ class McpHub:
     def _last_output(self, spec: McpServerSpec) -> str:
         """``; its last output: ...; full log: <file>`` for a stdio server ("" for others)."""
         log = self._log_path(spec)
-        if spec.type != "stdio" or not log.is_file():
+        data = read_owned_tail(log, LOG_TAIL_BYTES) if spec.type == "stdio" else None
+        if data is None:
             return ""
-        tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+        tail = data.decode("utf-8", errors="replace").strip().splitlines()[-3:]
         said = f"; its last output: {' | '.join(tail)}" if tail else ""
         return f"{said}; full log: {log}"
 

@@ -11,8 +11,10 @@ the SQLite stores' ``-wal``/``-shm`` included).
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +196,34 @@ def test_checking_a_store_another_connection_holds_keeps_its_locks(tmp_path: Pat
     writer = subprocess.run([sys.executable, "-c", other, str(db)], capture_output=True, text=True)
     conn.execute("COMMIT")
     assert writer.returncode != 0 and "database is locked" in writer.stderr
+
+
+def _user_mcp_server(name: str, code: str) -> None:
+    """A stdio MCP server in the user's own mcp.json (trusted in every workspace)."""
+    home = Path(os.environ["JARVIS_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    server = {"command": sys.executable, "args": ["-c", code]}
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": {name: server}}), encoding="utf-8")
+
+
+def test_a_planted_mcp_log_link_is_never_read_back_into_an_error(
+    workspace: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = TOPSECRET-4711\n", encoding="utf-8")
+    (workspace / ".jarvis" / "mcp_logs").mkdir(parents=True)
+    (workspace / ".jarvis" / "mcp_logs" / "srv.log").symlink_to(secret)
+    _user_mcp_server("srv", "print(1)")
+    proc = run_process(["mcp", "list", "-w", str(workspace)], workspace)
+    seen = proc.stdout + proc.stderr
+    assert "symbolic link" in seen, seen
+    assert "TOPSECRET-4711" not in seen
+
+
+def test_a_failed_mcp_server_still_shows_the_end_of_its_own_log(workspace: Path) -> None:
+    code = "import sys; sys.stderr.write('x' * 200000 + '\\nlast words\\n'); sys.exit(3)"
+    _user_mcp_server("srv", code)
+    proc = run_process(["mcp", "list", "-w", str(workspace)], workspace)
+    seen = " ".join((proc.stdout + proc.stderr).split())
+    assert "its last output:" in seen and "| last words; full log:" in seen, seen
+    assert "x" * 5000 not in seen.replace(" ", "")  # the tail only, not 200 kB of log
