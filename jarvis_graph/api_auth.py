@@ -242,6 +242,25 @@ http_app = Starlette(middleware=[Middleware(TokenGate)])
 which LangGraph puts around all of its own routes."""
 
 
+def guard_config(config: dict[str, Any]) -> dict[str, Any]:
+    """``config``, a ``langgraph.json``, with Jarvis' auth set in it unless it names its own.
+
+    The auth is :data:`auth`, with Studio's sign-in off (``langgraph dev`` would otherwise
+    accept it from anyone); no web page of another origin may read the answers
+    (``http.cors``: the default grants every origin). With Jarvis' auth, the custom app
+    (``http.app``) is :data:`http_app`, which asks for the same token on the routes
+    LangGraph answers outside its auth; an app of the file's own keeps them as it decides.
+    What the file sets itself is kept.
+    """
+    guard = config.setdefault("auth", {"path": AUTH_PATH, "disable_studio_auth": True})
+    http = config.setdefault("http", {})
+    if isinstance(http, dict):
+        http.setdefault("cors", {"allow_origins": []})
+        if isinstance(guard, dict) and guard.get("path") == AUTH_PATH:
+            http.setdefault("app", APP_PATH)
+    return config
+
+
 def _refuse(exc: ContextRefused) -> Auth.exceptions.HTTPException:
     return Auth.exceptions.HTTPException(status_code=403, detail=str(exc))
 

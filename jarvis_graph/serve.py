@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jarvis_graph.api_auth import APP_PATH, AUTH_PATH, OPEN_ENV, TOKEN_ENV, TOKEN_HEADER
+from jarvis_graph.api_auth import AUTH_PATH, OPEN_ENV, TOKEN_ENV, TOKEN_HEADER, guard_config
 from jarvis_graph.checkpointing import (
     error_reason,
     open_postgres_checkpointer,
@@ -89,10 +89,9 @@ def server_config(path: Path) -> dict[str, Any]:
     """``langgraph.json`` read and checked, with the project's checkpointer set in it.
 
     Unless the file names its own, the auth is Jarvis' (:mod:`jarvis_graph.api_auth`: the
-    token of ``JARVIS_API_TOKEN``, and the context a caller may set), with Studio's sign-in
-    off, and no web page of another origin may read the answers (``http.cors``). With
-    Jarvis' auth, the custom app (``http.app``) is :data:`jarvis_graph.api_auth.http_app`,
-    which asks for the same token on LangGraph's routes outside its auth (all but ``/ok``).
+    token of ``JARVIS_API_TOKEN``, and the context a caller may set), on every route but
+    ``/ok``, and no web page of another origin may read the answers
+    (:func:`jarvis_graph.api_auth.guard_config`).
     """
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
@@ -106,15 +105,7 @@ def server_config(path: Path) -> dict[str, Any]:
     if config.get("node_version"):
         raise ServeError(f"{path} declares JavaScript graphs; jarvis serve runs Python graphs")
     config.setdefault("checkpointer", {"path": CHECKPOINTER_PATH})
-    auth = config.setdefault("auth", {"path": AUTH_PATH, "disable_studio_auth": True})
-    http = config.setdefault("http", {})
-    if isinstance(http, dict):
-        http.setdefault("cors", {"allow_origins": []})
-        if isinstance(auth, dict) and auth.get("path") == AUTH_PATH:
-            # Jarvis' token on the routes LangGraph answers outside its auth too (an app of
-            # the file's own keeps them as that app decides)
-            http.setdefault("app", APP_PATH)
-    return config
+    return guard_config(config)
 
 
 def _has_own_auth(path: Path) -> bool:

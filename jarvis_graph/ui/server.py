@@ -39,7 +39,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from jarvis_graph.api_auth import APP_PATH, AUTH_PATH, TOKEN_HEADER
+from jarvis_graph.api_auth import TOKEN_HEADER, guard_config
 from jarvis_graph.memory.router import GLOBAL, workspace_namespace
 from jarvis_graph.owned_paths import OwnedPathError, owned_dir, write_owned
 from jarvis_graph.ui.sessions import CHECKPOINTER_PATH
@@ -285,11 +285,7 @@ def langgraph_config(path: Path) -> Path:
         "store": {"path": "jarvis_graph.memory.router.memory_store"},
         # the project's session store: console sessions are jarvis sessions too
         "checkpointer": {"path": CHECKPOINTER_PATH},
-        # only callers with the server's token (the console); Studio's own sign-in, which
-        # langgraph dev would otherwise accept from anyone, is off
-        "auth": {"path": AUTH_PATH, "disable_studio_auth": True},
-        # no page of any origin may read its answers (the default grants every origin); the
-        # app asks for the token on the routes LangGraph answers outside its auth too
-        "http": {"cors": {"allow_origins": []}, "app": APP_PATH},
     }
+    # only callers with the server's token (the console), on every route
+    guard_config(config)
     return write_owned(path.parent, path.name, json.dumps(config, indent=2) + "\n")
