@@ -210,17 +210,15 @@ def break_lock(saver: Any, thread_id: str) -> Holder | None:
         return None
     conn = _connect(Path(store))
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(_SCHEMA)
-        row = conn.execute(
-            "SELECT pid, host, start, since FROM thread_locks WHERE thread_id = ?", (thread_id,)
-        ).fetchone()
-        holder = Holder(int(row[0]), str(row[1]), str(row[2]), float(row[3])) if row else None
+        holder = _holder(conn, thread_id)
         if holder is not None and holder.host == socket.gethostname() and holder.alive():
             conn.execute("ROLLBACK")
             raise LiveHolderError(thread_id, holder)
         conn.execute("DELETE FROM thread_locks WHERE thread_id = ?", (thread_id,))
         conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        msg = f"cannot unlock session {thread_id} in {store}: {exc}"
+        raise CheckpointError(msg) from exc
     finally:
         conn.close()
     return holder
@@ -253,16 +251,25 @@ def _connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(str(path), timeout=30, isolation_level=None)
 
 
+def _holder(conn: sqlite3.Connection, thread_id: str) -> Holder | None:
+    """``thread_id``'s lock row, read in a transaction that holds the write lock.
+
+    The caller writes (or rolls back) under the same lock: no other process changes the row
+    in between.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(_SCHEMA)
+    row = conn.execute(
+        "SELECT pid, host, start, since FROM thread_locks WHERE thread_id = ?", (thread_id,)
+    ).fetchone()
+    return Holder(int(row[0]), str(row[1]), str(row[2]), float(row[3])) if row else None
+
+
 def _acquire_sqlite(path: Path, thread_id: str, me: Holder) -> Holder | None:
     """Write this process's lock row; the stale row taken over, if any."""
     conn = _connect(path)
     try:
-        conn.execute("BEGIN IMMEDIATE")  # read and write under one write lock: no race
-        conn.execute(_SCHEMA)
-        row = conn.execute(
-            "SELECT pid, host, start, since FROM thread_locks WHERE thread_id = ?", (thread_id,)
-        ).fetchone()
-        old = Holder(int(row[0]), str(row[1]), str(row[2]), float(row[3])) if row else None
+        old = _holder(conn, thread_id)
         if old is not None and not old.same_process(me) and old.alive():
             conn.execute("ROLLBACK")
             raise ThreadBusyError(thread_id, old)

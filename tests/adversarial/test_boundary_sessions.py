@@ -445,6 +445,18 @@ def test_unlock_refuses_the_lock_of_a_live_run_on_this_host(
     assert _locks(workspace, thread) == []
 
 
+def test_unlock_on_a_store_with_a_broken_lock_table_is_one_clear_error(
+    workspace: Path, tmp_path: Path
+) -> None:
+    thread = _new_thread(workspace, tmp_path)
+    with sqlite3.connect(workspace / ".jarvis" / "sessions.sqlite") as db:
+        db.executescript("DROP TABLE thread_locks; CREATE TABLE thread_locks (x);")
+
+    refused = run_process(["sessions", "unlock", thread], cwd=workspace)
+
+    _one_error_line(refused, f"cannot unlock session {thread}", "no such column")
+
+
 def test_an_import_does_not_replace_a_session_a_live_run_holds(
     workspace: Path, tmp_path: Path
 ) -> None:
