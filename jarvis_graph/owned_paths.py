@@ -23,6 +23,7 @@ from pathlib import Path
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class OwnedPathError(OSError):
@@ -103,7 +104,10 @@ def _walk(path: Path, rel: Path, create: bool) -> Path:
 def open_owned(base: Path, rel: str | Path, flags: int = os.O_WRONLY | os.O_CREAT) -> int:
     """A descriptor of the file ``base/rel`` (created ``0600``), its folders by :func:`owned_dir`.
 
-    The file itself is opened with ``O_NOFOLLOW``: a link in its place is refused.
+    The file itself is opened with ``O_NOFOLLOW``: a link in its place is refused. So is
+    anything but a regular file (a FIFO planted there would block the open for good, a
+    device would take what is written): the open does not wait (``O_NONBLOCK``, which a
+    regular file ignores) and what was opened is checked.
 
     Raises:
         OwnedPathError: The file or one of its folders is a link (or the wrong kind).
@@ -112,11 +116,17 @@ def open_owned(base: Path, rel: str | Path, flags: int = os.O_WRONLY | os.O_CREA
     folder = owned_dir(base, rel.parent)
     path = folder / rel.name
     try:
-        return os.open(path, flags | _NOFOLLOW, FILE_MODE)
+        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK, FILE_MODE)
     except OSError as exc:
         if os.path.islink(path):  # ELOOP from O_NOFOLLOW
             raise _refuse(path, "link") from None
+        if not os.path.isfile(path) and os.path.exists(path):  # a FIFO no one reads: ENXIO
+            raise _refuse(path, "not a regular file") from None
         raise exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _refuse(path, "not a regular file")
+    return fd
 
 
 def write_owned(
@@ -189,7 +199,7 @@ def read_owned_tail(path: Path, most: int) -> bytes | None:
     base, rel = split_owned(path)
     try:
         check_owned(base, rel.parent)
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
     except OSError:  # missing, a link (ELOOP), or a folder of it a link (OwnedPathError)
         return None
     with os.fdopen(fd, "rb") as handle:

@@ -227,3 +227,14 @@ def test_a_failed_mcp_server_still_shows_the_end_of_its_own_log(workspace: Path)
     seen = " ".join((proc.stdout + proc.stderr).split())
     assert "its last output:" in seen and "| last words; full log:" in seen, seen
     assert "x" * 5000 not in seen.replace(" ", "")  # the tail only, not 200 kB of log
+
+
+def test_a_planted_fifo_in_place_of_an_owned_file_is_refused_not_waited_on(
+    workspace: Path,
+) -> None:
+    (workspace / ".jarvis" / "mcp_logs").mkdir(parents=True)
+    os.mkfifo(workspace / ".jarvis" / "mcp_logs" / "srv.log")  # no one ever reads it
+    _user_mcp_server("srv", "print(1)")
+    proc = run_process(["mcp", "list", "-w", str(workspace)], workspace, timeout=60)
+    seen = " ".join((proc.stdout + proc.stderr).split())
+    assert "srv.log is not a regular file" in seen, seen
