@@ -188,18 +188,19 @@ def owned_file(base: Path, rel: str | Path) -> Path:
     return path
 
 
-def read_owned_tail(path: Path, most: int) -> bytes | None:
-    """The last ``most`` bytes of a file Jarvis wrote for itself (a server's log), or ``None``.
+def read_owned_tail(base: Path, rel: str | Path, most: int) -> bytes | None:
+    """The last ``most`` bytes of the file ``base/rel`` Jarvis writes to, or ``None``.
 
     Read back only if it is what Jarvis would have written to: a regular file, itself and
-    its folders no link (a repository's ``.jarvis/mcp_logs/x.log -> ~/.aws/credentials``
-    would otherwise be quoted in an error), and never more than ``most`` bytes of it.
-    ``None`` when it is missing or not such a file.
+    its folders below ``base`` no link (a repository's ``.jarvis/mcp_logs/x.log ->
+    ~/.aws/credentials`` would otherwise be quoted in an error), and never more than
+    ``most`` bytes of it (a server's log, someone's exclude file, may be huge). ``None``
+    when it is missing or not such a file.
     """
-    base, rel = split_owned(path)
+    rel = Path(rel)
     try:
         check_owned(base, rel.parent)
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+        fd = os.open(Path(base) / rel, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
     except OSError:  # missing, a link (ELOOP), or a folder of it a link (OwnedPathError)
         return None
     with os.fdopen(fd, "rb") as handle:

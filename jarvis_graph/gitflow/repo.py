@@ -9,7 +9,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from jarvis_graph.owned_paths import OwnedPathError, owned_dir, write_owned
+from jarvis_graph.owned_paths import OwnedPathError, owned_dir, read_owned_tail, write_owned
 from jarvis_graph.secrets import is_secret_path, unnamed_environment
 
 IGNORE_LINE = ".jarvis/"
@@ -152,8 +152,8 @@ def ensure_excluded(root: Path) -> Path | None:
     exclude = base / rel
     try:
         # a last line without its newline gets one: the line appended stands on its own
-        text = exclude.read_bytes() if exclude.is_file() and not exclude.is_symlink() else b""
-        sep = "\n" if text and not text.endswith(b"\n") else ""
+        last = read_owned_tail(base, rel, 1)
+        sep = "\n" if last and last != b"\n" else ""
         write_owned(base, rel, f"{sep}{IGNORE_LINE}\n", append=True)
     except OwnedPathError as exc:
         raise GitError(str(exc)) from None

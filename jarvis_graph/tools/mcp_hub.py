@@ -297,7 +297,7 @@ class McpHub:
     def _last_output(self, spec: McpServerSpec) -> str:
         """``; its last output: ...; full log: <file>`` for a stdio server ("" for others)."""
         log = self._log_path(spec)
-        data = read_owned_tail(log, LOG_TAIL_BYTES) if spec.type == "stdio" else None
+        data = read_owned_tail(*split_owned(log), LOG_TAIL_BYTES) if spec.type == "stdio" else None
         if data is None:
             return ""
         tail = data.decode("utf-8", errors="replace").strip().splitlines()[-3:]
