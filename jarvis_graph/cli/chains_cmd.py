@@ -50,6 +50,8 @@ def _source(catalog: Any, name: str, workspace: Path) -> str:
 @app.command("list")
 def list_chains(workspace: Path | None = o.Workspace) -> None:
     """List the chains: name, source, steps, description; then the ones that cannot run."""
+    from rich.markup import escape
+
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.driver import console
 
@@ -64,7 +66,8 @@ def list_chains(workspace: Path | None = o.Workspace) -> None:
     if not catalog.chains:
         console.print("no chains; put YAML files in .jarvis/chains/ (README: Tool chains)")
     for problem in problems:
-        console.print(f"[yellow]problem:[/] {problem}", markup=True, highlight=False)
+        # text, never markup: a problem quotes the chain file ("[link=...]" would be a link)
+        console.print(f"[yellow]problem:[/] {escape(str(problem))}", highlight=False)
 
 
 @app.command("show")

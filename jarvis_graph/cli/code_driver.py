@@ -91,7 +91,7 @@ def run_code(
             )
             return code
     except (CodeRunError, GitError, ConfigError, CheckpointError, PlatformError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")  # may quote the repository
         return EXIT_ERROR
 
 

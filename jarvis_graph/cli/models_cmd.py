@@ -18,6 +18,7 @@ app = typer.Typer(help="Model platforms and model groups.", no_args_is_help=True
 @app.command("list")
 def list_models(workspace: Path | None = o.Workspace) -> None:
     """List registered platforms (plugins included) and the configured model groups."""
+    from rich.markup import escape
     from rich.table import Table
 
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
@@ -32,12 +33,12 @@ def list_models(workspace: Path | None = o.Workspace) -> None:
         table.add_row(info.name, info.source, info.description)
     console.print(table)
     for note in plugin_errors():
-        console.print(f"[yellow]warning:[/] {note}")
+        console.print(f"[yellow]warning:[/] {escape(str(note))}")
     console.print(_local_models_table())
     try:
         settings = load_settings((workspace or Path.cwd()).resolve())
-    except ConfigError as exc:
-        console.print(f"[red]error:[/] {exc}")
+    except ConfigError as exc:  # text, never markup: a project's keys are in it
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(1) from None
     groups = Table("group", "role", "platform", "model", "base_url", "key variable")
     for name, roles in settings.model_groups.items():

@@ -370,3 +370,17 @@ def test_the_terminal_console_shows_what_rich_would_drop_and_keeps_its_markup() 
     assert "answer\\rover\\x1b]52;c;cm0gLXJmIH4=\\a" in raw
     assert "tit[le]\\b\\v\\f" in raw and "\x1b[1m" in raw  # our bold still reaches it
     assert "id\\x1b[2J\\r" in raw
+
+
+def test_text_quoted_from_a_repositorys_files_is_never_taken_as_markup(workspace: Path) -> None:
+    linked = "[link=http://evil.example]read_code[/link]"  # rich markup: a hidden OSC 8 link
+    chains = workspace / ".jarvis" / "chains"
+    chains.mkdir(parents=True)
+    chain = {"description": "d", "steps": [{"id": "one", "tool": linked, "args": {"path": "x"}}]}
+    (chains / "evil.yaml").write_text(yaml.safe_dump(chain), encoding="utf-8")
+    listed = run_process(["chains", "list", "-w", str(workspace)], workspace)
+    assert f"unknown tool '{linked}'" in " ".join(listed.stdout.split()), listed.stdout
+    config = {"model_groups": {linked: {"normal": {"platform": 5}}}}
+    (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    models = run_process(["models", "list", "-w", str(workspace)], workspace)
+    assert f"model_groups.{linked}.normal.platform" in " ".join(models.stdout.split())
