@@ -34,31 +34,35 @@ from jarvis_graph.checkpoint_async import ThreadedAsyncSaver
 class PooledPostgresSaver(ThreadedAsyncSaver, PostgresSaver):
     """A ``PostgresSaver`` on a ``ConnectionPool``: no process-wide lock, async in threads."""
 
-    _batch: tuple[int, Any] | None = None
-    """The thread inside :meth:`transaction` and the connection its writes go to."""
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._batches: dict[int, Any] = {}
+        """Per thread inside :meth:`transaction`: the connection its writes go to."""
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Every write of the block (in this thread) in one transaction: all kept, or none.
 
         The block's statements run on one pooled connection, in a transaction the server
-        rolls back if this process dies; other threads go on with connections of their own.
+        rolls back if this process dies; other threads go on with connections of their own,
+        in blocks of their own too.
         """
         if not isinstance(self.conn, ConnectionPool):
             msg = "PooledPostgresSaver.transaction needs a connection pool"
             raise TypeError(msg)
+        me = threading.get_ident()
         with self.conn.connection() as conn, conn.transaction():
-            self._batch = (threading.get_ident(), conn)
+            self._batches[me] = conn
             try:
                 yield
             finally:
-                self._batch = None
+                del self._batches[me]
 
     @contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Cursor[DictRow]]:
-        batch = self._batch
-        if batch is not None and batch[0] == threading.get_ident():
-            with batch[1].cursor(binary=True, row_factory=dict_row) as cur:
+        batch = self._batches.get(threading.get_ident())
+        if batch is not None:
+            with batch.cursor(binary=True, row_factory=dict_row) as cur:
                 yield cur
             return
         if self.pipe is not None or not isinstance(self.conn, ConnectionPool):

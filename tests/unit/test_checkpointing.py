@@ -86,3 +86,36 @@ def test_a_malformed_postgres_url_is_a_clear_error_without_its_password(tmp_path
             pass
     assert "postgresql://[bad/db" in str(caught.value)
     assert "s3cret" not in str(caught.value)
+
+
+def test_transactions_of_two_threads_on_one_postgres_store_stay_apart(
+    pg_url: str, tmp_path: Path
+) -> None:
+    import threading
+
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    def put(saver: Any, thread: str) -> None:
+        config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        saver.put(config, empty_checkpoint(), {}, {})
+
+    with open_checkpointer(tmp_path, pg_url) as saver:
+        first_in, second_in, first_done = threading.Event(), threading.Event(), threading.Event()
+
+        def second() -> None:
+            first_in.wait(10)
+            with saver.transaction():
+                second_in.set()
+                first_done.wait(10)
+                put(saver, "kept")
+
+        other = threading.Thread(target=second)
+        other.start()
+        with pytest.raises(RuntimeError), saver.transaction():
+            first_in.set()
+            second_in.wait(10)
+            put(saver, "rolled-back")
+            first_done.set()
+            raise RuntimeError  # this block's writes are undone, whatever the other does
+        other.join(10)
+        assert [t.config["configurable"]["thread_id"] for t in saver.list(None)] == ["kept"]
