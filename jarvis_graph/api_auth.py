@@ -101,9 +101,16 @@ def check_remote_context(context: Mapping[str, Any] | None, where: str = "contex
         raise ContextRefused(msg)
     pinned = os.environ.get(PINNED_WORKSPACE_ENV, "")
     given = context.get("workspace")
-    if pinned and given is not None and Path(str(given)).resolve() != Path(pinned).resolve():
+    if pinned and given is not None and not _same_folder(str(given), pinned):
         msg = f"{where} names workspace {given!r}; this server runs tasks in {pinned} only"
         raise ContextRefused(msg)
+
+
+def _same_folder(given: str, pinned: str) -> bool:
+    try:
+        return Path(given).resolve() == Path(pinned).resolve()
+    except (OSError, ValueError, RuntimeError):  # a NUL byte, a loop of links: not it
+        return False
 
 
 class ApiUser(dict[str, Any], BaseUser):

@@ -395,6 +395,19 @@ def test_the_context_rule_is_one_allowlist() -> None:
     assert set(REMOTE_CONTEXT_FIELDS) <= set(JarvisContext.__dataclass_fields__)
 
 
+def test_a_workspace_that_is_no_path_is_refused_as_another_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jarvis_graph.api_auth import PINNED_WORKSPACE_ENV, ContextRefused, check_remote_context
+
+    monkeypatch.setenv(PINNED_WORKSPACE_ENV, str(tmp_path))
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    check_remote_context({"workspace": str(tmp_path)})
+    for given in ("a\x00b", str(tmp_path / "loop")):  # a 403 that names it, not a 500
+        with pytest.raises(ContextRefused, match="runs tasks in"):
+            check_remote_context({"workspace": given})
+
+
 CALLER_ROUND_TRIP = """
 import asyncio, json, os
 from jarvis_graph.api_auth import authenticate
