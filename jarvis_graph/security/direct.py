@@ -23,6 +23,7 @@ from jarvis_graph.security.scanner import (
     ScanResult,
     scan_path,
 )
+from jarvis_graph.visible_text import visible
 
 
 def languages(value: str) -> tuple[str, ...]:
@@ -61,8 +62,8 @@ def write_report(text: str, output: Path | None) -> None:
     Raises:
         ScanInputError: ``output`` cannot be written (the reason is in the message).
     """
-    if output is None:
-        print(text)
+    if output is None:  # a terminal: the quoted code and file names may hold escapes
+        print(visible(text))
         return
     try:
         output.parent.mkdir(parents=True, exist_ok=True)

@@ -384,3 +384,17 @@ def test_text_quoted_from_a_repositorys_files_is_never_taken_as_markup(workspace
     (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     models = run_process(["models", "list", "-w", str(workspace)], workspace)
     assert f"model_groups.{linked}.normal.platform" in " ".join(models.stdout.split())
+
+
+def test_a_scan_report_on_stdout_shows_the_scanned_codes_escapes_escaped(workspace: Path) -> None:
+    code = f"int main(void) {{ char b[8]; gets(b); /* {OSC52} */ return 0; }}\n"
+    (workspace / f"evil{CLEAR}.c").write_text(code, encoding="utf-8")
+    shown = {}
+    for fmt in ("md", "json"):
+        proc = run_process(["sec", "scan", ".", "-f", fmt], workspace)
+        assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+        assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout, proc.stdout
+        shown[fmt] = proc.stdout
+    assert "evil\\x1b[2J.c" in shown["md"]
+    assert "/* \\x1b]52;c;cm0gLXJmIH4=\\a */" in shown["md"]
+    assert json.loads(shown["json"])["summary"]["total"] == 1  # JSON stays JSON
