@@ -95,7 +95,8 @@ def main() -> None:
         raise SystemExit(1) from None
     except ValueError as exc:
         # a broken config (a project's file holds anything) where a command does not catch
-        # it; the module is loaded when its error was raised, so this import costs nothing
+        # it
+        # deferred: the module is loaded when its error was raised, so this costs nothing
         from jarvis_graph.config import ConfigError
 
         if not isinstance(exc, ConfigError):

@@ -230,7 +230,8 @@ def _confirm_global(
     yes: bool,
 ) -> None:
     """Stop unless the user allows the global memories the import would write."""
-    from jarvis_graph.memory.transfer import chosen_records  # deferred, as in import_
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.memory.transfer import chosen_records
 
     chosen = chosen_records(records, types, tags)  # the records import_records takes
     count = sum(1 for r in chosen if r["type"] == "global_long_term")
