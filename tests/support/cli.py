@@ -35,19 +35,11 @@ def run_process(
     args: list[str], cwd: Path, input: str = "", timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """Run the CLI as a separate process (environment inherited: HOME is the test's)."""
-    return subprocess.run(
-        [*jarvis_cmd(), *args],
-        cwd=cwd,
-        input=input,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    return run_limited([*jarvis_cmd(), *args], cwd, timeout=timeout, input=input)
 
 
 def run_limited(
-    args: list[str], cwd: Path, timeout: float = 90, memory: int | None = None
+    args: list[str], cwd: Path, timeout: float = 90, memory: int | None = None, input: str = ""
 ) -> subprocess.CompletedProcess[str]:
     """A command in a new process, under a timeout and (optionally) an address-space limit."""
 
@@ -58,9 +50,10 @@ def run_limited(
     return subprocess.run(
         args,
         cwd=cwd,
+        input=input,
         capture_output=True,
         text=True,
         timeout=timeout,
-        preexec_fn=limit,
+        preexec_fn=limit if memory is not None else None,
         env={**os.environ, "COLUMNS": "200"},
     )
