@@ -27,7 +27,8 @@ from pydantic import (
 from jarvis_graph.untrusted import BoundedLoader, InputFileError, read_text
 from jarvis_graph.workspace_trust import announce_ignored, fingerprint, is_trusted, record_trust
 
-ConfirmMode = Literal["never", "risky", "always"]
+ConfirmMode = Literal["never", "risky", "sandboxed", "always"]
+SandboxMode = Literal["auto", "bwrap", "landlock", "off"]
 ROLES = ("normal", "cheap")
 
 
@@ -197,6 +198,21 @@ class WebSettings(BaseModel):
         return self.api_key_env
 
 
+class SandboxLimits(BaseModel):
+    """Resource limits of one sandboxed command."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cpu_seconds: int = Field(default=600, ge=1)
+    """CPU time of each process (the wall-clock limit is ``execute_timeout``)."""
+    memory_mb: int = Field(default=4096, ge=64)
+    """Data memory of each process (heap and private mappings)."""
+    processes: int = Field(default=512, ge=8)
+    """Processes and threads alive at once, all of the command's together."""
+    file_mb: int = Field(default=2048, ge=1)
+    """Largest file a process may write."""
+
+
 class Settings(BaseModel):
     """All Jarvis settings after merging files and environment."""
 
@@ -222,13 +238,16 @@ class Settings(BaseModel):
         "sub_agents",
         "code_agent_switch",
         "chains",
+        "sandbox",
         mode="before",
     )
     @classmethod
     def _yaml_switch(cls, value: Any, info: Any) -> Any:
         """YAML reads ``off``/``on`` as booleans: ``off``, and ``rules``, ``ask`` or ``on``."""
         if isinstance(value, bool):
-            on = {"answer_check": "rules", "code_agent_switch": "ask"}.get(info.field_name, "on")
+            on = {"answer_check": "rules", "code_agent_switch": "ask", "sandbox": "auto"}.get(
+                info.field_name, "on"
+            )
             return on if value else "off"
         return value
 
@@ -240,6 +259,17 @@ class Settings(BaseModel):
     """A call whose arguments (as JSON, in bytes) are larger is refused, not run."""
     execute_timeout: float = Field(default=120.0, gt=0)
     allow_outside_workspace: bool = False
+    sandbox: SandboxMode = "auto"
+    """Where processes the model starts run (see README, Sandbox): ``auto`` takes the
+    strongest level that works here (``bwrap``, then ``landlock``); ``off`` none."""
+    sandbox_network: Literal["none", "allow"] = "none"
+    """Network of a sandboxed process: ``none`` (no sockets to anything outside it) or
+    ``allow`` (the machine's network)."""
+    sandbox_writable: list[str] = Field(default_factory=list)
+    """Paths outside the workspace a sandboxed process may change (``~`` expands)."""
+    sandbox_readable: list[str] = Field(default_factory=list)
+    """Paths in hidden folders (the home folder) a sandboxed process may read."""
+    sandbox_limits: SandboxLimits = Field(default_factory=lambda: SandboxLimits())
     script_env_passthrough: list[str] = Field(default_factory=list)
     """Variables (names or globs) scripts get although they look secret; see README."""
     checkpoint_url: str | None = None
@@ -375,6 +405,11 @@ SETTING_TRUST: dict[str, TrustClass] = {
     "max_tool_argument_bytes": "safe",
     "execute_timeout": "safe",
     "allow_outside_workspace": "needs_trust",  # widens file access
+    "sandbox": "needs_trust",  # turns the sandbox off
+    "sandbox_network": "needs_trust",  # opens the network to scripts
+    "sandbox_writable": "needs_trust",  # widens what scripts may change
+    "sandbox_readable": "needs_trust",  # widens what scripts may read
+    "sandbox_limits": "needs_trust",  # raising them lets a fork bomb through
     "script_env_passthrough": "needs_trust",  # hands secrets to scripts
     "checkpoint_url": "needs_trust",  # every message is written where it points
     "after_tool_call_cb_dirs": "needs_trust",  # imports Python files
@@ -702,6 +737,8 @@ _SCALAR_ENV = {
     "JARVIS_TOOL_OUTPUT_LIMIT": "tool_output_limit",
     "JARVIS_EXECUTE_TIMEOUT": "execute_timeout",
     "JARVIS_ALLOW_OUTSIDE_WORKSPACE": "allow_outside_workspace",
+    "JARVIS_SANDBOX": "sandbox",
+    "JARVIS_SANDBOX_NETWORK": "sandbox_network",
     "JARVIS_CHECKPOINT_URL": "checkpoint_url",
     "JARVIS_TOOL_GROUP": "tool_group",
     "JARVIS_CENTRAL_TOOL_REPO": "central_tool_repo",
@@ -828,10 +865,13 @@ model_groups:
       platform: auto
       model: gpt-4o-mini
       api_key_env: OPENAI_API_KEY
-confirm: risky                # never | risky | always
+confirm: risky                # never | risky | sandboxed | always
 max_iterations: 40
 tool_output_limit: 20000
 execute_timeout: 120
+sandbox: auto                 # auto | bwrap | landlock | off (see `jarvis doctor`)
+sandbox_network: none         # none | allow
+# sandbox_writable: [~/.cache/pip]   # paths outside the workspace scripts may change
 allow_outside_workspace: false
 force_save_memory: false      # ask the model to save memories once per task
 episodic_archive: true        # index completed tasks for `jarvis memory episodes`

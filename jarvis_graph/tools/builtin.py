@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from langchain_core.tools import BaseTool, tool
 
-from jarvis_graph import script_groups
+from jarvis_graph import sandbox, script_groups
 from jarvis_graph.tools import script_run
 from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
 from jarvis_graph.tools.script_output import OutputSink, StreamedOutput
@@ -324,19 +324,28 @@ class ScriptInterrupted(KeyboardInterrupt):
 
 
 def execute_script_impl(
-    env: ToolEnv, script: str, timeout: float | None = None, cwd: str = "."
+    env: ToolEnv,
+    script: str,
+    timeout: float | None = None,
+    cwd: str = ".",
+    network: bool = False,
 ) -> str:
     """Run ``script`` with bash in the workspace; report exit code and combined output.
 
-    Everything the script starts is ended when the call returns (see
-    :mod:`jarvis_graph.tools.script_reaper`); the output streams to a file under
-    ``.jarvis/tool_outputs/`` once it is longer than the tool result may be.
+    The script runs in the OS sandbox (:mod:`jarvis_graph.sandbox`; ``network`` asks for
+    the machine's network, which a confirmation grants). Everything the script starts is
+    ended when the call returns (see :mod:`jarvis_graph.tools.script_reaper`); the output
+    streams to a file under ``.jarvis/tool_outputs/`` once it is longer than the tool
+    result may be.
     """
     if not script.strip():
         msg = "script is empty; pass the shell commands to run"
         raise ToolInputError(msg)
     limit, limit_note = time_limit(timeout, env.settings.execute_timeout)
     workdir = env.resolve(cwd)
+    settings = env.settings
+    if network and settings.sandbox_network != "allow":
+        settings = settings.model_copy(update={"sandbox_network": "allow"})
     # Recorded in the session store: a run killed with kill -9 leaves the script's group
     # running, and the resumed run ends it before starting the call again.
     call = script_groups.current_call(env.workspace, env.settings.checkpoint_url)
@@ -345,6 +354,10 @@ def execute_script_impl(
     variables = env.script_environment()  # no provider keys or other secrets
     if call:  # marks the script and its children as the thread's, even before it is recorded
         variables |= script_groups.script_env(call)
+    try:
+        confined = sandbox.prepare_for(settings, env.workspace, workdir, variables)
+    except sandbox.SandboxUnavailable as exc:
+        raise ToolInputError(str(exc)) from None
     sink = OutputSink(
         env.secret_values, env.settings.tool_output_limit, env.outputs_dir(), "execute_script"
     )
@@ -362,7 +375,7 @@ def execute_script_impl(
         with _running_lock:
             _running.discard(process)
 
-    result = run_script(script, workdir, variables, sink, limit, on_start, on_end)
+    result = run_script(script, workdir, variables, sink, limit, on_start, on_end, confined)
     if result.stopped == "interrupt":  # no result is recorded: a resumed run runs it again
         if result.output.path is not None:
             result.output.path.unlink(missing_ok=True)
@@ -523,15 +536,19 @@ def search_files(pattern: str, path: str = ".", glob: str = "*") -> str:
 
 
 @tool(parse_docstring=True)
-def execute_script(script: str, timeout: float | None = None) -> str:
+def execute_script(script: str, timeout: float | None = None, network: bool = False) -> str:
     """Run a bash script in the workspace and return its exit code and output.
+
+    It runs in a sandbox: it can change files in the workspace only, and has no network.
 
     Args:
         script: The bash command line to run, e.g. `python3 main.py` or `ls -l`.
         timeout: Seconds before the script is killed; omit it for the configured limit
             (a longer one is not granted).
+        network: True only if the script needs the internet (e.g. `pip install`); the
+            user is asked to allow it.
     """
-    return execute_script_impl(current_env(), script, timeout)
+    return execute_script_impl(current_env(), script, timeout, network=network)
 
 
 @tool(parse_docstring=True)

@@ -30,6 +30,8 @@ from collections import Counter
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 MAX_REPORTED = 20
 """Processes named in the report; the rest are counted."""
+CONFINE_FAILED = 125
+"""Exit code when the sandbox could not be applied (the script did not run)."""
 MAX_ROUNDS = 200
 """Kill rounds before giving up on a process that keeps forking (a fork bomb)."""
 
@@ -155,16 +157,46 @@ def run(script: str, report: int) -> tuple[int | None, dict[int, str], bool]:
     return status, end_all(main, subreaper), stopped
 
 
+def confine(policy: str) -> str:
+    """Apply a sandbox policy to this process (see ``sandbox/confine.py``); ``""`` or why not.
+
+    The confining module is loaded by its path: the reaper runs isolated (``-I``), with
+    no package on its path, so that it starts fast and sees nothing of the agent.
+    """
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(os.path.dirname(here), "sandbox", "confine.py")
+    spec = importlib.util.spec_from_file_location("jarvis_sandbox_confine", path)
+    if spec is None or spec.loader is None:
+        return f"sandbox: {path} cannot be loaded"
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        module.apply(json.loads(policy))
+    except (OSError, ValueError, module.ConfineError) as exc:
+        return f"sandbox: {exc}; the script was not run"
+    return ""
+
+
 def main(argv: list[str]) -> int:
-    """Entry point: ``script_reaper.py REPORT_FD SCRIPT [UNSET]``.
+    """Entry point: ``script_reaper.py REPORT_FD SCRIPT [UNSET [POLICY]]``.
 
     ``UNSET`` names (comma-separated) variables Python set at its start that the script
-    was not given: in the C locale Python adds ``LC_CTYPE`` (PEP 538).
+    was not given: in the C locale Python adds ``LC_CTYPE`` (PEP 538). ``POLICY`` is a
+    sandbox policy (JSON) applied before the script starts.
     """
     report, script = int(argv[1]), argv[2]
     for name in filter(None, (argv[3] if len(argv) > 3 else "").split(",")):
         os.environ.pop(name, None)
     os.set_inheritable(report, False)  # the script must not hold the report open
+    if len(argv) > 4 and argv[4]:
+        refused = confine(argv[4])
+        if refused:
+            print(refused, flush=True)
+            with contextlib.suppress(OSError):
+                os.write(report, json.dumps({"refused": refused}).encode() + b"\n")
+            return CONFINE_FAILED
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     status, ended, stopped = run(script, report)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from jarvis_graph.sandbox import Prepared
 from jarvis_graph.tools.script_output import OutputSink, StreamedOutput
 
 OUTPUT_CAP_BYTES = 100_000_000
@@ -65,26 +66,44 @@ class ScriptResult:
 class ScriptProcess:
     """A script running under its reaper; :meth:`stop` may be called from any thread."""
 
-    def __init__(self, script: str, cwd: Path, variables: Mapping[str, str]) -> None:
-        """Start ``bash -c script`` in ``cwd`` with exactly ``variables`` as environment."""
+    def __init__(
+        self, script: str, cwd: Path, variables: Mapping[str, str], sandbox: Prepared | None = None
+    ) -> None:
+        """Start ``bash -c script`` in ``cwd`` with exactly ``variables`` as environment.
+
+        With ``sandbox``, the reaper starts in it and confines itself before the script
+        starts (the sandbox's environment replaces ``variables``).
+        """
+        self.sandbox = sandbox
         report_read, report_write = os.pipe()
-        unset = ",".join(name for name in PYTHON_ADDS if name not in variables)
+        env = dict(sandbox.env if sandbox is not None else variables)
+        unset = ",".join(name for name in PYTHON_ADDS if name not in env)
+        argv = [sys.executable, "-I", "-S", str(REAPER), str(report_write), script, unset]
+        fds: tuple[int, ...] = (report_write,)
+        if sandbox is not None and sandbox.level != "off":
+            policy = {**sandbox.policy, "parent_death_signal": int(signal.SIGTERM)}
+            argv = [*sandbox.prefix, *argv, json.dumps(policy, separators=(",", ":"))]
+            fds += sandbox.pass_fds
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(REAPER), str(report_write), script, unset],
+                argv,
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
-                pass_fds=(report_write,),
+                pass_fds=fds,
                 start_new_session=True,  # Ctrl-C at the terminal reaches the agent only
-                env=dict(variables),
+                env=env,
             )
         except BaseException:
             os.close(report_read)
+            if sandbox is not None:
+                sandbox.close()
             raise
         finally:
             os.close(report_write)
+            if sandbox is not None:
+                sandbox.started()
         self._report = report_read
         self._report_text = b""
         self._lock = threading.Lock()
@@ -111,6 +130,10 @@ class ScriptProcess:
         first = self._report_text.split(b"\n", 1)[0]
         with contextlib.suppress(ValueError, TypeError, KeyError):
             self.main = int(json.loads(first)["main"])
+        if self.main is not None and self.sandbox is not None and self.sandbox.own_pids:
+            # The reported pid is the sandbox's own; from outside, the sandbox is bwrap,
+            # which leads its group: ending that group ends everything inside.
+            self.main = self.proc.pid
         return self.main
 
     def collect(self, sink: OutputSink, seconds: float, cap: int) -> ScriptResult:
@@ -167,9 +190,11 @@ class ScriptProcess:
             self.close()
 
     def close(self) -> None:
-        """Release the report pipe."""
+        """Release the report pipe and what the sandbox made for the script."""
         with contextlib.suppress(OSError):
             os.close(self._report)
+        if self.sandbox is not None:
+            self.sandbox.close()
 
     def _await_reaper(self) -> None:
         """Wait for the reaper after a stop; kill it if it takes longer than the grace."""
@@ -235,6 +260,7 @@ def run_script(
     seconds: float,
     on_start: Callable[[ScriptProcess], None],
     on_end: Callable[[ScriptProcess], None],
+    sandbox: Prepared | None = None,
 ) -> ScriptResult:
     """Run ``script`` and end everything it started; ``on_start``/``on_end`` bracket the run.
 
@@ -246,7 +272,7 @@ def run_script(
         BaseException: Whatever interrupted the wait (Ctrl-C in this thread); the script
             and all it started are ended first.
     """
-    process = ScriptProcess(script, cwd, variables)
+    process = ScriptProcess(script, cwd, variables, sandbox)
     try:
         on_start(process)
         return process.collect(sink, seconds, OUTPUT_CAP_BYTES)

@@ -1,0 +1,95 @@
+"""The OS sandbox every process the model starts runs in.
+
+:mod:`~jarvis_graph.sandbox.probe` finds the level this machine offers (``bwrap``, then
+``landlock``), :mod:`~jarvis_graph.sandbox.launch` turns a command into its sandboxed
+form, :mod:`~jarvis_graph.sandbox.confine` is what the sandboxed launcher applies to
+itself. This module ties them to the settings (``sandbox``, ``sandbox_network``,
+``sandbox_writable``, ``sandbox_readable``, ``sandbox_limits``).
+
+With no working level and ``sandbox`` not ``off``, :func:`prepare_for` refuses: a risky
+tool is never run unconfined behind the user's back.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from jarvis_graph.config import Settings, jarvis_home
+from jarvis_graph.sandbox.launch import Limits, Policy, Prepared, SandboxUnavailable, prepare
+from jarvis_graph.sandbox.probe import Choice, choose
+
+__all__ = [
+    "Choice",
+    "Policy",
+    "Prepared",
+    "SandboxUnavailable",
+    "level_for",
+    "policy_for",
+    "prepare_for",
+    "unavailable_message",
+]
+
+OFF_WARNING = (
+    "warning: the sandbox is off (sandbox: off): scripts the model writes run with your "
+    "rights and can read your keys, your files and the network"
+)
+
+
+def level_for(settings: Settings) -> Choice:
+    """The sandbox level a run with ``settings`` uses (probed once per process)."""
+    return choose(settings.sandbox)
+
+
+def _paths(values: list[str]) -> tuple[Path, ...]:
+    return tuple(Path(os.path.expanduser(v)) for v in values)
+
+
+def policy_for(settings: Settings, workspace: Path, workspace_writable: bool = True) -> Policy:
+    """The :class:`Policy` of a command run for ``workspace`` under ``settings``."""
+    limits = settings.sandbox_limits
+    return Policy(
+        workspace=workspace,
+        network=settings.sandbox_network,
+        writable=_paths(settings.sandbox_writable),
+        readable=_paths(settings.sandbox_readable),
+        workspace_writable=workspace_writable,
+        limits=Limits(
+            cpu_seconds=limits.cpu_seconds,
+            memory_bytes=limits.memory_mb << 20,
+            processes=limits.processes,
+            file_bytes=limits.file_mb << 20,
+        ),
+        home=Path.home(),
+        data_dirs=(jarvis_home(),),
+    )
+
+
+def unavailable_message(choice: Choice, what: str = "the script") -> str:
+    """One line: why nothing was run and how to proceed."""
+    return (
+        f"{what} was not run: no sandbox works on this machine ({choice.reason}). "
+        "`jarvis doctor` shows why; to run without one, set `sandbox: off` in "
+        "~/.jarvis/config.yaml or pass --sandbox off"
+    )
+
+
+def prepare_for(
+    settings: Settings,
+    workspace: Path,
+    cwd: Path,
+    env: Mapping[str, str],
+    workspace_writable: bool = True,
+    what: str = "the script",
+) -> Prepared:
+    """The sandbox of one command under ``settings``.
+
+    Raises:
+        SandboxUnavailable: No level works here and the sandbox is not ``off``.
+    """
+    choice = level_for(settings)
+    if choice.level == "none":
+        raise SandboxUnavailable(unavailable_message(choice, what))
+    policy = policy_for(settings, workspace, workspace_writable)
+    return prepare(choice.level, policy, cwd, env)

@@ -1,0 +1,350 @@
+"""Turn a command into its sandboxed form: the bwrap prefix and the policy its launcher applies.
+
+A :class:`Policy` says what the command may touch; :func:`prepare` gives a
+:class:`Prepared` for the level in use. Two kinds of launcher apply the in-process part
+(limits, the cgroup, Landlock, the socket filter; see :mod:`jarvis_graph.sandbox.confine`):
+the script reaper (it loads ``confine`` itself, so a script costs one Python start) and,
+for any other command, ``confine.py`` run in front of it (:meth:`Prepared.wrap`).
+
+What the ``bwrap`` level shows a command, mount by mount (shallower paths first, so a
+deeper mount wins; at the same path the workspace wins over a hidden folder):
+
+- the whole file system read-only, a new ``/dev`` and a ``/proc`` of its own PID namespace;
+- empty, private ``/tmp``, ``/var/tmp`` and ``/run`` (host sockets live there) and empty
+  home folders (``$HOME``, ``/root``, ``/home``, Jarvis' own data folder);
+- read-only again where the command needs them: the Python that runs Jarvis, ``PATH``
+  folders and ``sandbox_readable`` paths lying in a hidden folder;
+- the workspace (read-write unless the policy says otherwise) and ``sandbox_writable``;
+- inside the workspace: ``.jarvis/`` hidden (its ``tool_outputs/`` readable), and the
+  repository's ``.git/hooks`` and ``.git/config`` read-only: a hook or a
+  ``core.fsmonitor`` written there would run later with the user's rights, outside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jarvis_graph.owned_paths import OwnedPathError, owned_dir
+from jarvis_graph.sandbox import confine
+from jarvis_graph.sandbox.cgroup import make_pids_cgroup
+from jarvis_graph.secrets import is_secret_path
+
+SYSTEM_READ = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+"""What the ``landlock`` level lets a command read (and execute), besides its own paths."""
+KERNEL_READ = ("/proc", "/sys")
+DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+"""Device files a command may write (the ``landlock`` level; bwrap makes its own /dev)."""
+HIDDEN_SYSTEM = ("/tmp", "/var/tmp", "/run", "/var/run", "/root", "/home")
+"""Folders a ``bwrap`` command sees empty: host sockets, other users' and root's files."""
+DROPPED_VARIABLES = ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "TMPDIR")
+"""Variables pointing into hidden folders: the command gets none of them."""
+DENIED_SOCKETS = ["unix", "inet", "inet6", "packet"]
+"""Socket families refused at the ``landlock`` level with no network (no namespace there)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandboxed command (each process of it, the count for all)."""
+
+    cpu_seconds: int = 600
+    memory_bytes: int = 4 << 30
+    processes: int = 512
+    file_bytes: int = 2 << 30
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a sandboxed command may touch."""
+
+    workspace: Path
+    network: str = "none"
+    """``none``: no network (bwrap: a network namespace of its own; landlock: no sockets
+    but pipes); ``allow``: the machine's network."""
+    writable: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
+    workspace_writable: bool = True
+    limits: Limits = field(default_factory=Limits)
+    home: Path = field(default_factory=Path.home)
+    data_dirs: tuple[Path, ...] = ()
+    """Jarvis' own data folders (``~/.jarvis``): hidden like the home folder."""
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox level works here and the user did not turn the sandbox off."""
+
+
+@dataclass
+class Prepared:
+    """A command's sandbox: prefix, launcher policy, environment, descriptors to pass."""
+
+    level: str
+    prefix: list[str]
+    policy: dict[str, object]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...] = ()
+    own_pids: bool = False
+    """The command has a PID namespace of its own: pids it reports are not the host's."""
+    cleanup: list[Callable[[], None]] = field(default_factory=list)
+
+    def policy_json(self) -> str:
+        """The launcher's policy as one argument."""
+        return json.dumps(self.policy, separators=(",", ":"))
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """``argv`` started through ``confine.py`` in the sandbox (unchanged when off)."""
+        if self.level == "off":
+            return list(argv)
+        launcher = [sys.executable, "-I", "-S", confine.__file__, self.policy_json(), "--"]
+        return [*self.prefix, *launcher, *argv]
+
+    def started(self) -> None:
+        """The command has started: this side's copies of passed descriptors are closed."""
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.pass_fds = ()
+
+    def close(self) -> None:
+        """Release what the sandbox made for the command (its cgroup, private folders)."""
+        self.started()
+        for step in reversed(self.cleanup):
+            with contextlib.suppress(OSError):
+                step()
+        self.cleanup.clear()
+
+
+def _real(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _inside(path: Path, roots: list[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
+def _runtime_paths() -> list[Path]:
+    """What a launcher needs to start: this Python and Jarvis' own launcher files."""
+    found = [
+        Path(sys.prefix),
+        Path(sys.base_prefix),
+        Path(sys.exec_prefix),
+        Path(sys.base_exec_prefix),
+        _real(sys.executable).parent,
+        Path(confine.__file__).parent,
+        Path(__file__).parents[1] / "tools",
+    ]
+    return [_real(p) for p in found]
+
+
+def _path_dirs(env: Mapping[str, str]) -> list[Path]:
+    return [_real(p) for p in env.get("PATH", "").split(os.pathsep) if p and os.path.isabs(p)]
+
+
+def _limits(policy: Policy, cgroup_fd: int | None) -> dict[str, object]:
+    limits = policy.limits
+    values: dict[str, int] = {
+        "cpu": limits.cpu_seconds,
+        "data": limits.memory_bytes,
+        "fsize": limits.file_bytes,
+        "core": 0,
+    }
+    launcher: dict[str, object] = {"limits": values}
+    if cgroup_fd is not None:
+        launcher["cgroup_fd"] = cgroup_fd
+    elif os.geteuid() != 0:  # RLIMIT_NPROC counts every process of the user
+        values["nproc"] = limits.processes + _own_process_count()
+    return launcher
+
+
+def _own_process_count() -> int:
+    uid = os.geteuid()
+    count = 0
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                with contextlib.suppress(OSError):
+                    count += os.stat(f"/proc/{name}").st_uid == uid
+    return count
+
+
+def prepare(level: str, policy: Policy, cwd: Path, env: Mapping[str, str]) -> Prepared:
+    """The sandbox of one command run in ``cwd`` with ``env`` at ``level``.
+
+    ``level`` is ``bwrap``, ``landlock`` or ``off`` (see :mod:`jarvis_graph.sandbox.probe`).
+    The caller starts the command with :attr:`Prepared.env` and :attr:`Prepared.pass_fds`,
+    calls :meth:`Prepared.started` once it runs and :meth:`Prepared.close` once it ended.
+    """
+    if level == "off":
+        return Prepared("off", [], {}, dict(env))
+    cleanup: list[Callable[[], None]] = []
+    group = make_pids_cgroup(policy.limits.processes)
+    fds: tuple[int, ...] = ()
+    if group is not None:
+        cleanup.append(group.remove)
+        fds = (group.procs_fd,)
+    launcher = _limits(policy, group.procs_fd if group is not None else None)
+    variables = {k: v for k, v in env.items() if k not in DROPPED_VARIABLES}
+    if level == "bwrap":
+        prefix = bwrap_prefix(policy, _real(cwd), variables)
+        variables |= {"HOME": str(policy.home), "TMPDIR": "/tmp"}
+        return Prepared(level, prefix, launcher, variables, fds, True, cleanup)
+    private = Path(tempfile.mkdtemp(prefix="jarvis-sandbox-"))
+    cleanup.append(lambda: shutil.rmtree(private, ignore_errors=True))
+    (private / "home").mkdir()
+    (private / "tmp").mkdir()
+    launcher["landlock"] = landlock_rules(policy, private, variables)
+    if policy.network != "allow":
+        launcher["seccomp"] = {"deny": DENIED_SOCKETS, "io_uring": True}
+    variables |= {"HOME": str(private / "home"), "TMPDIR": str(private / "tmp")}
+    return Prepared(level, [], launcher, variables, fds, False, cleanup)
+
+
+def landlock_rules(policy: Policy, private: Path, env: Mapping[str, str]) -> dict[str, object]:
+    """The ``landlock`` level's paths: read the system, write the workspace and ``private``."""
+    ws = _real(policy.workspace)
+    write = [private, *(_real(p) for p in policy.writable)]
+    read = [*SYSTEM_READ, *KERNEL_READ, *_runtime_paths(), *_path_dirs(env)]
+    read += [_real(p) for p in policy.readable]
+    # Landlock cannot cover a file inside a folder it shows: a toolchain folder with a
+    # secret-looking file in it stays hidden (only its PATH folder is readable).
+    hidden = _hidden(policy)
+    read += [r for r in _toolchain_roots(_path_dirs(env), hidden) if not _secret_entries(r)]
+    (write if policy.workspace_writable else read).append(ws)
+    return {
+        "read": [str(p) for p in read],
+        "write": [str(p) for p in write],
+        "files": list(DEVICE_FILES),
+        "net": policy.network == "allow",
+    }
+
+
+def _hidden(policy: Policy) -> list[Path]:
+    hidden = [_real(p) for p in HIDDEN_SYSTEM if not os.path.islink(p) and os.path.isdir(p)]
+    hidden += [_real(policy.home), *(_real(p) for p in policy.data_dirs)]
+    return [p for p in dict.fromkeys(hidden) if p.is_dir() and p != Path("/")]
+
+
+def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]:
+    """The ``bwrap ... --`` part of the command line for ``policy`` (see the module)."""
+    bwrap = shutil.which("bwrap") or "bwrap"
+    ws = _real(policy.workspace)
+    writable = [ws] if policy.workspace_writable else []
+    writable += [_real(p) for p in policy.writable if os.path.exists(p)]
+    hidden = _hidden(policy)
+    readable = [*_runtime_paths(), *_path_dirs(env), *(_real(p) for p in policy.readable)]
+    if not policy.workspace_writable:
+        readable.append(ws)
+    # (depth, rank, option, path): at one path a later rank wins (hidden < ro < rw)
+    mounts = [(p, 0, "--tmpfs") for p in hidden]
+    toolchains = _toolchain_roots(_path_dirs(env), hidden)
+    readable += toolchains
+    mounts += [
+        (p, 1, "--ro-bind")
+        for p in readable
+        if p.exists() and _inside(p, hidden) and not _inside(p, writable)
+    ]
+    covered = [p for root in toolchains for p in _secret_entries(root)]
+    mounts += [(p, 5, "--tmpfs" if p.is_dir() else "--ro-bind-empty") for p in covered]
+    mounts += [(p, 2, "--bind") for p in writable]
+    mounts += _workspace_guards(ws) if policy.workspace_writable else []
+    if policy.network == "allow":  # name resolution may point into a hidden /run
+        resolv = _real("/etc/resolv.conf")
+        if resolv.exists() and _inside(resolv, hidden):
+            mounts.append((resolv, 1, "--ro-bind"))
+    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if policy.network == "allow":
+        args.append("--share-net")
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
+    for path, _, option in sorted(set(mounts), key=lambda m: (len(m[0].parts), m[1], m[0])):
+        if option == "--tmpfs":
+            args += [option, str(path)]
+        elif option == "--ro-bind-empty":
+            args += ["--ro-bind", os.devnull, str(path)]
+        else:
+            args += [option, str(path), str(path)]
+    return [*args, "--chdir", str(cwd), "--"]
+
+
+def _toolchain_roots(path_dirs: list[Path], hidden: list[Path]) -> list[Path]:
+    """The install folders of ``PATH`` folders lying in a hidden folder (``~/.pyenv``).
+
+    A tool installed in the home folder often needs more of its install folder than the
+    folder on ``PATH`` (a pyenv shim runs ``~/.pyenv/libexec/pyenv``): the folder right
+    below the hidden one is shown read-only, its secret-looking files covered (see
+    :func:`_covered`).
+    """
+    roots = []
+    for path in path_dirs:
+        for base in hidden:
+            if path != base and path.is_relative_to(base):
+                roots.append(base / path.relative_to(base).parts[0])
+    return [root for root in dict.fromkeys(roots) if root.is_dir()]
+
+
+_scanned: dict[Path, tuple[Path, ...]] = {}
+SCAN_DEPTH = 3
+SCAN_ENTRIES = 5000
+
+
+def _secret_entries(root: Path) -> tuple[Path, ...]:
+    """Secret-looking files and folders (by name) in ``root``, a few levels deep, cached.
+
+    A root too large to scan whole is covered whole: what was not looked at is not shown.
+    """
+    if root in _scanned:
+        return _scanned[root]
+    found: list[Path] = []
+    todo, seen = [(root, 0)], 0
+    while todo:
+        folder, depth = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > SCAN_ENTRIES:
+                _scanned[root] = (root,)
+                return (root,)
+            path = Path(entry.path)
+            if is_secret_path(entry.name):
+                found.append(path)
+            elif depth + 1 < SCAN_DEPTH and entry.is_dir(follow_symlinks=False):
+                todo.append((path, depth + 1))
+    _scanned[root] = tuple(found)
+    return _scanned[root]
+
+
+def _workspace_guards(ws: Path) -> list[tuple[Path, int, str]]:
+    """Mounts keeping Jarvis' records and the repository's code-running config out of reach."""
+    guards: list[tuple[Path, int, str]] = []
+    # Both exist before the command starts, so that a command cannot create them itself:
+    # a .jarvis/config.yaml or a hook it made would be read, or run, after it ended.
+    own = _folder(ws, ".jarvis")
+    if own is not None:
+        guards.append((own, 3, "--tmpfs"))
+        outputs = own / "tool_outputs"
+        if outputs.is_dir() and not outputs.is_symlink():
+            guards.append((outputs, 4, "--ro-bind"))
+    if _folder(ws, ".git", create=False) is not None:
+        _folder(ws, ".git/hooks")
+        for name in ("hooks", "config"):
+            target = ws / ".git" / name
+            if target.exists() and not target.is_symlink():
+                guards.append((target, 4, "--ro-bind"))
+    return guards
+
+
+def _folder(ws: Path, rel: str, create: bool = True) -> Path | None:
+    """``ws/rel`` as a real folder of the workspace (made if missing); ``None`` if not one."""
+    try:
+        return owned_dir(ws, rel) if create else (ws / rel if (ws / rel).is_dir() else None)
+    except (OwnedPathError, OSError):
+        return None  # a link or a file there: nothing the sandbox can pin
