@@ -101,11 +101,22 @@ def _env(ws: Path, **settings: object) -> ToolEnv:
     return ToolEnv(ws.resolve(), Settings(**settings))  # type: ignore[arg-type]
 
 
+@pytest.fixture(params=["off", "landlock"])
+def level(request: pytest.FixtureRequest) -> str:
+    """Sandbox levels whose processes keep the machine's pids (the tests read them in /proc).
+
+    Under bwrap the script has a PID namespace of its own, which ends whole with its first
+    process; tests/adversarial/test_sandbox_escapes.py covers that level.
+    """
+    return str(request.param)
+
+
 # --- nothing outlives the call --------------------------------------------------------------
 
 
-def test_background_and_setsid_children_end_with_a_normal_end(workspace: Path) -> None:
-    out = execute_script_impl(_env(workspace, execute_timeout=30), DETACHED + "echo main done")
+def test_background_and_setsid_children_end_with_a_normal_end(workspace: Path, level: str) -> None:
+    env = _env(workspace, execute_timeout=30, sandbox=level)
+    out = execute_script_impl(env, DETACHED + "echo main done")
     bg, sid = _pids(workspace)
     assert not _alive(bg) and not _alive(sid), out
     assert out.startswith("exit code: 0\nmain done\n"), out
@@ -113,32 +124,39 @@ def test_background_and_setsid_children_end_with_a_normal_end(workspace: Path) -
     assert f"sleep (pid {bg})" in out and f"sleep (pid {sid})" in out
 
 
-def test_a_child_holding_the_output_does_not_hold_the_call(workspace: Path) -> None:
+def test_a_child_holding_the_output_does_not_hold_the_call(workspace: Path, level: str) -> None:
     started = time.monotonic()
-    out = execute_script_impl(_env(workspace, execute_timeout=30), HOLDING_STDOUT + "echo hi")
+    env = _env(workspace, execute_timeout=30, sandbox=level)
+    out = execute_script_impl(env, HOLDING_STDOUT + "echo hi")
     took = time.monotonic() - started
     assert took < 10, f"the call waited {took:.1f} s for children holding its output"
     assert out.startswith("exit code: 0\nhi\n"), out
     assert not any(_alive(p) for p in _pids(workspace))
 
 
-def test_background_and_setsid_children_end_on_the_timeout(workspace: Path) -> None:
-    env = _env(workspace, execute_timeout=30)
+def test_background_and_setsid_children_end_on_the_timeout(workspace: Path, level: str) -> None:
+    env = _env(workspace, execute_timeout=30, sandbox=level)
     out = execute_script_impl(env, HOLDING_STDOUT + "echo waiting; sleep 300", timeout=1)
     assert out.startswith("timed out after 1 s (process killed)\noutput so far:\nwaiting\n"), out
     assert not any(_alive(p) for p in _pids(workspace)), out
     assert "sleep (pid" in out
 
 
-def _jarvis(ws: Path, log: Path, *args: str) -> subprocess.Popen[bytes]:
-    """A real ``jarvis`` process in ``ws``, its output going to ``log``."""
+def _jarvis(ws: Path, log: Path, *args: str, level: str = "off") -> subprocess.Popen[bytes]:
+    """A real ``jarvis`` process in ``ws`` at sandbox ``level``, its output going to ``log``."""
+    env = {**os.environ, "JARVIS_SANDBOX": level}
     with log.open("ab") as out:
         return subprocess.Popen(
-            [*jarvis_cmd(), *args], cwd=ws, stdin=subprocess.DEVNULL, stdout=out, stderr=out
+            [*jarvis_cmd(), *args],
+            cwd=ws,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env=env,
         )
 
 
-def _run_step(ws: Path, tmp_path: Path, step: str) -> subprocess.Popen[bytes]:
+def _run_step(ws: Path, tmp_path: Path, step: str, level: str = "off") -> subprocess.Popen[bytes]:
     """``jarvis run`` with a scripted model whose one call runs ``step``; waits until
     ``step`` has created the file ``started``."""
     turns: list[dict[str, Any]] = [
@@ -147,7 +165,7 @@ def _run_step(ws: Path, tmp_path: Path, step: str) -> subprocess.Popen[bytes]:
     ]
     script = write_script(tmp_path / "steps.yaml", turns)
     args = ["run", "--platform", "scripted", "-n", "--yes", "--script", str(script), "go"]
-    proc = _jarvis(ws, tmp_path / "out.log", *args)
+    proc = _jarvis(ws, tmp_path / "out.log", *args, level=level)
     deadline = time.monotonic() + 60
     while not (ws / "started").exists():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -158,9 +176,9 @@ def _run_step(ws: Path, tmp_path: Path, step: str) -> subprocess.Popen[bytes]:
 
 
 def test_ctrl_c_of_jarvis_run_ends_background_and_setsid_children(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, level: str
 ) -> None:
-    proc = _run_step(workspace, tmp_path, DETACHED + "touch started; sleep 300")
+    proc = _run_step(workspace, tmp_path, DETACHED + "touch started; sleep 300", level)
     pids = _pids(workspace)
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 130, (tmp_path / "out.log").read_text()
@@ -178,12 +196,23 @@ def test_kill_9_of_jarvis_then_resume_ends_setsid_children_too(
     assert thread, (tmp_path / "out.log").read_text()
     proc.kill()  # kill -9: the agent cannot end its script
     proc.wait()
-    assert all(_alive(p) for p in pids)
+    assert all(_alive(p) for p in pids)  # unsandboxed, nothing tells the reaper
 
     resumed = _jarvis(
         workspace, tmp_path / "out.log", "sessions", "resume", thread[1], "-n", "--yes"
     )
     assert resumed.wait(120) == 0, (tmp_path / "out.log").read_text()
+    assert _gone_within(pids, 5) == []
+
+
+def test_kill_9_of_a_sandboxed_jarvis_ends_its_scripts_children_at_once(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # A sandboxed launcher gets a signal when its parent dies and ends what it started.
+    proc = _run_step(workspace, tmp_path, DETACHED + "touch started; sleep 300", "landlock")
+    pids = _pids(workspace)
+    proc.kill()
+    proc.wait()
     assert _gone_within(pids, 5) == []
 
 

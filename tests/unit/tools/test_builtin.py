@@ -430,7 +430,9 @@ def _process_killed(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_execute_timeout_kills_the_process_group(env: ToolEnv) -> None:
+@pytest.mark.parametrize("level", ["off", "landlock"])  # the machine's pids (not bwrap's)
+def test_execute_timeout_kills_the_process_group(workspace: Path, level: str) -> None:
+    env = ToolEnv(workspace.resolve(), Settings(execute_timeout=30, sandbox=level))
     # The child does not hold the output pipe, so only a group kill can stop it.
     script = (
         "(sleep 300; echo late > late.txt) >/dev/null 2>&1 & echo $! > child.pid;"
