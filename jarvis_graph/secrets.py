@@ -11,7 +11,9 @@ One list serves every place that keeps secrets out of a tool's reach or out of s
   value, a URL with a token in its path), unless ``script_env_passthrough`` names it.
 - Stored output (tool messages in checkpoints, files in ``.jarvis/tool_outputs/``, the
   episodic archive) has the value of every configured secret masked, however short
-  (:func:`secret_values`, :func:`mask_values`).
+  (:func:`secret_values`, :func:`mask_values`), and, from :data:`MIN_ENCODED_CHARS`
+  characters, its base64 and hex forms too (:func:`encoded_forms`), also where a line
+  break splits one (:func:`secret_pattern`).
 - Files that look like secrets are never attached to a task nor read by the calculator
   (:data:`SECRET_FILE_GLOBS`, :func:`is_secret_path`).
 - URLs are stored without their ``user:password@`` part (:func:`strip_userinfo`) and
@@ -26,11 +28,14 @@ from __future__ import annotations
 import base64
 import binascii
 import fnmatch
+import functools
 import json
 import math
 import os
 import re
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from jarvis_graph.config import McpServerSpec, Settings
@@ -44,6 +49,10 @@ local server); masking every ``x`` would make all output unreadable."""
 MIN_GUESSED_CHARS = 8
 """Values of variables that only *look* secret by name are masked from this length (their
 short values are flags such as ``1`` or ``true``)."""
+MIN_ENCODED_CHARS = 8
+"""Secrets from this length are also masked in their base64 and hex forms (see
+:func:`encoded_forms`). The forms of a shorter value are short enough to turn up by chance
+in other encoded output, which masking them would garble."""
 
 SECRET_NAME_ENDINGS = (
     "KEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS",
@@ -321,15 +330,109 @@ def secret_values(
 
 
 def mask_values(text: str, values: Iterable[str]) -> str:
-    """``text`` with every occurrence of each value replaced by :data:`MASK`.
+    """``text`` with every occurrence of each value, plain or encoded, replaced by :data:`MASK`.
 
-    ``values`` should be longest first (as :func:`secret_values` gives them), so a secret
-    that contains another is masked whole.
+    See :func:`secret_pattern` for the forms found; where two start at the same place the
+    longer is masked, so a secret that contains another is masked whole.
     """
-    for value in values:
-        if value and value in text:
-            text = text.replace(value, MASK)
-    return text
+    pattern = secret_pattern(values)
+    return pattern.regex.sub(MASK, text) if pattern else text
+
+
+def encoded_forms(value: str) -> set[str]:
+    """The base64 and hex texts that show ``value`` (UTF-8) inside a script's output.
+
+    Nothing for a value shorter than :data:`MIN_ENCODED_CHARS`. Otherwise:
+
+    - base64, standard and URL-safe alphabets: the value encoded alone, padded and not;
+      and, for each of the three byte alignments at which it can start inside a longer
+      encoded stream (``printf 'x%sy' "$KEY" | base64``), the characters that only its
+      own bits decide (at most one character at each end, less than a byte of it, stays);
+    - hex, lower and upper case, bytes together (``xxd -p``) and apart (``od -An -tx1``).
+    """
+    if len(value) < MIN_ENCODED_CHARS:
+        return set()
+    data = value.encode("utf-8", "surrogateescape")
+    digits = data.hex()
+    spaced = " ".join(digits[i : i + 2] for i in range(0, len(digits), 2))
+    forms = {digits, digits.upper(), spaced, spaced.upper()}
+    alone = base64.b64encode(data).decode()
+    standard = {alone, alone.rstrip("=")}
+    for offset in range(3):
+        bits_start, bits_end = 8 * offset, 8 * (offset + len(data))
+        padded = bytes(offset) + data + bytes(-(offset + len(data)) % 3)
+        stream = base64.b64encode(padded).decode()
+        # character i holds bits 6i..6i+6: keep the ones wholly inside the value's bits
+        standard.add(stream[-(-bits_start // 6) : bits_end // 6])
+    forms |= standard | {form.translate(_URLSAFE) for form in standard}
+    return forms
+
+
+_URLSAFE = str.maketrans("+/", "-_")
+_LINE_BREAK = r"(?:\r?\n)?"
+"""Between any two characters of a form: tools wrap encoded output (``base64`` at 76
+columns, ``xxd -p`` at 60, ``od`` every 16 bytes) and terminals or ``fold`` wrap any."""
+
+
+@dataclass(frozen=True)
+class SecretPattern:
+    """One compiled search for every form of a set of secrets."""
+
+    regex: re.Pattern[str]
+    """Matches a form (plain or encoded), a line break allowed between its characters."""
+    span: int
+    """The most characters one match can take (a streaming masker holds back fewer)."""
+
+
+def secret_pattern(values: Iterable[str]) -> SecretPattern | None:
+    r"""The search that finds ``values`` in text: each plain and in :func:`encoded_forms`.
+
+    A line break (``\n`` or ``\r\n``) may stand between any two characters of a form.
+    Where several forms start at the same place the longest matches. ``None`` when there
+    is nothing to find.
+    """
+    return _compiled_pattern(tuple(values))
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled_pattern(values: tuple[str, ...]) -> SecretPattern | None:
+    # Cached: every tool result is masked with the same values, and the search for a few
+    # secrets in all their forms takes a while to build.
+    forms = {form for value in values if value for form in {value, *encoded_forms(value)}}
+    if not forms:
+        return None
+    trie: dict[str, Any] = {}
+    for form in forms:
+        node = trie
+        for char in form:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a form ends here
+    span = max(3 * len(form) - 2 for form in forms)  # "\r\n" between every two characters
+    return SecretPattern(re.compile(_branches(trie, first=True)), span)
+
+
+def _branches(node: dict[str, Any], first: bool = False) -> str:
+    """The regex for what can follow ``node`` of the trie of forms.
+
+    A trie rather than one alternative per form: each position of the text is then tried
+    against one character per branch, not against every form (many secrets in all their
+    forms make hundreds), which keeps masking a large output fast.
+    """
+    alternatives = []
+    for char, child in sorted(node.items()):
+        if not char:
+            continue
+        chars = [char]
+        while len(child) == 1 and "" not in child:  # a run without a fork: one literal
+            ((following, child),) = child.items()
+            chars.append(following)
+        lead = "" if first else _LINE_BREAK
+        alternatives.append(lead + _LINE_BREAK.join(map(re.escape, chars)) + _branches(child))
+    if not alternatives:
+        return ""
+    group = f"(?:{'|'.join(alternatives)})"
+    # a form may end here: the longer ones are tried first (greedy), this end last
+    return f"{group}?" if "" in node and not first else group
 
 
 def is_secret_path(rel: str) -> bool:

@@ -7,7 +7,8 @@ the last characters) and writes the whole output to a file under
 saves a large finished output. The file is created only once the output is longer than
 the tool result may be, so short outputs leave no file.
 
-Configured secrets are masked before anything is kept or written. The stream arrives in
+Configured secrets are masked before anything is kept or written, plain and in their
+base64 and hex forms (:func:`jarvis_graph.secrets.secret_pattern`). The stream arrives in
 reads of any size, so a secret can be split between two reads: :class:`StreamMasker`
 holds back the last characters of each read that could begin a secret until the next
 read (or the end) shows whether they do.
@@ -18,7 +19,6 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TextIO
 
 from jarvis_graph.owned_paths import OwnedPathError, open_owned, split_owned
-from jarvis_graph.secrets import MASK
+from jarvis_graph.secrets import MASK, secret_pattern
 from jarvis_graph.tools.base import output_file_name
 
 
@@ -34,12 +34,12 @@ class StreamMasker:
     """Masks secrets in text that arrives in pieces; each piece is masked as part of the whole."""
 
     def __init__(self, secrets: Sequence[str]) -> None:
-        """Mask ``secrets`` (longest first wins where two start at the same place)."""
-        values = sorted({s for s in secrets if s}, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, values))) if values else None
+        """Mask ``secrets`` and their encoded forms (the longest wins where two start together)."""
+        pattern = secret_pattern(secrets)
+        self._pattern = pattern.regex if pattern else None
         # A secret that starts in the text kept back can end in the next piece; one that
         # starts earlier is whole in the text seen so far.
-        self._hold = max(map(len, values), default=1) - 1
+        self._hold = pattern.span - 1 if pattern else 0
         self._pending = ""
 
     def feed(self, text: str) -> str:
