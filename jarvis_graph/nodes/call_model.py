@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
+from jarvis_graph import sandbox
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker
@@ -271,6 +272,11 @@ def needs_human(call: dict[str, Any], services: RunServices) -> bool:
     if protected_targets(tool, call.get("args"), services.workspace, services.settings):
         return True  # Jarvis' own files: asked even under ``confirm: never`` (see .protected)
     mode = services.settings.confirm
+    if mode == "sandboxed":
+        args = call.get("args")
+        return is_risky(tool, args) and not sandbox.contains(
+            tool.metadata or {}, args, services.settings
+        )
     return mode == "always" or (mode == "risky" and is_risky(tool, call.get("args")))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from jarvis_graph.config import Settings, jarvis_home
 from jarvis_graph.sandbox.launch import Limits, Policy, Prepared, SandboxUnavailable, prepare
@@ -22,6 +23,7 @@ from jarvis_graph.sandbox.probe import Choice, choose
 
 __all__ = [
     "Choice",
+    "contains",
     "Policy",
     "Prepared",
     "SandboxUnavailable",
@@ -93,3 +95,22 @@ def prepare_for(
         raise SandboxUnavailable(unavailable_message(choice, what))
     policy = policy_for(settings, workspace, workspace_writable)
     return prepare(choice.level, policy, cwd, env)
+
+
+CONTAINING_LEVELS = ("bwrap",)
+"""Levels under which a workspace-confined call cannot harm anything outside: ``landlock``
+cannot keep a script from writing ``.git/hooks`` (run later by the user's own git)."""
+
+
+def contains(metadata: Mapping[str, Any], args: Any, settings: Settings) -> bool:
+    """Whether a call runs confined to the workspace with no network (``confirm: sandboxed``).
+
+    True for a tool that runs its work in the sandbox (metadata ``sandboxed``) at a level
+    of :data:`CONTAINING_LEVELS`, with no network, no writable path outside the workspace
+    and no call argument asking for the network.
+    """
+    if not metadata.get("sandboxed") or level_for(settings).level not in CONTAINING_LEVELS:
+        return False
+    if settings.sandbox_network != "none" or settings.sandbox_writable:
+        return False
+    return not (isinstance(args, dict) and args.get("network"))

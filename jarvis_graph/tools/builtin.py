@@ -539,7 +539,7 @@ def search_files(pattern: str, path: str = ".", glob: str = "*") -> str:
 def execute_script(script: str, timeout: float | None = None, network: bool = False) -> str:
     """Run a bash script in the workspace and return its exit code and output.
 
-    It runs in a sandbox: it can change files in the workspace only, and has no network.
+    It normally runs in a sandbox: it may change workspace files only, with no network.
 
     Args:
         script: The bash command line to run, e.g. `python3 main.py` or `ls -l`.
@@ -566,7 +566,7 @@ def ask_user(question: str) -> str:
     )
 
 
-execute_script.metadata = {"risky": True, "runs_code": True}
+execute_script.metadata = {"risky": True, "runs_code": True, "sandboxed": True}
 ask_user.metadata = {"asks_user": True}
 
 BUILTIN_TOOLS: list[BaseTool] = [read_code, list_files, search_files, execute_script, ask_user]
