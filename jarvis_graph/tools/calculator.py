@@ -30,6 +30,7 @@ import sys
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
+from jarvis_graph.sandbox import Prepared
 from jarvis_graph.secrets import SECRET_FILE_GLOBS, minimal_environment
 
 MAX_EXPRESSION_CHARS = 4000
@@ -211,6 +212,7 @@ def evaluate(
     timeout: float = TIMEOUT_SECONDS,
     workspace: Path | None = None,
     private: Sequence[str] = SECRET_FILE_GLOBS,
+    sandbox: Prepared | None = None,
 ) -> str:
     """The value of ``expression`` as text, computed in an isolated, limited process.
 
@@ -220,13 +222,15 @@ def evaluate(
         workspace: A folder the expression may read with ``open`` and ``glob``.
         private: Lower-case glob patterns of file and folder names that may not be read
             (any part of the path), hidden files aside.
+        sandbox: The OS sandbox to compute in (see :mod:`jarvis_graph.sandbox`).
     """
     try:
         check(expression, files=workspace is not None)
     except CalculationError as exc:
         meant = reading(expression, workspace, private) if workspace is not None else None
         if meant:  # sum(numbers.txt), max(temp_c): one reading only, said with the value
-            return f"{evaluate(meant, timeout, workspace, private)}{READ_AS_NOTE}{meant})"
+            value = evaluate(meant, timeout, workspace, private, sandbox)
+            return f"{value}{READ_AS_NOTE}{meant})"
         example = suggestion(expression, workspace, private) if workspace is not None else None
         if example:
             raise CalculationError(f"{exc}. In this workspace that is: {example}") from None
@@ -234,18 +238,28 @@ def evaluate(
     code = _CHILD.format(mem=MEMORY_BYTES, cpu=max(1, int(timeout)))
     root = str(workspace.resolve()) if workspace is not None else ""
     argv = [json.dumps(sorted(ALLOWED_CALLS)), root, json.dumps(list(private))]
+    command = [sys.executable, "-I", "-S", "-c", code, *argv]
+    variables = minimal_environment()  # the expression needs nothing of the user's
+    fds: tuple[int, ...] = ()
+    if sandbox is not None:
+        command, variables, fds = sandbox.wrap(command), sandbox.env, sandbox.pass_fds
     try:
         done = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", code, *argv],
+            command,
             input=expression.strip(),
             capture_output=True,
             text=True,
             timeout=timeout,
             check=False,
-            env=minimal_environment(),  # the expression needs nothing of the user's
+            env=variables,
+            cwd=root or None,
+            pass_fds=fds,
         )
     except subprocess.TimeoutExpired as exc:
         raise CalculationError(f"the calculation took longer than {timeout:g} s") from exc
+    finally:
+        if sandbox is not None:
+            sandbox.close()
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["it was stopped"])[-1]
         raise CalculationError(f"the calculation failed: {last}")

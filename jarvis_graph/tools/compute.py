@@ -13,7 +13,8 @@ import ast
 
 from langchain_core.tools import tool
 
-from jarvis_graph.secrets import SECRET_FILE_GLOBS
+from jarvis_graph import sandbox
+from jarvis_graph.secrets import SECRET_FILE_GLOBS, minimal_environment
 from jarvis_graph.tools import calculator
 from jarvis_graph.tools.base import ToolFailure, current_env
 
@@ -38,9 +39,27 @@ def compute(expression: str) -> str:
         )
         raise ToolFailure(msg)
     try:
-        value = calculator.evaluate(expression, workspace=env.workspace, private=SECRET_FILE_GLOBS)
+        confined = sandbox.prepare_for(
+            env.settings,
+            env.workspace,
+            env.workspace,
+            minimal_environment(),
+            workspace_writable=False,
+            what="the calculation",
+        )
+    except sandbox.SandboxUnavailable:
+        # Without a sandbox the calculation runs as it always has: its expression was
+        # checked to be arithmetic over read-only workspace files, in a limited process.
+        confined = None
+    try:
+        value = calculator.evaluate(
+            expression, workspace=env.workspace, private=SECRET_FILE_GLOBS, sandbox=confined
+        )
     except calculator.CalculationError as exc:
         raise ToolFailure(f"{expression} failed: {exc}") from exc
+    finally:
+        if confined is not None:
+            confined.close()  # also when the expression was refused before it ran
     return f"{expression} = {value}"
 
 
