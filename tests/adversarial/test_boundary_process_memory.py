@@ -22,10 +22,30 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import jarvis_cmd, write_script
 
 KEY = "sk-dump-0123456789abcdef"
 PR_CAPBSET_DROP = 24
+CAP_SETPCAP, CAP_SYS_PTRACE = 8, 19
+
+
+def _effective_capabilities() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("CapEff:"):
+            return int(line.split()[1], 16)
+    return 0
+
+
+_CAPS = _effective_capabilities() if Path("/proc/self/status").exists() else 0
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's"),
+    pytest.mark.skipif(
+        bool(_CAPS >> CAP_SYS_PTRACE & 1) and not _CAPS >> CAP_SETPCAP & 1,
+        reason="CAP_SYS_PTRACE reads any process, and without CAP_SETPCAP it cannot be dropped",
+    ),
+]
 
 
 def drop_capabilities() -> None:
