@@ -26,7 +26,6 @@ import ctypes
 import errno
 import json
 import os
-import platform
 import resource
 import signal
 import struct
@@ -233,7 +232,7 @@ def seccomp_program(families: list[str], deny_io_uring: bool, machine: str) -> b
 
 def apply_seccomp(families: list[str], deny_io_uring: bool) -> None:
     """Install the socket filter for this process and everything it starts."""
-    code = seccomp_program(families, deny_io_uring, platform.machine())
+    code = seccomp_program(families, deny_io_uring, os.uname().machine)
     count = len(code) // 8
     filt = ctypes.create_string_buffer(code, len(code))
 
@@ -267,8 +266,8 @@ def apply(policy: dict[str, object]) -> None:
     if isinstance(limits, dict):
         try:
             set_limits({str(k): int(v) for k, v in limits.items()})
-        except (OSError, ValueError) as exc:
-            raise ConfineError(f"setting resource limits failed: {exc}") from exc
+        except (OSError, ValueError, KeyError) as exc:
+            raise ConfineError(f"setting resource limits failed: {exc!r}") from exc
     rules = policy.get("landlock")
     if isinstance(rules, dict):
         apply_landlock(

@@ -23,6 +23,7 @@ deeper mount wins; at the same path the workspace wins over a hidden folder):
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -119,6 +120,11 @@ class Prepared:
             with contextlib.suppress(OSError):
                 step()
         self.cleanup.clear()
+
+
+@functools.cache
+def _bwrap() -> str:
+    return shutil.which("bwrap") or "bwrap"
 
 
 def _real(path: Path | str) -> Path:
@@ -233,7 +239,7 @@ def _hidden(policy: Policy) -> list[Path]:
 
 def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]:
     """The ``bwrap ... --`` part of the command line for ``policy`` (see the module)."""
-    bwrap = shutil.which("bwrap") or "bwrap"
+    bwrap = _bwrap()
     ws = _real(policy.workspace)
     writable = [ws] if policy.workspace_writable else []
     writable += [_real(p) for p in policy.writable if os.path.exists(p)]
@@ -245,10 +251,11 @@ def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]
     mounts = [(p, 0, "--tmpfs") for p in hidden]
     toolchains = _toolchain_roots(_path_dirs(env), hidden)
     readable += toolchains
+    shown = [p for p in dict.fromkeys(readable) if p.exists() and _inside(p, hidden)]
     mounts += [
         (p, 1, "--ro-bind")
-        for p in readable
-        if p.exists() and _inside(p, hidden) and not _inside(p, writable)
+        for p in shown
+        if not _inside(p, writable) and not _shown_above(p, shown, hidden)
     ]
     covered = [p for root in toolchains for p in _secret_entries(root)]
     mounts += [(p, 5, "--tmpfs" if p.is_dir() else "--ro-bind-empty") for p in covered]
@@ -270,6 +277,16 @@ def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]
         else:
             args += [option, str(path), str(path)]
     return [*args, "--chdir", str(cwd), "--"]
+
+
+def _shown_above(path: Path, shown: list[Path], hidden: list[Path]) -> bool:
+    """Whether a folder above ``path`` is shown already, with no hidden folder between."""
+    return any(
+        path != top
+        and path.is_relative_to(top)
+        and not any(h != top and h.is_relative_to(top) and path.is_relative_to(h) for h in hidden)
+        for top in shown
+    )
 
 
 def _toolchain_roots(path_dirs: list[Path], hidden: list[Path]) -> list[Path]:

@@ -1,0 +1,110 @@
+"""The sandbox's command line and policy, built from plain paths (no process started)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jarvis_graph.sandbox import confine
+from jarvis_graph.sandbox.launch import Policy, bwrap_prefix, landlock_rules
+
+
+def _mounts(prefix: list[str]) -> list[tuple[str, str]]:
+    """``(option, target)`` of every mount in a bwrap command line, in order."""
+    found, i = [], 0
+    while i < len(prefix):
+        option = prefix[i]
+        if option == "--tmpfs":
+            found.append((option, prefix[i + 1]))
+            i += 2
+        elif option in ("--bind", "--ro-bind"):
+            found.append((option, prefix[i + 2]))
+            i += 3
+        else:
+            i += 1
+    return found
+
+
+def _position(mounts: list[tuple[str, str]], option: str, target: Path) -> int:
+    return mounts.index((option, str(target.resolve())))
+
+
+def test_the_workspace_is_writable_inside_a_hidden_home(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ws = home / "project"
+    ws.mkdir(parents=True)
+    mounts = _mounts(bwrap_prefix(Policy(workspace=ws, home=home), ws, {"PATH": "/usr/bin"}))
+    assert _position(mounts, "--tmpfs", home) < _position(mounts, "--bind", ws)
+    assert ("--tmpfs", str((ws / ".jarvis").resolve())) in mounts  # made, then hidden
+    assert (ws / ".jarvis").is_dir()
+
+
+def test_a_home_inside_the_workspace_stays_hidden(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    home = ws / "home"
+    home.mkdir(parents=True)
+    mounts = _mounts(bwrap_prefix(Policy(workspace=ws, home=home), ws, {"PATH": "/usr/bin"}))
+    assert _position(mounts, "--bind", ws) < _position(mounts, "--tmpfs", home)
+
+
+def test_repository_hooks_and_config_are_pinned_read_only(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / ".git" / "config").write_text("[core]\n", encoding="utf-8")
+    mounts = _mounts(bwrap_prefix(Policy(workspace=ws, home=tmp_path), ws, {}))
+    assert ("--ro-bind", str((ws / ".git" / "hooks").resolve())) in mounts  # made if missing
+    assert ("--ro-bind", str((ws / ".git" / "config").resolve())) in mounts
+
+
+def test_a_toolchain_on_path_in_the_home_is_shown_without_its_secrets(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    tools = home / ".tool"
+    (tools / "bin").mkdir(parents=True)
+    (tools / "credentials.toml").write_text("token = 'x'\n", encoding="utf-8")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"PATH": f"{tools / 'bin'}:/usr/bin"}
+    prefix = bwrap_prefix(Policy(workspace=ws, home=home), ws, env)
+    mounts = _mounts(prefix)
+    assert ("--ro-bind", str(tools.resolve())) in mounts
+    secret = str((tools / "credentials.toml").resolve())
+    assert prefix[prefix.index(secret) - 2 : prefix.index(secret)] == ["--ro-bind", "/dev/null"]
+
+
+def test_network_none_unshares_the_network_and_allow_shares_it(tmp_path: Path) -> None:
+    assert "--share-net" not in bwrap_prefix(
+        Policy(workspace=tmp_path, home=tmp_path), tmp_path, {}
+    )
+    allowed = Policy(workspace=tmp_path, network="allow", home=tmp_path)
+    assert "--share-net" in bwrap_prefix(allowed, tmp_path, {})
+
+
+def test_landlock_rules_write_only_the_workspace_and_the_private_folder(tmp_path: Path) -> None:
+    ws, private = tmp_path / "ws", tmp_path / "private"
+    ws.mkdir()
+    private.mkdir()
+    rules = landlock_rules(Policy(workspace=ws, home=tmp_path / "home"), private, {})
+    assert sorted(rules["write"]) == sorted([str(private.resolve()), str(ws.resolve())])
+    assert "/tmp" not in rules["read"] and str(tmp_path / "home") not in rules["read"]
+    assert rules["net"] is False
+
+
+def test_the_socket_filter_refuses_the_listed_families_only() -> None:
+    program = confine.seccomp_program(["unix"], True, "x86_64")
+    assert len(program) % 8 == 0
+    with pytest.raises(confine.ConfineError, match="no socket filter"):
+        confine.seccomp_program(["unix"], True, "sparc")
+
+
+def test_a_policy_that_cannot_be_applied_starts_nothing(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    policy = json.dumps({"limits": {"nosuch": 1}})
+    argv = [sys.executable, "-I", "-S", confine.__file__, policy, "--", "touch", str(marker)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert done.returncode == confine.CONFINE_FAILED, done.stderr
+    assert "the command was not run" in done.stderr
+    assert not marker.exists()
