@@ -26,6 +26,9 @@ class JarvisContext:
     api_key_env: str | None = None
     script: str | None = None
     confirm: str | None = None
+    sandbox: str | None = None
+    """Where the run's scripts run (``auto``, ``bwrap``, ``landlock``, ``off``; ``--sandbox``).
+    Never set by an API caller (not in ``api_auth.REMOTE_CONTEXT_FIELDS``)."""
     max_iterations: int | None = None
     tool_group: str | None = None
     non_interactive: bool = False
@@ -79,7 +82,14 @@ def _resolve(context: JarvisContext) -> Settings:
     values = asdict(context)
     overrides: dict[str, Any] = {
         key: values[key]
-        for key in ("model_group", "confirm", "max_iterations", "tool_group", "plan_max_depth")
+        for key in (
+            "model_group",
+            "confirm",
+            "sandbox",
+            "max_iterations",
+            "tool_group",
+            "plan_max_depth",
+        )
         if values[key] is not None
     }
     model = {

@@ -14,6 +14,7 @@ from jarvis_graph.cli import (
     code_cmd,
     config_cmd,
     docs_cmd,
+    doctor_cmd,
     feedback_cmd,
     graph_cmd,
     mcp_cmd,
@@ -47,6 +48,7 @@ app.command("serve")(serve_cmd.serve)
 app.command("feedback")(feedback_cmd.feedback)
 app.command("ui")(ui_cmd.ui)
 app.command("trust")(trust_cmd.trust)
+app.command("doctor")(doctor_cmd.doctor)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(models_cmd.app, name="models")

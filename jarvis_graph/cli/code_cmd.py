@@ -29,6 +29,7 @@ def code(
     base_url: str | None = o.BaseUrl,
     script: Path | None = o.Script,
     confirm: str | None = o.Confirm,
+    sandbox: str | None = o.Sandbox,
     yes: bool = o.Yes,
     max_iterations: int | None = o.MaxIter,
     verbose: bool = o.Verbose,
@@ -37,7 +38,16 @@ def code(
     from jarvis_graph.cli.code_driver import run_code
 
     ctx = o.context_kwargs(
-        workspace, platform, model, base_url, script, confirm, yes, max_iterations, non_interactive
+        workspace,
+        platform,
+        model,
+        base_url,
+        script,
+        confirm,
+        yes,
+        max_iterations,
+        non_interactive,
+        sandbox=sandbox,
     )
     ctx |= {"toolset": "code", "event_bus": "code"}
     _check(ctx, requirement, thread, new_thread)

@@ -114,8 +114,11 @@ def open_graph(ctx: dict[str, Any], builder: Any, name: str) -> Iterator[Any]:
             close_registries()
 
 
-def prepare_tools(ctx: dict[str, Any]) -> dict[str, Any]:
+def prepare_tools(ctx: dict[str, Any], show_sandbox: bool = True) -> dict[str, Any]:
     """Load the run's tools now (MCP servers start) and say what was left out.
+
+    With ``show_sandbox`` (once per run: a check made before the run passes ``False``) it
+    also shows the sandbox level the run's scripts get, or the warning when it is off.
 
     Returns:
         The tools a run with ``ctx`` has, by name.
@@ -124,9 +127,13 @@ def prepare_tools(ctx: dict[str, Any]) -> dict[str, Any]:
         ConfigError: A tool group or an ``mcp.json`` file is invalid.
     """
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.cli.doctor_cmd import start_line
     from jarvis_graph.runtime.services import RunServices
 
     services = RunServices(JarvisContext(**ctx))  # an undefined tool group fails here
+    if show_sandbox:
+        style, text = start_line(services.settings)
+        console.print(f"[{style}]{escape(text)}[/]", markup=True, highlight=False)
     for note in services.problems:
         console.print(f"[yellow]warning:[/] {escape(note)}", markup=True, highlight=False)
     return services.tools
@@ -153,6 +160,9 @@ def saved_context(state: Any) -> dict[str, Any]:
     """
     raw = (state.metadata or {}).get("jarvis_context")
     ctx = json.loads(raw) if isinstance(raw, str) else {}
+    # The sandbox comes from the settings of the process that resumes: a session store is
+    # a file in the workspace, and what it holds must not turn the sandbox off.
+    ctx.pop("sandbox", None)
     given = os.environ.get("JARVIS_BASE_URL", "")
     if ctx.get("base_url") and ctx["base_url"] == strip_userinfo(given):
         ctx["base_url"] = given

@@ -26,6 +26,7 @@ def multi(
     base_url: str | None = o.BaseUrl,
     script: Path | None = o.Script,
     confirm: str | None = o.Confirm,
+    sandbox: str | None = o.Sandbox,
     yes: bool = o.Yes,
     max_iterations: int | None = o.MaxIter,
     verbose: bool = o.Verbose,
@@ -38,7 +39,16 @@ def multi(
     from jarvis_graph.config import ConfigError
 
     ctx = o.context_kwargs(
-        workspace, platform, model, base_url, script, confirm, yes, max_iterations, True
+        workspace,
+        platform,
+        model,
+        base_url,
+        script,
+        confirm,
+        yes,
+        max_iterations,
+        True,
+        sandbox=sandbox,
     )
     ctx["agents_file"] = str(config.expanduser().resolve())
     try:
@@ -62,4 +72,4 @@ def check_agents(ctx: dict[str, object]) -> None:
     from jarvis_graph.multi.config import check_tools, load_agents
 
     agents = load_agents(str(ctx["agents_file"]))
-    check_tools(agents, set(prepare_tools(dict(ctx))))
+    check_tools(agents, set(prepare_tools(dict(ctx), show_sandbox=False)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import typer
 
@@ -16,7 +16,15 @@ Platform = typer.Option(None, "--platform", help="Model platform: openai, script
 Model = typer.Option(None, "--model", "-m", help="Model name for the platform.")
 BaseUrl = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint URL.")
 Script = typer.Option(None, "--script", help="Script file for the scripted platform.")
-Confirm = typer.Option(None, "--confirm", help="Ask before tools: never, risky or always.")
+Confirm = typer.Option(
+    None, "--confirm", help="Ask before tools: never, risky, sandboxed or always."
+)
+Sandbox = typer.Option(
+    None,
+    "--sandbox",
+    help="Where scripts run: auto, bwrap, landlock or off (default from config; "
+    "`jarvis doctor` shows what works here).",
+)
 Yes = typer.Option(False, "--yes", "-y", help="Run risky tools without asking (confirm never).")
 MaxIter = typer.Option(None, "--max-iterations", help="Cap on model calls for this run.")
 Verbose = typer.Option(False, "--verbose", "-v", help="Show every event.")
@@ -42,11 +50,11 @@ def context_kwargs(
     max_iterations: int | None,
     non_interactive: bool,
     tool_group: str | None = None,
+    sandbox: str | None = None,
 ) -> dict[str, Any]:
     """Turn CLI options into ``JarvisContext`` fields (``None`` -> from config)."""
-    if confirm is not None and confirm not in ("never", "risky", "always"):
-        msg = f"--confirm must be never, risky or always, not {confirm!r}"
-        raise typer.BadParameter(msg)
+    check_choice("--confirm", confirm, "ConfirmMode")
+    check_choice("--sandbox", sandbox, "SandboxMode")
     ws = (workspace or Path.cwd()).resolve()
     if not ws.is_dir():
         msg = f"workspace {ws} is not a directory"
@@ -62,7 +70,22 @@ def context_kwargs(
         "max_iterations": max_iterations,
         "non_interactive": non_interactive,
         "tool_group": tool_group,
+        "sandbox": sandbox,
     }
+
+
+def check_choice(option: str, value: str | None, setting_type: str) -> None:
+    """Refuse ``value`` unless the setting's type (in :mod:`jarvis_graph.config`) allows it."""
+    if value is None:
+        return
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph import config
+
+    allowed = get_args(getattr(config, setting_type))
+    if value not in allowed:
+        choices = ", ".join(allowed[:-1]) + f" or {allowed[-1]}"
+        msg = f"{option} must be {choices}, not {value!r}"
+        raise typer.BadParameter(msg)
 
 
 Definition = typer.Option(

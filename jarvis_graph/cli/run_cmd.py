@@ -30,6 +30,7 @@ def run(
     base_url: str | None = o.BaseUrl,
     script: Path | None = o.Script,
     confirm: str | None = o.Confirm,
+    sandbox: str | None = o.Sandbox,
     yes: bool = o.Yes,
     max_iterations: int | None = o.MaxIter,
     tool_group: str | None = o.ToolGroup,
@@ -57,6 +58,7 @@ def run(
         max_iterations,
         non_interactive,
         tool_group,
+        sandbox,
     )
     kind = "planner" if plan else "agent"
     if definition is not None:
@@ -149,6 +151,7 @@ def chat(
     base_url: str | None = o.BaseUrl,
     script: Path | None = o.Script,
     confirm: str | None = o.Confirm,
+    sandbox: str | None = o.Sandbox,
     yes: bool = o.Yes,
     max_iterations: int | None = o.MaxIter,
     tool_group: str | None = o.ToolGroup,
@@ -176,6 +179,7 @@ def chat(
         max_iterations,
         False,
         tool_group,
+        sandbox,
     )
     if threads:
         raise typer.Exit(list_open(ctx))

@@ -203,7 +203,10 @@ def test_sessions_delete(calc_ws: Path, tmp_path: Path, session_store: str) -> N
     [
         (["sessions", "resume", "nope"], "no session 'nope'"),
         (["graph", "draw", "nope"], "unknown graph 'nope'"),
-        (["run", "--confirm", "sometimes", "x"], "--confirm must be never, risky or always"),
+        (
+            ["run", "--confirm", "sometimes", "x"],
+            "--confirm must be never, risky, sandboxed or always",
+        ),
         (["run", "--platform", "nosuch", "-n", "x"], "unknown platform 'nosuch'"),
         (["run", "--platform", "scripted", "--script", "missing.yaml", "-n", "x"], "not found"),
         (["sessions", "fork", "nope"], "no session 'nope'"),
