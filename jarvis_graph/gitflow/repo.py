@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -9,6 +11,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from jarvis_graph import sandbox
 from jarvis_graph.owned_paths import OwnedPathError, owned_dir, read_owned_tail, write_owned
 from jarvis_graph.secrets import is_secret_path, unnamed_environment
 
@@ -31,23 +34,87 @@ class Identity:
         return ["-c", f"user.name={self.name}", "-c", f"user.email={self.email}"]
 
 
+GLOBAL_KEYS = ("user.name", "user.email", "core.excludesFile", "init.defaultBranch")
+"""The user's global git settings a sandboxed git is given (its home folder is hidden):
+who commits, which files are ignored everywhere, the first branch's name."""
+
+
+@functools.cache
+def _global_options() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``-c key=value`` options from the user's global git config, and files to read.
+
+    Read outside the sandbox with ``--global`` from ``/``: no repository is looked at, so
+    nothing of one (hooks, ``core.fsmonitor``) can run.
+    """
+    options: list[str] = []
+    files: list[str] = []
+    for key in GLOBAL_KEYS:
+        try:
+            done = subprocess.run(
+                ["git", "config", "--global", "--path", "--get", key],
+                cwd="/",
+                capture_output=True,
+                text=True,
+                env={**unnamed_environment(), "GIT_TERMINAL_PROMPT": "0"},
+                timeout=30,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            break  # no git: the command itself will say so
+        value = done.stdout.strip()
+        if done.returncode == 0 and value:
+            options += ["-c", f"{key}={value}"]
+            if key == "core.excludesFile":
+                files.append(value)
+    default_ignore = Path.home() / ".config" / "git" / "ignore"
+    if not files and default_ignore.is_file():  # git's default excludes file
+        options += ["-c", f"core.excludesFile={default_ignore}"]
+        files.append(str(default_ignore))
+    return tuple(options), tuple(files)
+
+
 def _run(
     repo: Path, args: tuple[str, ...], literal: bool = True
 ) -> subprocess.CompletedProcess[str]:
+    """``git args`` in ``repo``, in the OS sandbox: hooks run there, with no keys.
+
+    The repository's hooks and ``core.fsmonitor`` run with git; the model can write to the
+    repository, so git runs sandboxed like a script (workspace ``repo``, no network), with
+    the user's identity and excludes passed in (:func:`_global_options`).
+    """
     if not repo.is_dir():
         msg = f"{repo} is not a folder; give an existing folder as the workspace"
         raise GitError(msg)
     # Paths are file names, never globs ("a*.py" is one file); check-ignore refuses that.
-    # Hooks run with this environment, and the model can write to the repository: no keys.
     env = {**unnamed_environment(), "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     env["GIT_LITERAL_PATHSPECS"] = "1" if literal else "0"
+    if shutil.which("git", path=env.get("PATH")) is None:
+        msg = "git is not installed; jarvis code needs git (install it and try again)"
+        raise GitError(msg)
+    options, files = _global_options()
+    settings = sandbox.settings_for(repo)
+    if files:
+        settings = settings.model_copy(
+            update={"sandbox_readable": [*settings.sandbox_readable, *files]}
+        )
+    try:
+        confined = sandbox.prepare_for(settings, repo, repo, env, what=f"`git {args[0]}`")
+    except sandbox.SandboxUnavailable as exc:
+        raise GitError(str(exc)) from None
     try:
         return subprocess.run(
-            ["git", *args], cwd=repo, capture_output=True, text=True, env=env, timeout=120
+            confined.wrap(["git", *options, *args]),
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            env=confined.env,
+            pass_fds=confined.pass_fds,
+            timeout=120,
         )
     except FileNotFoundError as exc:
         msg = "git is not installed; jarvis code needs git (install it and try again)"
         raise GitError(msg) from exc
+    finally:
+        confined.close()
 
 
 def git(repo: Path, *args: str, check: bool = True) -> str:

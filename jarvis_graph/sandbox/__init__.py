@@ -12,12 +12,13 @@ tool is never run unconfined behind the user's back.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from jarvis_graph.config import Settings, jarvis_home
+from jarvis_graph.config import Settings, jarvis_home, load_settings
 from jarvis_graph.sandbox.launch import Limits, Policy, Prepared, SandboxUnavailable, prepare
 from jarvis_graph.sandbox.probe import Choice, choose
 
@@ -30,6 +31,7 @@ __all__ = [
     "level_for",
     "policy_for",
     "prepare_for",
+    "settings_for",
     "unavailable_message",
 ]
 
@@ -114,3 +116,17 @@ def contains(metadata: Mapping[str, Any], args: Any, settings: Settings) -> bool
     if settings.sandbox_network != "none" or settings.sandbox_writable:
         return False
     return not (isinstance(args, dict) and args.get("network"))
+
+
+def settings_for(folder: Path) -> Settings:
+    """The settings of a process started for ``folder`` outside a run (the code agent's git).
+
+    The merged settings of ``folder``, read once per process and ``JARVIS_*`` variables.
+    """
+    variables = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("JARVIS_")))
+    return _settings_for(folder.resolve(), variables)
+
+
+@functools.lru_cache(maxsize=16)
+def _settings_for(folder: Path, variables: tuple[tuple[str, str], ...]) -> Settings:
+    return load_settings(folder, env=dict(variables))

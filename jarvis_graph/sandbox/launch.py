@@ -218,6 +218,7 @@ def landlock_rules(policy: Policy, private: Path, env: Mapping[str, str]) -> dic
     write = [private, *(_real(p) for p in policy.writable)]
     read = [*SYSTEM_READ, *KERNEL_READ, *_runtime_paths(), *_path_dirs(env)]
     read += [_real(p) for p in policy.readable]
+    read += enclosing_repository(_real(policy.workspace), (_real(policy.home), Path("/")))
     # Landlock cannot cover a file inside a folder it shows: a toolchain folder with a
     # secret-looking file in it stays hidden (only its PATH folder is readable).
     hidden = _hidden(policy)
@@ -245,6 +246,8 @@ def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]
     writable += [_real(p) for p in policy.writable if os.path.exists(p)]
     hidden = _hidden(policy)
     readable = [*_runtime_paths(), *_path_dirs(env), *(_real(p) for p in policy.readable)]
+    repos = enclosing_repository(ws, (_real(policy.home), Path("/")))
+    readable += repos
     if not policy.workspace_writable:
         readable.append(ws)
     # (depth, rank, option, path): at one path a later rank wins (hidden < ro < rw)
@@ -261,6 +264,7 @@ def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]
     mounts += [(p, 5, "--tmpfs" if p.is_dir() else "--ro-bind-empty") for p in covered]
     mounts += [(p, 2, "--bind") for p in writable]
     mounts += _workspace_guards(ws) if policy.workspace_writable else []
+    mounts += [(r / ".jarvis", 3, "--tmpfs") for r in repos if (r / ".jarvis").is_dir()]
     if policy.network == "allow":  # name resolution may point into a hidden /run
         resolv = _real("/etc/resolv.conf")
         if resolv.exists() and _inside(resolv, hidden):
@@ -277,6 +281,21 @@ def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]
         else:
             args += [option, str(path), str(path)]
     return [*args, "--chdir", str(cwd), "--"]
+
+
+def enclosing_repository(ws: Path, stop: tuple[Path, ...]) -> list[Path]:
+    """The root of the git repository the workspace lies in below its top (``[]``: none).
+
+    A workspace may be a folder of a larger repository; ``git status`` there needs the
+    repository's root, which is shown read-only (the workspace alone stays writable), its
+    ``.jarvis/`` hidden. The search stops below the folders in ``stop`` (the home folder).
+    """
+    for folder in ws.parents:
+        if folder in stop:  # a home folder kept in git would show all of it
+            break
+        if (folder / ".git").exists():
+            return [folder]
+    return []
 
 
 def _shown_above(path: Path, shown: list[Path], hidden: list[Path]) -> bool:
@@ -342,10 +361,11 @@ def _secret_entries(root: Path) -> tuple[Path, ...]:
 def _workspace_guards(ws: Path) -> list[tuple[Path, int, str]]:
     """Mounts keeping Jarvis' records and the repository's code-running config out of reach."""
     guards: list[tuple[Path, int, str]] = []
-    # Both exist before the command starts, so that a command cannot create them itself:
-    # a .jarvis/config.yaml or a hook it made would be read, or run, after it ended.
-    own = _folder(ws, ".jarvis")
-    if own is not None:
+    # A hidden or pinned folder must exist before the command starts, or the command could
+    # make it itself: a .jarvis/config.yaml or a hook it made would be read, or run, after
+    # it ended. The caller makes .jarvis (a run has one); an empty .git/hooks is made here.
+    own = _folder(ws, ".jarvis", create=False)
+    if own is not None and not own.is_symlink():
         guards.append((own, 3, "--tmpfs"))
         outputs = own / "tool_outputs"
         if outputs.is_dir() and not outputs.is_symlink():

@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from langchain_core.tools import BaseTool, tool
 
 from jarvis_graph import sandbox, script_groups
+from jarvis_graph.owned_paths import OwnedPathError, owned_dir
 from jarvis_graph.tools import script_run
 from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
 from jarvis_graph.tools.script_output import OutputSink, StreamedOutput
@@ -355,8 +356,9 @@ def execute_script_impl(
     if call:  # marks the script and its children as the thread's, even before it is recorded
         variables |= script_groups.script_env(call)
     try:
+        owned_dir(env.workspace, ".jarvis")  # exists before the sandbox hides it (see launch)
         confined = sandbox.prepare_for(settings, env.workspace, workdir, variables)
-    except sandbox.SandboxUnavailable as exc:
+    except (sandbox.SandboxUnavailable, OwnedPathError) as exc:
         raise ToolInputError(str(exc)) from None
     sink = OutputSink(
         env.secret_values, env.settings.tool_output_limit, env.outputs_dir(), "execute_script"

@@ -217,11 +217,21 @@ def test_a_git_hook_the_agent_could_write_never_sees_provider_keys(
     monkeypatch.setenv("JARVIS_GIT_EMAIL", "fallback@example.invalid")
     folder = repo_without_identity(tmp_path / "repo")
     hook = folder / ".git" / "hooks" / "pre-commit"
-    hook.write_text(f"#!/bin/sh\nenv > {tmp_path / 'hook_env.txt'}\n")
+    # It also tries what a hook outside a sandbox could: the agent's own environment (its
+    # parent's /proc entry and every other one it can see) and a file outside the repository.
+    hook.write_text(
+        "#!/bin/sh\n"
+        "env > .git/hook_env.txt\n"
+        "cat /proc/[0-9]*/environ > .git/procs.txt 2>/dev/null\n"
+        f"echo escaped > {tmp_path / 'outside.txt'}\n"
+        "exit 0\n"
+    )
     hook.chmod(0o755)
     proc = code(folder, tmp_path, "-n", "-y")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    seen = (tmp_path / "hook_env.txt").read_text()
+    seen = (folder / ".git" / "hook_env.txt").read_text()
     assert "PATH=" in seen  # the hook ran, with an environment
     assert "sk-hook-must-not-see-this" not in seen
     assert "OPENAI_API_KEY" not in seen
+    assert "sk-hook-must-not-see-this" not in (folder / ".git" / "procs.txt").read_text()
+    assert not (tmp_path / "outside.txt").exists()  # git and its hooks run in the sandbox

@@ -36,11 +36,31 @@ def _position(mounts: list[tuple[str, str]], option: str, target: Path) -> int:
 def test_the_workspace_is_writable_inside_a_hidden_home(tmp_path: Path) -> None:
     home = tmp_path / "home"
     ws = home / "project"
-    ws.mkdir(parents=True)
+    (ws / ".jarvis").mkdir(parents=True)
     mounts = _mounts(bwrap_prefix(Policy(workspace=ws, home=home), ws, {"PATH": "/usr/bin"}))
     assert _position(mounts, "--tmpfs", home) < _position(mounts, "--bind", ws)
-    assert ("--tmpfs", str((ws / ".jarvis").resolve())) in mounts  # made, then hidden
-    assert (ws / ".jarvis").is_dir()
+    assert ("--tmpfs", str((ws / ".jarvis").resolve())) in mounts
+
+
+def test_a_folder_of_a_larger_repository_sees_its_root_read_only(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    ws = repo / "sub"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".jarvis").mkdir()
+    ws.mkdir()
+    mounts = _mounts(bwrap_prefix(Policy(workspace=ws, home=tmp_path / "h"), ws, {}))
+    assert _position(mounts, "--ro-bind", repo) < _position(mounts, "--bind", ws)
+    assert ("--tmpfs", str((repo / ".jarvis").resolve())) in mounts
+    assert not (ws / ".jarvis").exists()  # nothing is made in the workspace but .git/hooks
+
+
+def test_a_home_kept_in_git_is_not_shown(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ws = home / "project"
+    (home / ".git").mkdir(parents=True)
+    ws.mkdir()
+    mounts = _mounts(bwrap_prefix(Policy(workspace=ws, home=home), ws, {}))
+    assert ("--ro-bind", str(home.resolve())) not in mounts
 
 
 def test_a_home_inside_the_workspace_stays_hidden(tmp_path: Path) -> None:
