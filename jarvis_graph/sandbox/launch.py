@@ -170,13 +170,25 @@ def _limits(policy: Policy, cgroup_fd: int | None) -> dict[str, object]:
 
 
 def _own_process_count() -> int:
-    uid = os.geteuid()
+    """Threads of this user now (``RLIMIT_NPROC`` counts threads of the real uid).
+
+    Read from each process's ``status`` (its real uid and thread count): the owner of a
+    ``/proc/<pid>`` folder is root for a non-dumpable process, such as Jarvis itself.
+    """
+    uid = str(os.getuid())
     count = 0
     with contextlib.suppress(OSError):
         for name in os.listdir("/proc"):
-            if name.isdigit():
-                with contextlib.suppress(OSError):
-                    count += os.stat(f"/proc/{name}").st_uid == uid
+            if not name.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = dict(
+                    line.split(":", 1)
+                    for line in Path(f"/proc/{name}/status").read_text().splitlines()
+                    if ":" in line
+                )
+                if fields["Uid"].split()[0] == uid:
+                    count += int(fields["Threads"])
     return count
 
 
