@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, get_args
 
@@ -60,6 +61,10 @@ def context_kwargs(
         msg = f"workspace {ws} is not a directory"
         raise typer.BadParameter(msg)
     ask_trust(ws, non_interactive)  # before anything reads the project's settings
+    if sandbox is not None:
+        # Also for what this process starts outside the run's context: the code agent's
+        # git and child processes read their settings from the variables.
+        os.environ["JARVIS_SANDBOX"] = sandbox
     return {
         "workspace": str(ws),
         "platform": platform,

@@ -235,3 +235,20 @@ def test_a_git_hook_the_agent_could_write_never_sees_provider_keys(
     assert "OPENAI_API_KEY" not in seen
     assert "sk-hook-must-not-see-this" not in (folder / ".git" / "procs.txt").read_text()
     assert not (tmp_path / "outside.txt").exists()  # git and its hooks run in the sandbox
+
+
+@pytest.mark.parametrize(("flag", "escapes"), [((), False), (("--sandbox", "off"), True)])
+def test_the_sandbox_option_reaches_the_code_agents_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: tuple[str, ...], escapes: bool
+) -> None:
+    # The hook runs in the commit git makes for the agent: sandboxed unless the user said off.
+    monkeypatch.setenv("JARVIS_GIT_NAME", "Fallback")
+    monkeypatch.setenv("JARVIS_GIT_EMAIL", "fallback@example.invalid")
+    folder = repo_without_identity(tmp_path / "repo")
+    hook = folder / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\ntouch .git/hook_ran\necho x > {tmp_path / 'outside.txt'}\n")
+    hook.chmod(0o755)
+    proc = code(folder, tmp_path, "-n", "-y", *flag)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (folder / ".git" / "hook_ran").exists()
+    assert (tmp_path / "outside.txt").exists() is escapes
