@@ -149,8 +149,10 @@ def _runtime_paths() -> list[Path]:
     return [_real(p) for p in found]
 
 
-def _path_dirs(env: Mapping[str, str]) -> list[Path]:
-    return [_real(p) for p in env.get("PATH", "").split(os.pathsep) if p and os.path.isabs(p)]
+def _path_dirs(env: Mapping[str, str], hidden: list[Path]) -> list[Path]:
+    """``PATH``'s folders, but none that is a hidden folder or holds one (``PATH=~:...``)."""
+    found = [_real(p) for p in env.get("PATH", "").split(os.pathsep) if p and os.path.isabs(p)]
+    return [p for p in found if not any(h == p or h.is_relative_to(p) for h in hidden)]
 
 
 def _limits(policy: Policy, cgroup_fd: int | None) -> dict[str, object]:
@@ -228,13 +230,14 @@ def landlock_rules(policy: Policy, private: Path, env: Mapping[str, str]) -> dic
     """The ``landlock`` level's paths: read the system, write the workspace and ``private``."""
     ws = _real(policy.workspace)
     write = [private, *(_real(p) for p in policy.writable)]
-    read = [*SYSTEM_READ, *KERNEL_READ, *_runtime_paths(), *_path_dirs(env)]
+    hidden = _hidden(policy)
+    paths = _path_dirs(env, hidden)
+    read = [*SYSTEM_READ, *KERNEL_READ, *_runtime_paths(), *paths]
     read += [_real(p) for p in policy.readable]
     read += enclosing_repository(_real(policy.workspace), (_real(policy.home), Path("/")))
     # Landlock cannot cover a file inside a folder it shows: a toolchain folder with a
     # secret-looking file in it stays hidden (only its PATH folder is readable).
-    hidden = _hidden(policy)
-    read += [r for r in _toolchain_roots(_path_dirs(env), hidden) if not _secret_entries(r)]
+    read += [r for r in _toolchain_roots(paths, hidden) if not _secret_entries(r)]
     (write if policy.workspace_writable else read).append(ws)
     return {
         "read": [str(p) for p in read],
@@ -257,14 +260,15 @@ def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]
     writable = [ws] if policy.workspace_writable else []
     writable += [_real(p) for p in policy.writable if os.path.exists(p)]
     hidden = _hidden(policy)
-    readable = [*_runtime_paths(), *_path_dirs(env), *(_real(p) for p in policy.readable)]
+    paths = _path_dirs(env, hidden)
+    readable = [*_runtime_paths(), *paths, *(_real(p) for p in policy.readable)]
     repos = enclosing_repository(ws, (_real(policy.home), Path("/")))
     readable += repos
     if not policy.workspace_writable:
         readable.append(ws)
     # (depth, rank, option, path): at one path a later rank wins (hidden < ro < rw)
     mounts = [(p, 0, "--tmpfs") for p in hidden]
-    toolchains = _toolchain_roots(_path_dirs(env), hidden)
+    toolchains = _toolchain_roots(paths, hidden)
     readable += toolchains
     shown = [p for p in dict.fromkeys(readable) if p.exists() and _inside(p, hidden)]
     mounts += [
@@ -272,7 +276,10 @@ def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]
         for p in shown
         if not _inside(p, writable) and not _shown_above(p, shown, hidden)
     ]
-    covered = [p for root in toolchains for p in _secret_entries(root)]
+    # A hidden folder that is the workspace itself (a run in the home folder) is shown, as
+    # the user chose; its secret-looking files stay covered, as in a toolchain folder.
+    exposed = [h for h in hidden if h in writable]
+    covered = [p for root in [*toolchains, *exposed] for p in _secret_entries(root)]
     mounts += [(p, 5, "--tmpfs" if p.is_dir() else "--ro-bind-empty") for p in covered]
     mounts += [(p, 2, "--bind") for p in writable]
     mounts += _workspace_guards(ws) if policy.workspace_writable else []

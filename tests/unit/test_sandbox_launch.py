@@ -128,3 +128,26 @@ def test_a_policy_that_cannot_be_applied_starts_nothing(tmp_path: Path) -> None:
     assert done.returncode == confine.CONFINE_FAILED, done.stderr
     assert "the command was not run" in done.stderr
     assert not marker.exists()
+
+
+def test_a_workspace_that_is_the_home_shows_it_without_its_secrets(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / "notes.txt").write_text("mine\n", encoding="utf-8")
+    mounts = _mounts(bwrap_prefix(Policy(workspace=home, home=home), home, {}))
+    assert _position(mounts, "--tmpfs", home) < _position(mounts, "--bind", home)
+    assert ("--tmpfs", str((home / ".ssh").resolve())) in mounts
+
+
+def test_a_path_entry_holding_the_home_does_not_show_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ws = tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    env = {"PATH": f"{tmp_path}:{home}:/usr/bin"}
+    mounts = _mounts(bwrap_prefix(Policy(workspace=ws, home=home), ws, env))
+    assert ("--ro-bind", str(home.resolve())) not in mounts
+    assert ("--ro-bind", str(tmp_path.resolve())) not in mounts
+    rules = landlock_rules(Policy(workspace=ws, home=home), tmp_path / "p", env)
+    assert str(home.resolve()) not in rules["read"]
+    assert str(tmp_path.resolve()) not in rules["read"]
