@@ -93,6 +93,21 @@ def test_sandbox_off_warns_and_runs_the_script_unconfined(workspace: Path, tmp_p
 
 
 @pytest.mark.parametrize("command", ["run", "chat", "code"])
+def test_each_command_warns_once_with_the_sandbox_off(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    monkeypatch.setenv("JARVIS_GIT_NAME", "Test")  # jarvis code commits with an identity
+    monkeypatch.setenv("JARVIS_GIT_EMAIL", "test@example.com")
+    path = write_script(tmp_path / "model.yaml", [{"text": f"hi {MARKER}"}])
+    args = {"run": ["run", "-n", "hello"], "chat": ["chat"], "code": ["code", "-n", "-r", "hi"]}
+    model = ["--platform", "scripted", "--script", str(path), "--sandbox", "off"]
+    done = run_process([*args[command], *model], cwd=workspace, input="hello\n/exit\n")
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert out.count(OFF_WARNING) == 1, out
+
+
+@pytest.mark.parametrize("command", ["run", "chat", "code"])
 def test_a_bad_sandbox_value_is_a_usage_error(workspace: Path, command: str) -> None:
     args = [command, "-n", "x"] if command == "run" else [command]
     done = run_process([*args, "--sandbox", "bogus"], cwd=workspace, input="")
