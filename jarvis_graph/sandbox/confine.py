@@ -257,8 +257,9 @@ def apply(policy: dict[str, object]) -> None:
     libc = _libc()
     # Ends with its parent (the agent, or bwrap): nothing confined outlives the call. The
     # script reaper asks for SIGTERM, its signal to end everything the script started.
-    death = policy.get("parent_death_signal", signal.SIGKILL)
-    _check(libc.prctl(PR_SET_PDEATHSIG, int(death), 0, 0, 0), "prctl(PDEATHSIG)")
+    death = policy.get("parent_death_signal")
+    signum = death if isinstance(death, int) else int(signal.SIGKILL)
+    _check(libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0), "prctl(PDEATHSIG)")
     fd = policy.get("cgroup_fd")
     if isinstance(fd, int):
         join_cgroup(fd)

@@ -15,7 +15,8 @@ deeper mount wins; at the same path the workspace wins over a hidden folder):
 - read-only again where the command needs them: the Python that runs Jarvis, ``PATH``
   folders and ``sandbox_readable`` paths lying in a hidden folder;
 - the workspace (read-write unless the policy says otherwise) and ``sandbox_writable``;
-- inside the workspace: ``.jarvis/`` hidden (its ``tool_outputs/`` readable), and the
+- inside the workspace: ``.jarvis/`` hidden (its ``tool_outputs/`` readable, ``reports/``
+  writable), and the
   repository's ``.git/hooks`` and ``.git/config`` read-only: a hook or a
   ``core.fsmonitor`` written there would run later with the user's rights, outside.
 """
@@ -47,6 +48,10 @@ HIDDEN_SYSTEM = ("/tmp", "/var/tmp", "/run", "/var/run", "/root", "/home")
 """Folders a ``bwrap`` command sees empty: host sockets, other users' and root's files."""
 DROPPED_VARIABLES = ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "SSH_AUTH_SOCK", "TMPDIR")
 """Variables pointing into hidden folders: the command gets none of them."""
+OWN_SHOWN = {"tool_outputs": "--ro-bind", "reports": "--bind"}
+"""Folders of the workspace's hidden ``.jarvis/`` a ``bwrap`` command sees: the whole
+outputs of earlier tool calls (read-only) and ``reports/``, where chains and scripts keep
+what they make for the user (Jarvis never reads it as settings or records)."""
 DENIED_SOCKETS = ["unix", "inet", "inet6", "packet"]
 """Socket families refused at the ``landlock`` level with no network (no namespace there)."""
 
@@ -386,9 +391,10 @@ def _workspace_guards(ws: Path) -> list[tuple[Path, int, str]]:
     own = _folder(ws, ".jarvis", create=False)
     if own is not None and not own.is_symlink():
         guards.append((own, 3, "--tmpfs"))
-        outputs = own / "tool_outputs"
-        if outputs.is_dir() and not outputs.is_symlink():
-            guards.append((outputs, 4, "--ro-bind"))
+        for name, option in OWN_SHOWN.items():
+            shown = own / name
+            if shown.is_dir() and not shown.is_symlink():
+                guards.append((shown, 4, option))
     if _folder(ws, ".git", create=False) is not None:
         _folder(ws, ".git/hooks")
         for name in ("hooks", "config"):

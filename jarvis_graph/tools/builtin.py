@@ -356,7 +356,7 @@ def execute_script_impl(
     if call:  # marks the script and its children as the thread's, even before it is recorded
         variables |= script_groups.script_env(call)
     try:
-        owned_dir(env.workspace, ".jarvis")  # exists before the sandbox hides it (see launch)
+        owned_dir(env.workspace, ".jarvis/reports")  # exist before the sandbox hides .jarvis
         confined = sandbox.prepare_for(settings, env.workspace, workdir, variables)
     except (sandbox.SandboxUnavailable, OwnedPathError) as exc:
         raise ToolInputError(str(exc)) from None

@@ -189,8 +189,8 @@ def test_builtin_test_failures_runs_the_tests_and_returns_the_failures(workspace
     assert "exit code: 1" in done.stdout
     assert "1 failed, 1 passed" in done.stdout
     assert "FAILED test_calc.py::test_bad - AssertionError: multiplication is off" in done.stdout
-    assert "whole log in .jarvis/test_output.txt" in done.stdout
-    assert "def test_bad" in (workspace / ".jarvis" / "test_output.txt").read_text()
+    assert "whole log in .jarvis/reports/test_output.txt" in done.stdout
+    assert "def test_bad" in (workspace / ".jarvis" / "reports" / "test_output.txt").read_text()
 
 
 def test_a_run_offers_chains_as_tools_and_shows_them_in_the_tree(
