@@ -30,6 +30,8 @@ the repository's ``.git/hooks`` and ``.git/config`` are read-only, so no hook or
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import os
 import select
 import shlex
@@ -284,10 +286,12 @@ def test_no_signal_reaches_a_process_of_the_machine(
 @both
 def test_write_outside_the_workspace_in_tmp(scene: Scene) -> None:
     made = scene.tmp_path / "made"
+    shared = [Path(f"{folder}/jarvis-test-46-{os.getpid()}") for folder in ("/dev/shm", "/var/tmp")]
     script = f"""
         echo pwned > {q(scene.outside)}/escape.txt
         echo pwned >> {q(scene.outside)}/victim.txt
         mkdir -p {q(made)} && echo pwned > {q(made)}/escape.txt
+        echo pwned > {q(shared[0])}; echo pwned > {q(shared[1])}
         echo {DONE}
     """
     run = scene.run(script)
@@ -295,6 +299,7 @@ def test_write_outside_the_workspace_in_tmp(scene: Scene) -> None:
     assert not (scene.outside / "escape.txt").exists()
     assert (scene.outside / "victim.txt").read_text() == "original\n"
     assert not made.exists()
+    assert [p for p in shared if p.exists()] == []
     if scene.level == "landlock":  # no private /tmp there: the write itself is refused
         assert "Permission denied" in run.result, run.result
 
@@ -406,20 +411,28 @@ def test_rewritten_settings_do_not_turn_the_sandbox_off(scene: Scene) -> None:
     user = scene.home / ".jarvis" / "config.yaml"
     user_before = user.read_bytes()
     off = "printf 'sandbox: off\\nsandbox_network: allow\\n'"
+    started = scene.tmp_path / "server-started.txt"  # an MCP "server" leaving a marker
+    server = {"command": "sh", "args": ["-c", f"echo ran > {q(started)}"]}
+    servers = json.dumps({"mcpServers": {"evil": server}})
     script = f"""
         {off} > .jarvis/config.yaml
         {off} > "$JARVIS_HOME/config.yaml"
         {off} > {q(user)}
+        echo {shlex.quote(servers)} > .jarvis/mcp.json
+        echo {shlex.quote(servers)} > "$JARVIS_HOME/mcp.json"
         echo {DONE}
     """
     first = scene.run(script)
     assert DONE in first.result
     assert user.read_bytes() == user_before
+    assert not (scene.home / ".jarvis" / "mcp.json").exists()
     if scene.level == "bwrap":  # .jarvis is hidden there; Landlock cannot cover it
         assert project.read_text() == "tool_output_limit: 5000\n"
+        assert not (scene.ws / ".jarvis" / "mcp.json").exists()
     second = scene.run(f"echo pwned > {q(scene.outside)}/escape.txt; echo {DONE}")
     assert DONE in second.result
     assert not (scene.outside / "escape.txt").exists(), second.result
+    assert not started.exists()  # trust lapsed with the change: no server started
 
 
 # --- the network ----------------------------------------------------------------------------
@@ -494,6 +507,23 @@ def test_unix_socket_of_the_host_by_path(scene: Scene) -> None:
         run = scene.run(f"{_connect_script('AF_UNIX', repr(str(path)))}; echo {DONE}")
         assert DONE in run.result
         assert not _reached(server), "a connection reached the host's Unix socket"
+    assert "CONNECTED" not in run.result
+
+
+@both
+def test_unix_socket_in_a_folder_the_sandbox_shows(scene: Scene) -> None:
+    # A workspace inside a larger repository sees that repository read-only; a host
+    # service's socket there (a dev database, a daemon) is a way out like the network.
+    outer = scene.tmp_path / "outer"
+    subprocess.run(["git", "init", "-q", str(outer)], check=True)
+    inner = dataclasses.replace(scene, ws=outer / "ws")
+    inner.ws.mkdir()
+    path = outer / "service.sock"
+    server = _listener(socket.AF_UNIX, socket.SOCK_STREAM, str(path))
+    with server:
+        run = inner.run(f"ls ..; {_connect_script('AF_UNIX', repr(str(path)))}; echo {DONE}")
+        assert DONE in run.result
+        assert not _reached(server), "a connection reached a host socket\n" + run.result
     assert "CONNECTED" not in run.result
 
 

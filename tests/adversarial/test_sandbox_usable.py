@@ -142,3 +142,13 @@ def test_the_workspaces_pytest_suite(level: str, project: Path, tmp_path: Path) 
     run = ran(project, tmp_path, script)
     assert "2 passed" in run.result, run.result
     assert 'tests="2"' in (project / "report.xml").read_text()
+
+
+def test_node_one_liner_writes_into_the_workspace(
+    level: str, workspace: Path, tmp_path: Path
+) -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed here")
+    script = "node -e \"require('fs').writeFileSync('out.json', JSON.stringify({n: 6 * 7}))\""
+    ran(workspace, tmp_path, f"{script} && cat out.json")
+    assert (workspace / "out.json").read_text() == '{"n":42}'
