@@ -66,8 +66,9 @@ def _log(ws: Path) -> list[str]:
 
 
 def test_a_chain_called_by_the_model_resumes_with_its_run(
-    chain_ws: Path, tmp_path: Path, runs: list[Run]
+    chain_ws: Path, tmp_path: Path, runs: list[Run], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("JARVIS_SANDBOX", "off")  # the killed run's script outlives it
     script = write_script(
         tmp_path / "s.yaml",
         [{"tool_calls": [{"name": "slow", "args": {}}]}, {"text": "Done. !!!COMPLETE!!!"}],
