@@ -538,6 +538,27 @@ def test_abstract_unix_socket_of_the_host(scene: Scene) -> None:
     assert "CONNECTED" not in run.result
 
 
+# --- the kernel -----------------------------------------------------------------------------
+
+SYSCTLS = ("/proc/sys/kernel/core_pattern", "/proc/sys/fs/lease-break-time")
+"""Settings of the whole machine (no namespace has its own): ``core_pattern`` names a
+program the kernel runs as root when any process dumps core."""
+
+
+@both
+def test_kernel_settings_cannot_be_changed(scene: Scene) -> None:
+    # Each setting is written back with its own value: a sandbox that lets the write
+    # through fails the test without changing the machine.
+    script = "".join(
+        f'v=$(cat {path}); printf "%s\\n" "$v" > {path} && echo "wrote {path}"\n'
+        for path in SYSCTLS
+        if Path(path).exists()
+    )
+    run = scene.run(f"{script}echo {DONE}")
+    assert DONE in run.result
+    assert "wrote /proc/sys" not in run.result, run.result
+
+
 # --- processes and resources ----------------------------------------------------------------
 
 
