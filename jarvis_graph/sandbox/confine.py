@@ -13,6 +13,8 @@ and see nothing of the agent. ``POLICY`` is a JSON object written by
   the process may read (and execute), paths it may change, device files it may write,
   and whether TCP stays allowed (the ``landlock`` level, where no namespaces are used);
 - ``parent_death_signal``: the signal this process gets when its parent dies (SIGKILL);
+- every capability is dropped last (bounding set included): root's processes keep only
+  what its uid owns;
 - ``seccomp``: families of sockets to refuse (``unix``, ``inet``) and whether to refuse
   ``io_uring`` (which would create sockets past the filter).
 
@@ -117,6 +119,38 @@ def set_limits(limits: dict[str, int]) -> None:
         if hard != resource.RLIM_INFINITY and hard < value:
             value = hard  # an existing lower limit stays
         resource.setrlimit(kind, (value, value))
+
+
+PR_CAPBSET_READ = 23
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def drop_capabilities() -> None:
+    """Drop every capability, for good: the bounding set, the ambient set, and the rest.
+
+    A process of root keeps root's files (they are its own), but no longer what a
+    capability grants: reading another process's environment or memory
+    (``CAP_SYS_PTRACE``), files it does not own (``CAP_DAC_OVERRIDE``), device nodes
+    (``CAP_MKNOD``). With an empty bounding set, a program root starts gets none back.
+    """
+    libc = _libc()
+    try:
+        last = int(open("/proc/sys/kernel/cap_last_cap").read())  # noqa: SIM115, PTH123
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):
+        if libc.prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1:
+            _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"dropping capability {cap}")
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)  # EINVAL before Linux 4.3
+    header = struct.pack("=Ii", LINUX_CAPABILITY_VERSION_3, 0)
+    data = bytes(24)  # two (effective, permitted, inheritable) sets, all empty
+    _check(
+        libc.capset(ctypes.create_string_buffer(header), ctypes.create_string_buffer(data)),
+        "capset",
+    )
 
 
 def join_cgroup(fd: int) -> None:
@@ -281,6 +315,7 @@ def apply(policy: dict[str, object]) -> None:
     if isinstance(filt, dict):
         apply_seccomp([str(f) for f in filt.get("deny", [])], bool(filt.get("io_uring")))
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
+    drop_capabilities()  # last: the steps above may need them (seccomp without NNP does)
 
 
 def main(argv: list[str]) -> int:

@@ -16,9 +16,8 @@ deeper mount wins; at the same path the workspace wins over a hidden folder):
   folders and ``sandbox_readable`` paths lying in a hidden folder;
 - the workspace (read-write unless the policy says otherwise) and ``sandbox_writable``;
 - inside the workspace: ``.jarvis/`` hidden (its ``tool_outputs/`` readable, ``reports/``
-  writable), and the
-  repository's ``.git/hooks`` and ``.git/config`` read-only: a hook or a
-  ``core.fsmonitor`` written there would run later with the user's rights, outside.
+  writable), and what of the repository runs code with the user's git read-only (see
+  :mod:`jarvis_graph.sandbox.git_guard`).
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ import functools
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
@@ -37,6 +37,8 @@ from pathlib import Path
 from jarvis_graph.owned_paths import OwnedPathError, owned_dir
 from jarvis_graph.sandbox import confine
 from jarvis_graph.sandbox.cgroup import make_pids_cgroup
+from jarvis_graph.sandbox.git_guard import pinned
+from jarvis_graph.sandbox.system_secrets import owner_only, readable_parts
 from jarvis_graph.secrets import is_secret_path
 
 SYSTEM_READ = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
@@ -237,7 +239,9 @@ def landlock_rules(policy: Policy, private: Path, env: Mapping[str, str]) -> dic
     write = [private, *(_real(p) for p in policy.writable)]
     hidden = _hidden(policy)
     paths = _path_dirs(env, hidden)
-    read = [*SYSTEM_READ, *KERNEL_READ, *_runtime_paths(), *paths]
+    kept = owner_only()
+    system = [part for root in SYSTEM_READ for part in readable_parts(Path(root), kept)]
+    read = [*system, *KERNEL_READ, *_runtime_paths(), *paths]
     read += [_real(p) for p in policy.readable]
     read += enclosing_repository(_real(policy.workspace), (_real(policy.home), Path("/")))
     # Landlock cannot cover a file inside a folder it shows: a toolchain folder with a
@@ -258,45 +262,22 @@ def _hidden(policy: Policy) -> list[Path]:
     return [p for p in dict.fromkeys(hidden) if p.is_dir() and p != Path("/")]
 
 
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+"""Kernel settings in ``/proc``: the sandbox's own procfs is writable, and a root-owned
+file there is writable by uid 0 without any capability (``kernel.core_pattern`` names a
+program the kernel runs as root)."""
+
+
 def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]:
     """The ``bwrap ... --`` part of the command line for ``policy`` (see the module)."""
-    bwrap = _bwrap()
-    ws = _real(policy.workspace)
-    writable = [ws] if policy.workspace_writable else []
-    writable += [_real(p) for p in policy.writable if os.path.exists(p)]
-    hidden = _hidden(policy)
-    paths = _path_dirs(env, hidden)
-    readable = [*_runtime_paths(), *paths, *(_real(p) for p in policy.readable)]
-    repos = enclosing_repository(ws, (_real(policy.home), Path("/")))
-    readable += repos
-    if not policy.workspace_writable:
-        readable.append(ws)
-    # (depth, rank, option, path): at one path a later rank wins (hidden < ro < rw)
-    mounts = [(p, 0, "--tmpfs") for p in hidden]
-    toolchains = _toolchain_roots(paths, hidden)
-    readable += toolchains
-    shown = [p for p in dict.fromkeys(readable) if p.exists() and _inside(p, hidden)]
-    mounts += [
-        (p, 1, "--ro-bind")
-        for p in shown
-        if not _inside(p, writable) and not _shown_above(p, shown, hidden)
-    ]
-    # A hidden folder that is the workspace itself (a run in the home folder) is shown, as
-    # the user chose; its secret-looking files stay covered, as in a toolchain folder.
-    exposed = [h for h in hidden if h in writable]
-    covered = [p for root in [*toolchains, *exposed] for p in _secret_entries(root)]
-    mounts += [(p, 5, "--tmpfs" if p.is_dir() else "--ro-bind-empty") for p in covered]
-    mounts += [(p, 2, "--bind") for p in writable]
-    mounts += _workspace_guards(ws) if policy.workspace_writable else []
-    mounts += [(r / ".jarvis", 3, "--tmpfs") for r in repos if (r / ".jarvis").is_dir()]
-    if policy.network == "allow":  # name resolution may point into a hidden /run
-        resolv = _real("/etc/resolv.conf")
-        if resolv.exists() and _inside(resolv, hidden):
-            mounts.append((resolv, 1, "--ro-bind"))
-    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    args = [_bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     if policy.network == "allow":
         args.append("--share-net")
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
+    for path in PROC_READ_ONLY:
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    mounts = _bwrap_mounts(policy, env)
     for path, _, option in sorted(set(mounts), key=lambda m: (len(m[0].parts), m[1], m[0])):
         if option == "--tmpfs":
             args += [option, str(path)]
@@ -305,6 +286,75 @@ def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]
         else:
             args += [option, str(path), str(path)]
     return [*args, "--chdir", str(cwd), "--"]
+
+
+Mount = tuple[Path, int, str]
+"""``(path, rank, option)``: mounts go shallowest first; at one path a higher rank wins."""
+
+
+def _bwrap_mounts(policy: Policy, env: Mapping[str, str]) -> list[Mount]:
+    ws = _real(policy.workspace)
+    writable = [ws] if policy.workspace_writable else []
+    writable += [_real(p) for p in policy.writable if os.path.exists(p)]
+    hidden = _hidden(policy)
+    paths = _path_dirs(env, hidden)
+    repos = enclosing_repository(ws, (_real(policy.home), Path("/")))
+    toolchains = _toolchain_roots(paths, hidden)
+    readable = [*_runtime_paths(), *paths, *(_real(p) for p in policy.readable)]
+    readable += [*repos, *toolchains] + ([] if policy.workspace_writable else [ws])
+    mounts: list[Mount] = [(p, 0, "--tmpfs") for p in hidden]
+    shown = [p for p in dict.fromkeys(readable) if p.exists() and _inside(p, hidden)]
+    mounts += [
+        (p, 1, "--ro-bind")
+        for p in shown
+        if not _inside(p, writable) and not _shown_above(p, shown, hidden)
+    ]
+    mounts += [(p, 2, "--bind") for p in writable]
+    # Secret-looking files stay covered in what is shown of a hidden folder (a toolchain
+    # folder, a home folder that is the workspace itself) and in the root of an enclosing
+    # repository (outside the workspace, which is the user's to show).
+    exposed = [h for h in hidden if h in writable]
+    covered = [p for root in [*toolchains, *exposed] for p in _secret_entries(root)]
+    covered += [p for r in repos for p in _secret_entries(r) if not _inside(p, [ws])]
+    covered += [p for p in owner_only() if _visible(p, hidden, [*writable, *shown])]
+    if policy.network != "allow":
+        covered += [p for p in host_sockets() if _visible(p, hidden, [*writable, *shown])]
+    mounts += [(p, 5, "--tmpfs" if p.is_dir() else "--ro-bind-empty") for p in covered]
+    mounts += _workspace_guards(ws) if policy.workspace_writable else []
+    mounts += [(r / ".jarvis", 3, "--tmpfs") for r in repos if (r / ".jarvis").is_dir()]
+    if policy.network == "allow":  # name resolution may point into a hidden /run
+        resolv = _real("/etc/resolv.conf")
+        if resolv.exists() and _inside(resolv, hidden):
+            mounts.append((resolv, 1, "--ro-bind"))
+    return mounts
+
+
+def _visible(path: Path, hidden: list[Path], shown: list[Path]) -> bool:
+    """Whether ``path`` is seen by a bwrap command: not hidden, or shown again."""
+    return not _inside(path, hidden) or _inside(path, shown)
+
+
+def host_sockets() -> list[Path]:
+    """Unix sockets bound to a path on this machine now (from ``/proc/net/unix``).
+
+    A socket file is reached by its path, whatever network namespace the caller is in:
+    with no network, the ones a command would see are covered with an empty file, so a
+    daemon's socket outside the hidden folders (``/var/lib``, the workspace) is not
+    reachable either. A socket bound after the command started is not covered.
+    """
+    found: list[Path] = []
+    try:
+        lines = Path("/proc/net/unix").read_text(errors="replace").splitlines()[1:]
+    except OSError:
+        return found
+    for line in lines:
+        fields = line.split(maxsplit=7)
+        if len(fields) == 8 and fields[7].startswith("/"):
+            path = Path(fields[7])
+            with contextlib.suppress(OSError):
+                if stat.S_ISSOCK(path.lstat().st_mode):
+                    found.append(_real(path))
+    return list(dict.fromkeys(found))
 
 
 def enclosing_repository(ws: Path, stop: tuple[Path, ...]) -> list[Path]:
@@ -395,12 +445,12 @@ def _workspace_guards(ws: Path) -> list[tuple[Path, int, str]]:
             shown = own / name
             if shown.is_dir() and not shown.is_symlink():
                 guards.append((shown, 4, option))
-    if _folder(ws, ".git", create=False) is not None:
+    if _folder(ws, ".git", create=False) is not None and not (ws / ".git").is_symlink():
+        # .git itself is a mount point: it cannot be renamed away and replaced by a copy
+        # whose hooks and config are writable (see git_guard).
+        guards.append((ws / ".git", 3, "--bind"))
         _folder(ws, ".git/hooks")
-        for name in ("hooks", "config"):
-            target = ws / ".git" / name
-            if target.exists() and not target.is_symlink():
-                guards.append((target, 4, "--ro-bind"))
+        guards += [(path, 4, "--ro-bind") for path in pinned(ws)]
     return guards
 
 

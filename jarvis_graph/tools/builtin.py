@@ -21,6 +21,7 @@ from langchain_core.tools import BaseTool, tool
 
 from jarvis_graph import sandbox, script_groups
 from jarvis_graph.owned_paths import OwnedPathError, owned_dir
+from jarvis_graph.sandbox import git_guard
 from jarvis_graph.tools import script_run
 from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
 from jarvis_graph.tools.script_output import OutputSink, StreamedOutput
@@ -377,7 +378,11 @@ def execute_script_impl(
         with _running_lock:
             _running.discard(process)
 
-    result = run_script(script, workdir, variables, sink, limit, on_start, on_end, confined)
+    git_before = git_guard.redirects(env.workspace) if confined.level != "off" else set()
+    try:
+        result = run_script(script, workdir, variables, sink, limit, on_start, on_end, confined)
+    finally:
+        undone = [] if confined.level == "off" else _undo_redirects(env, git_before)
     if result.stopped == "interrupt":  # no result is recorded: a resumed run runs it again
         if result.output.path is not None:
             result.output.path.unlink(missing_ok=True)
@@ -385,7 +390,16 @@ def execute_script_impl(
         raise ScriptInterrupted(msg)
     if result.output.path is not None:
         note_output_file(result.output.path)
-    return _script_report(env, result, head, limit, script, workdir)
+    tail = "".join(f"\nnote: {line}" for line in undone)
+    return _script_report(env, result, head, limit, script, workdir) + tail
+
+
+def _undo_redirects(env: ToolEnv, before: set[Path]) -> list[str]:
+    """Undo a git redirect the script planted (see :mod:`jarvis_graph.sandbox.git_guard`)."""
+    try:
+        return git_guard.undo_new_redirects(env.workspace, before)
+    except OSError as exc:  # the note still reaches the model and the user
+        return [f"a git redirect file the script made could not be moved away: {exc}"]
 
 
 def time_limit(asked: float | None, ceiling: float) -> tuple[float, str]:

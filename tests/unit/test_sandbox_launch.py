@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from jarvis_graph.sandbox import confine
+from jarvis_graph.sandbox import confine, git_guard
 from jarvis_graph.sandbox.launch import Policy, bwrap_prefix, landlock_rules
+from jarvis_graph.sandbox.system_secrets import readable_parts
 
 
 def _mounts(prefix: list[str]) -> list[tuple[str, str]]:
@@ -151,3 +152,28 @@ def test_a_path_entry_holding_the_home_does_not_show_it(tmp_path: Path) -> None:
     rules = landlock_rules(Policy(workspace=ws, home=home), tmp_path / "p", env)
     assert str(home.resolve()) not in rules["read"]
     assert str(tmp_path.resolve()) not in rules["read"]
+
+
+def test_readable_parts_leave_out_only_what_is_excluded(tmp_path: Path) -> None:
+    (tmp_path / "a" / "deep").mkdir(parents=True)
+    (tmp_path / "a" / "deep" / "secret").write_text("x", encoding="utf-8")
+    (tmp_path / "a" / "open.txt").write_text("y", encoding="utf-8")
+    (tmp_path / "b").mkdir()
+    secret = tmp_path / "a" / "deep" / "secret"
+    parts = readable_parts(tmp_path, (secret,))
+    assert sorted(parts) == sorted([tmp_path / "a" / "open.txt", tmp_path / "b"])
+    assert readable_parts(tmp_path, ()) == [tmp_path]
+
+
+def test_a_planted_git_redirect_is_moved_out_of_the_repository(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".git" / "modules" / "lib").mkdir(parents=True)
+    (ws / ".git" / "modules" / "lib" / "HEAD").write_text("ref: refs/heads/main\n")
+    before = git_guard.redirects(ws)
+    (ws / ".git" / "commondir").write_text("/elsewhere\n", encoding="utf-8")
+    (ws / ".git" / "modules" / "lib" / "config.worktree").write_text("[core]\n")
+    notes = git_guard.undo_new_redirects(ws, before)
+    assert len(notes) == 2 and "moved .git/commondir out of the repository" in notes[0]
+    assert git_guard.redirects(ws) == set()
+    kept = list((ws / ".jarvis" / "quarantine").rglob("commondir"))
+    assert [p.read_text(encoding="utf-8") for p in kept] == ["/elsewhere\n"]  # nothing lost
