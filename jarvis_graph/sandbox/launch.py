@@ -274,9 +274,9 @@ def bwrap_prefix(policy: Policy, cwd: Path, env: Mapping[str, str]) -> list[str]
     if policy.network == "allow":
         args.append("--share-net")
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/dev/shm"]
-    for path in PROC_READ_ONLY:
-        if os.path.exists(path):
-            args += ["--ro-bind", path, path]
+    for kernel in PROC_READ_ONLY:
+        if os.path.exists(kernel):
+            args += ["--ro-bind", kernel, kernel]
     mounts = _bwrap_mounts(policy, env)
     for path, _, option in sorted(set(mounts), key=lambda m: (len(m[0].parts), m[1], m[0])):
         if option == "--tmpfs":
