@@ -35,6 +35,7 @@ import json
 import os
 import select
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -324,6 +325,36 @@ def test_read_secret_files_beside_the_workspace_and_in_home(scene: Scene) -> Non
     """
     run = scene.run(script)
     assert_nowhere(run, scene, OUTSIDE_SECRET, HOME_SECRET, SSH_KEY.splitlines()[1])
+
+
+@pytest.fixture
+def owner_only_file(scene: Scene) -> Iterator[Path]:
+    """A file only its owner (root) may read, in a folder no sandbox level hides."""
+    if os.geteuid() != 0:
+        pytest.skip("only a command of root owns what the system keeps from other users")
+    folder = Path("/srv") / f"jarvis-test-{os.getpid()}-{scene.tmp_path.name}"
+    folder.mkdir(parents=True)
+    secret = folder / "db.conf"
+    secret.write_text(OUTSIDE_SECRET)
+    secret.chmod(0o600)
+    yield secret
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@both
+def test_owner_only_files_of_the_system_are_not_readable(
+    scene: Scene, owner_only_file: Path
+) -> None:
+    # Running as root, a command owns /etc/shadow and the like; the system keeps them from
+    # other users, and the sandbox keeps them from the command.
+    script = f"""
+        cat {q(owner_only_file)} /etc/shadow > loot.txt 2>&1
+        base64 loot.txt; echo {DONE}
+    """
+    run = scene.run(script)
+    assert_nowhere(run, scene, OUTSIDE_SECRET)
+    shadow = Path("/etc/shadow").read_text().splitlines()[0]
+    assert shadow not in (scene.ws / "loot.txt").read_text()
 
 
 @both
