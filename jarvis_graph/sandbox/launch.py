@@ -139,7 +139,17 @@ def _real(path: Path | str) -> Path:
 
 
 def _inside(path: Path, roots: list[Path]) -> bool:
-    return any(path == root or path.is_relative_to(root) for root in roots)
+    """Whether ``path`` is one of ``roots`` or below one.
+
+    Resolved paths, compared as text: ``Path.is_relative_to`` parses both paths at every
+    call, and this runs thousands of times per script.
+    """
+    text = str(path)
+    for root in roots:
+        top = str(root)
+        if text == top or text.startswith(top if top == "/" else top + "/"):
+            return True
+    return False
 
 
 def _runtime_paths() -> list[Path]:
