@@ -141,9 +141,12 @@ def drop_capabilities() -> None:
         last = int(open("/proc/sys/kernel/cap_last_cap").read())  # noqa: SIM115, PTH123
     except (OSError, ValueError):
         last = 63
-    for cap in range(last + 1):
-        if libc.prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1:
-            _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"dropping capability {cap}")
+    # A process holding no capability cannot shrink its bounding set (that takes
+    # CAP_SETPCAP), and needs not: with no_new_privs set, nothing it runs gains one.
+    if _permitted_capabilities() != 0:
+        for cap in range(last + 1):
+            if libc.prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1:
+                _check(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"dropping capability {cap}")
     libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)  # EINVAL before Linux 4.3
     header = struct.pack("=Ii", LINUX_CAPABILITY_VERSION_3, 0)
     data = bytes(24)  # two (effective, permitted, inheritable) sets, all empty
@@ -151,6 +154,18 @@ def drop_capabilities() -> None:
         libc.capset(ctypes.create_string_buffer(header), ctypes.create_string_buffer(data)),
         "capset",
     )
+
+
+def _permitted_capabilities() -> int:
+    """This process's permitted capabilities, as the bit mask ``/proc/self/status`` shows."""
+    try:
+        with open("/proc/self/status") as status:  # noqa: PTH123
+            for line in status:
+                if line.startswith("CapPrm:"):
+                    return int(line.split()[1], 16)
+    except (OSError, ValueError, IndexError):
+        pass
+    return -1  # unknown: try to drop them all
 
 
 def join_cgroup(fd: int) -> None:

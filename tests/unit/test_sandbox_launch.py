@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -177,3 +178,23 @@ def test_a_planted_git_redirect_is_moved_out_of_the_repository(tmp_path: Path) -
     assert git_guard.redirects(ws) == set()
     kept = list((ws / ".jarvis" / "quarantine").rglob("commondir"))
     assert [p.read_text(encoding="utf-8") for p in kept] == ["/elsewhere\n"]  # nothing lost
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="sets securebits, which takes CAP_SETPCAP")
+def test_a_launcher_holding_no_capability_still_confines_itself(tmp_path: Path) -> None:
+    # A user's process holds no capability but keeps a full bounding set, which it cannot
+    # shrink; root with SECBIT_NOROOT gets exactly that state after exec.
+    marker = tmp_path / "ran"
+    policy = json.dumps({"limits": {"cpu": 60}})
+    launcher = (
+        "import ctypes, os, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "assert libc.prctl(28, 3, 0, 0, 0) == 0  # PR_SET_SECUREBITS: NOROOT, locked\n"
+        "os.execv(sys.argv[1], sys.argv[1:])\n"
+    )
+    argv = [sys.executable, "-c", launcher, sys.executable, "-I", "-S", confine.__file__]
+    argv += [policy, "--", "sh", "-c", f"grep CapPrm /proc/self/status; touch {marker}"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "CapPrm:\t0000000000000000" in done.stdout
+    assert marker.exists()
