@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from jarvis_graph.config import Settings, jarvis_home, load_settings
-from jarvis_graph.sandbox.launch import Limits, Policy, Prepared, SandboxUnavailable, prepare
+from jarvis_graph.sandbox.launch import Prepared, prepare
+from jarvis_graph.sandbox.policy import Limits, Policy, SandboxUnavailable
 from jarvis_graph.sandbox.probe import Choice, choose
 
 __all__ = [

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from jarvis_graph.sandbox import confine, git_guard
-from jarvis_graph.sandbox.launch import Policy, bwrap_prefix, landlock_rules
+from jarvis_graph.sandbox.bwrap import bwrap_prefix
+from jarvis_graph.sandbox.launch import landlock_rules
+from jarvis_graph.sandbox.policy import Policy
 from jarvis_graph.sandbox.system_secrets import readable_parts
 
 
