@@ -60,9 +60,9 @@ class Prepared:
     """The command has a PID namespace of its own: pids it reports are not the host's."""
     cleanup: list[Callable[[], None]] = field(default_factory=list)
 
-    def policy_json(self) -> str:
-        """The launcher's policy as one argument."""
-        return json.dumps(self.policy, separators=(",", ":"))
+    def policy_json(self, **extra: object) -> str:
+        """The launcher's policy as one argument (``extra`` added to it)."""
+        return json.dumps({**self.policy, **extra}, separators=(",", ":"))
 
     def wrap(self, argv: list[str]) -> list[str]:
         """``argv`` started through ``confine.py`` in the sandbox (unchanged when off)."""

@@ -348,8 +348,9 @@ def execute_script_impl(
     settings = env.settings
     if network and settings.sandbox_network != "allow":
         settings = settings.model_copy(update={"sandbox_network": "allow"})
-    # Recorded in the session store: a run killed with kill -9 leaves the script's group
-    # running, and the resumed run ends it before starting the call again.
+    # Recorded in the session store: a run killed with kill -9 leaves an unsandboxed
+    # script's group running (a sandboxed one ends with it), and the resumed run ends it
+    # before starting the call again.
     call = script_groups.current_call(env.workspace, env.settings.checkpoint_url)
     note = script_groups.before_run(call) if call else ""
     head = "".join(f"{line}\n" for line in (note, limit_note) if line)

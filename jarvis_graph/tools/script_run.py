@@ -81,8 +81,9 @@ class ScriptProcess:
         argv = [sys.executable, "-I", "-S", str(REAPER), str(report_write), script, unset]
         fds: tuple[int, ...] = (report_write,)
         if sandbox is not None and sandbox.level != "off":
-            policy = {**sandbox.policy, "parent_death_signal": int(signal.SIGTERM)}
-            argv = [*sandbox.prefix, *argv, json.dumps(policy, separators=(",", ":"))]
+            # SIGTERM when the agent dies: the reaper's signal to end all the script started
+            policy = sandbox.policy_json(parent_death_signal=int(signal.SIGTERM))
+            argv = [*sandbox.prefix, *argv, policy]
             fds += sandbox.pass_fds
         try:
             self.proc = subprocess.Popen(
