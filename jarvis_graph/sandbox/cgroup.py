@@ -11,9 +11,11 @@ everything the command starts is counted from its first fork.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import itertools
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,11 +30,24 @@ class PidsCgroup:
     procs_fd: int
 
     def remove(self) -> None:
-        """Close the ``cgroup.procs`` handle and remove the (then empty) cgroup."""
+        """Close the ``cgroup.procs`` handle and remove the cgroup once it is empty.
+
+        The command's processes were killed, but the kernel may still be taking the last
+        of them down (a PID namespace ends asynchronously): removal is retried for up to
+        :data:`REMOVE_SECONDS`. One left behind is removed by the next Jarvis process
+        (:func:`sweep`).
+        """
         with contextlib.suppress(OSError):
             os.close(self.procs_fd)
-        with contextlib.suppress(OSError):
-            self.path.rmdir()  # fails while a process is still in it: left for the kernel
+        deadline = time.monotonic() + REMOVE_SECONDS
+        while True:
+            try:
+                self.path.rmdir()
+                return
+            except OSError as exc:
+                if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                    return
+            time.sleep(0.01)
 
 
 def _own_paths() -> dict[str, str]:
@@ -80,12 +95,37 @@ def pids_parent() -> Path | None:
     return None
 
 
+PREFIX = "jarvis-sandbox-"
+REMOVE_SECONDS = 2.0
+
+
+@functools.cache
+def sweep(parent: Path) -> int:
+    """Remove the empty cgroups of Jarvis processes that have ended; how many (once a process).
+
+    A cgroup is named for the process that made it (``jarvis-sandbox-<pid>-<n>``): one of a
+    live process is its own to remove, and one still holding a process is left alone.
+    """
+    removed = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            owner = entry.name.removeprefix(PREFIX).split("-")[0]
+            if not entry.name.startswith(PREFIX) or not owner.isdigit():
+                continue
+            if int(owner) != os.getpid() and not os.path.exists(f"/proc/{owner}"):
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)
+                    removed += 1
+    return removed
+
+
 def make_pids_cgroup(limit: int) -> PidsCgroup | None:
     """A new cgroup allowing ``limit`` processes (``None`` where none can be made)."""
     parent = pids_parent()
     if parent is None:
         return None
-    path = parent / f"jarvis-sandbox-{os.getpid()}-{next(_serial)}"
+    sweep(parent)
+    path = parent / f"{PREFIX}{os.getpid()}-{next(_serial)}"
     try:
         path.mkdir()
     except OSError:

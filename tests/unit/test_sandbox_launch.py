@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from jarvis_graph.sandbox import confine, git_guard
+from jarvis_graph.config import Settings
+from jarvis_graph.sandbox import cgroup, confine, git_guard
 from jarvis_graph.sandbox.bwrap import bwrap_prefix
 from jarvis_graph.sandbox.launch import landlock_rules
 from jarvis_graph.sandbox.policy import Policy
 from jarvis_graph.sandbox.system_secrets import readable_parts
+from jarvis_graph.tools.base import ToolEnv
+from jarvis_graph.tools.builtin import execute_script_impl
 
 
 def _mounts(prefix: list[str]) -> list[tuple[str, str]]:
@@ -200,3 +203,35 @@ def test_a_launcher_holding_no_capability_still_confines_itself(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     assert "CapPrm:\t0000000000000000" in done.stdout
     assert marker.exists()
+
+
+def test_cgroups_of_ended_jarvis_processes_are_swept() -> None:
+    parent = cgroup.pids_parent()
+    if parent is None:
+        pytest.skip("no writable pids cgroup here (the sandbox limits processes otherwise)")
+    dead = parent / f"{cgroup.PREFIX}{1 << 30}-0"  # above any pid_max: no such process
+    mine = parent / f"{cgroup.PREFIX}{os.getpid()}-999999"
+    dead.mkdir()
+    mine.mkdir()
+    try:
+        cgroup.sweep.cache_clear()
+        made = cgroup.make_pids_cgroup(16)
+        assert made is not None
+        made.remove()
+        assert not dead.exists()  # its process is gone: nobody else would remove it
+        assert mine.exists()  # a live process's own
+        assert not made.path.exists()
+    finally:
+        for path in (dead, mine):
+            if path.exists():
+                path.rmdir()
+
+
+def test_no_cgroup_is_left_behind_by_scripts(workspace: Path) -> None:
+    parent = cgroup.pids_parent()
+    if parent is None:
+        pytest.skip("no writable pids cgroup here (the sandbox limits processes otherwise)")
+    env = ToolEnv(workspace.resolve(), Settings(sandbox="bwrap"))
+    for _ in range(20):  # each ends with its PID namespace, taken down by the kernel
+        assert execute_script_impl(env, "sleep 0.01 & echo hi").startswith("exit code: 0")
+    assert list(parent.glob(f"{cgroup.PREFIX}{os.getpid()}-*")) == []
