@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import zlib
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from jarvis_graph.tools.attachments import AttachLimits, attachment_text
 from jarvis_graph.tools.base import ToolEnv, ToolInputError
 from jarvis_graph.tools.builtin import list_files_impl, read_code_impl, search_files_impl
 from tests.support.cli import invoke, write_script
+from tests.support.store import stored_text
 
 OUTSIDE = "OUTSIDE-SECRET-7f3a"
 """Text of files outside the workspace: it must never reach the model or the database."""
@@ -45,15 +45,6 @@ def ws(tmp_path: Path) -> Path:
 
 def attached(task: str, ws: Path) -> str:
     return attachment_text(task, ws, AttachLimits()) or ""
-
-
-def stored_text(ws: Path) -> bytes:
-    """Every byte the session store holds: the SQLite files and the (zlib) message blobs."""
-    jarvis = ws / ".jarvis"
-    data = b"".join(p.read_bytes() for p in jarvis.glob("sessions.sqlite*"))
-    for blob in jarvis.rglob("*.z"):
-        data += zlib.decompress(blob.read_bytes())
-    return data
 
 
 def run_cli(ws: Path, tmp_path: Path, turns: list[dict[str, object]], task: str) -> str:

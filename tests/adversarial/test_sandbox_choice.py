@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from jarvis_graph.sandbox import OFF_WARNING
 from jarvis_graph.sandbox.probe import check_bwrap, check_landlock
 from tests.support import no_landlock
 from tests.support.cli import jarvis_cmd, run_limited, run_process, write_script
+from tests.support.store import stored_text
 
 MARKER = "!!!COMPLETE!!!"
 needs_bwrap = pytest.mark.skipif(not check_bwrap().works, reason=check_bwrap().detail)
@@ -116,13 +116,6 @@ def test_a_bad_sandbox_value_is_a_usage_error(workspace: Path, command: str) -> 
     assert not (workspace / ".jarvis").exists()  # nothing ran, nothing was written
 
 
-def _stored(ws: Path) -> bytes:
-    """Every byte the session store holds: the SQLite files and the (zlib) message blobs."""
-    jarvis = ws / ".jarvis"
-    data = b"".join(p.read_bytes() for p in jarvis.glob("sessions.sqlite*"))
-    return data + b"".join(zlib.decompress(p.read_bytes()) for p in jarvis.rglob("*.z"))
-
-
 @pytest.fixture
 def no_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A ``PATH`` without bubblewrap; the commands started with ``no_landlock`` see no Landlock."""
@@ -147,7 +140,7 @@ def test_with_no_sandbox_a_script_is_not_run_and_doctor_says_why(
     assert done.returncode == 0, out
     assert "sandbox: none works here" in out  # the start line says so
     assert "execute_script Error: the script was not run: no sandbox works" in out
-    (result,) = re.findall(rb"the script was not run: [^\"]*", _stored(workspace))
+    (result,) = re.findall(rb"the script was not run: [^\"]*", stored_text(workspace))
     assert b"bwrap not found" in result and b"no Landlock" in result  # the reason, whole
     assert b"`jarvis doctor` shows why" in result and b"--sandbox off" in result  # what to do
     assert not marker.exists()

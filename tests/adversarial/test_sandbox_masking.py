@@ -16,12 +16,12 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import zlib
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import run_process, write_script
+from tests.support.store import stored_text
 from tests.support.trust import trust
 
 KEY = "sk-enc-0123456789abcdefghijXYZ+/~?>"
@@ -67,15 +67,6 @@ def leaks(text: bytes) -> bool:
     plain = decodings(text)
     key = KEY.encode()
     return any(key[start : start + 12] in plain for start in range(len(key) - 11))
-
-
-def stored_text(ws: Path) -> bytes:
-    """Every byte the session store holds: the SQLite files and the (zlib) message blobs."""
-    jarvis = ws / ".jarvis"
-    data = b"".join(p.read_bytes() for p in jarvis.glob("sessions.sqlite*"))
-    for blob in jarvis.rglob("*.z"):
-        data += zlib.decompress(blob.read_bytes())
-    return data
 
 
 def test_the_leak_check_reads_every_form() -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from jarvis_graph.config import load_settings
 from jarvis_graph.tools.base import ToolEnv
 from jarvis_graph.tools.builtin import execute_script_impl
 from tests.support.cli import invoke, run_process, write_script
+from tests.support.store import stored_text
 from tests.support.trust import trust
 
 OPENAI_KEY = "sk-test-leak-0123456789abcdefXYZ"
@@ -60,15 +60,6 @@ def seen_by_script(ws: Path) -> str:
     """
     assert run_script(ws, "env > seen.env") == "exit code: 0\n"
     return (ws / "seen.env").read_text()
-
-
-def stored_text(ws: Path) -> bytes:
-    """Every byte the session store holds: the SQLite files and the (zlib) message blobs."""
-    jarvis = ws / ".jarvis"
-    data = b"".join(p.read_bytes() for p in jarvis.glob("sessions.sqlite*"))
-    for blob in jarvis.rglob("*.z"):
-        data += zlib.decompress(blob.read_bytes())
-    return data
 
 
 def archived_text(ws: Path) -> bytes:
