@@ -20,6 +20,8 @@ import os
 import time
 from pathlib import Path
 
+from jarvis_graph.owned_paths import owned_dir
+
 REDIRECTS = ("commondir", "config.worktree")
 """Files in a git folder that make git read its settings (and hooks) from elsewhere."""
 PINNED = ("hooks", "config", *REDIRECTS)
@@ -82,7 +84,9 @@ def undo_new_redirects(ws: Path, before: set[Path]) -> list[str]:
     for path in new:
         rel = path.relative_to(ws)
         dest = target / rel
-        dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # A command at the landlock level can write .jarvis: no folder of the way may be
+        # a link it planted (raises OwnedPathError, an OSError, naming it).
+        owned_dir(ws, dest.parent.relative_to(ws))
         os.replace(path, dest)  # a link is moved as a link: nothing is followed
         notes.append(
             f"moved {rel} out of the repository to {dest.relative_to(ws)}: it would make "

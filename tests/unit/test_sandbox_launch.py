@@ -235,3 +235,16 @@ def test_no_cgroup_is_left_behind_by_scripts(workspace: Path) -> None:
     for _ in range(20):  # each ends with its PID namespace, taken down by the kernel
         assert execute_script_impl(env, "sleep 0.01 & echo hi").startswith("exit code: 0")
     assert list(parent.glob(f"{cgroup.PREFIX}{os.getpid()}-*")) == []
+
+
+def test_a_redirect_is_not_moved_through_a_planted_link(tmp_path: Path) -> None:
+    ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    (ws / ".git").mkdir(parents=True)
+    (ws / ".jarvis").mkdir()
+    elsewhere.mkdir()
+    (ws / ".jarvis" / "quarantine").symlink_to(elsewhere)
+    before = git_guard.redirects(ws)
+    (ws / ".git" / "commondir").write_text("/x\n", encoding="utf-8")
+    with pytest.raises(OSError, match="link"):
+        git_guard.undo_new_redirects(ws, before)
+    assert list(elsewhere.iterdir()) == []
