@@ -31,6 +31,7 @@ ending completed: K of W". Figures are printed and written to
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import importlib.util
 import json
@@ -45,7 +46,6 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -63,388 +63,25 @@ KEEP_ENV = ("JARVIS_LOCAL_MODEL_PATH", "JARVIS_MODELS_DIR")
 if str(ROOT) not in sys.path:  # run from a checkout without installing the package
     sys.path.insert(0, str(ROOT))
 
-
-# --------------------------------------------------------------------------------------------
-# Answer matching
-# --------------------------------------------------------------------------------------------
-
-_WORDS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty"
-).split()
-_NUMBER = re.compile(
-    r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d_])|"
-    rf"\b({'|'.join(_WORDS)})\b"
+from bench import heldout_tasks_en, heldout_tasks_zh  # noqa: E402
+from bench.task_kit import (  # noqa: E402  (needs ROOT on sys.path)
+    IP_ADDRESS,
+    Task,
+    Verdict,
+    accept_any_answer,
+    all_of,
+    expect_command_output,
+    expect_exact,
+    expect_file_number,
+    expect_json_file,
+    expect_missing,
+    expect_number,
+    expect_tests_fail,
+    expect_token,
+    short,
+    write_files,
 )
-
-
-def normalise(text: str) -> str:
-    """Lower case, Markdown emphasis and code quotes removed, whitespace collapsed."""
-    text = re.sub(r"[*`\"'“”‘’]", " ", text.lower())
-    return " ".join(text.split())
-
-
-def numbers_in(text: str) -> set[float]:
-    """Every number in ``text``: ``1,270`` = ``1270.00``; ``seven`` = 7. Digits inside words,
-    paths, dates and versions (``v2``, ``worker-3.log``, ``2024-06-03``, ``3.14.2``) are skipped.
-    """
-    found: set[float] = set()
-    text = normalise(text)
-    for match in _NUMBER.finditer(text):
-        digits, word = match.groups()
-        if word:
-            found.add(float(_WORDS.index(word)))
-        elif digits and not re.match(r"\.\d", text[match.end() :]):
-            found.add(float(digits.replace(",", "")))
-    return found
-
-
-def has_number(text: str, value: float) -> bool:
-    return any(abs(n - value) < 1e-6 for n in numbers_in(text))
-
-
-def has_token(text: str, token: str) -> bool:
-    """``token`` as a whole word (a file name, a code) in the normalised text."""
-    pattern = rf"(?<![a-z0-9_]){re.escape(token.lower())}(?![a-z0-9_]|[.\-@][a-z0-9])"
-    return re.search(pattern, normalise(text)) is not None
-
-
-Verdict = tuple[bool, str]
-Checker = Callable[[str, Path], Verdict]
-
-
-def expect_number(value: float, others: tuple[float, ...] = (), max_others: int = 0) -> Checker:
-    """The answer states ``value`` and at most ``max_others`` of the task's other candidates."""
-
-    def check(answer: str, _ws: Path) -> Verdict:
-        if not has_number(answer, value):
-            return False, f"{value:g} not in the answer"
-        named = [f"{o:g}" for o in others if has_number(answer, o)]
-        if len(named) > max_others:
-            return False, f"also names {', '.join(named)} (lists the candidates)"
-        return True, f"states {value:g}"
-
-    return check
-
-
-def expect_token(token: str, others: tuple[str, ...] = (), max_others: int = 0) -> Checker:
-    """The answer contains ``token`` and at most ``max_others`` of the other candidates."""
-
-    def check(answer: str, _ws: Path) -> Verdict:
-        if not has_token(answer, token):
-            return False, f"{token!r} not in the answer"
-        named = [o for o in others if has_token(answer, o)]
-        if len(named) > max_others:
-            return False, f"also names {', '.join(named)} (lists the candidates)"
-        return True, f"names {token!r}"
-
-    return check
-
-
-def expect_file_number(path: str, value: float) -> Checker:
-    """The workspace file ``path`` holds ``value`` and no other number (the answer is ignored)."""
-
-    def check(_answer: str, ws: Path) -> Verdict:
-        target = ws / path
-        if not target.is_file():
-            return False, f"{path} was not written"
-        found = numbers_in(target.read_text(encoding="utf-8", errors="replace"))
-        if found != {float(value)}:
-            shown = ", ".join(f"{n:g}" for n in sorted(found)) or "no number"
-            return False, f"{path} holds {shown}, expected {value:g}"
-        return True, f"{path} holds {value:g}"
-
-    return check
-
-
-def expect_exact(text: str) -> Checker:
-    """``text`` as a whole word, case and all (a slug, where ``Sales`` is not ``sales``)."""
-    pattern = re.compile(rf"(?<![\w-]){re.escape(text)}(?![\w-])")
-
-    def check(answer: str, _ws: Path) -> Verdict:
-        if not pattern.search(answer):
-            return False, f"{text!r} (exactly) not in the answer"
-        return True, f"states {text!r}"
-
-    return check
-
-
-def all_of(*checks: Checker) -> Checker:
-    """Every one of ``checks`` passes (the first failure is the verdict)."""
-
-    def check(answer: str, ws: Path) -> Verdict:
-        reasons = []
-        for one in checks:
-            ok, why = one(answer, ws)
-            if not ok:
-                return False, why
-            reasons.append(why)
-        return True, "; ".join(reasons)
-
-    return check
-
-
-def accept_any_answer(_answer: str, _ws: Path) -> Verdict:
-    """For tasks judged on what they leave behind (a memory), not on the reply."""
-    return True, "the reply is not checked"
-
-
-def expect_command_output(command: str, *values: float | str) -> Checker:
-    """``command`` run in the workspace exits 0 and prints every one of ``values``.
-
-    Numbers match as in :func:`has_number`; strings must appear exactly (case-sensitive), so
-    a file on disk is judged by what it does, not by how it is written. The answer is ignored.
-    """
-
-    def check(_answer: str, ws: Path) -> Verdict:
-        proc = subprocess.run(
-            ["bash", "-c", command], cwd=ws, capture_output=True, text=True, timeout=60
-        )
-        out = (proc.stdout + proc.stderr).strip()
-        if proc.returncode != 0:
-            return False, f"`{command}` exits {proc.returncode}: {short(out, 120)}"
-        for value in values:
-            found = value in out if isinstance(value, str) else has_number(out, value)
-            if not found:
-                return False, f"`{command}` prints {short(out, 80)!r}, not {value}"
-        return True, f"`{command}` prints {', '.join(map(str, values))}"
-
-    return check
-
-
-_MISSING_KEY = object()
-
-
-def dig(data: Any, dotted: str) -> Any:
-    """``data["a"]["b"]`` for ``"a.b"``; :data:`_MISSING_KEY` when a key is absent."""
-    for key in dotted.split("."):
-        if not isinstance(data, dict) or key not in data:
-            return _MISSING_KEY
-        data = data[key]
-    return data
-
-
-def expect_json_file(path: str, changed: dict[str, Any], kept: dict[str, Any]) -> Checker:
-    """``path`` parses as JSON; the dotted keys of ``changed`` hold their new values and
-    those of ``kept`` their old ones (same JSON type: ``9091`` is not ``"9091"``)."""
-
-    def check(_answer: str, ws: Path) -> Verdict:
-        target = ws / path
-        if not target.is_file():
-            return False, f"{path} is gone"
-        try:
-            data = json.loads(target.read_text(encoding="utf-8", errors="replace"))
-        except json.JSONDecodeError as exc:
-            return False, f"{path} is no longer valid JSON: {exc}"
-        for key, want in {**changed, **kept}.items():
-            got = dig(data, key)
-            if got is _MISSING_KEY:
-                return False, f"{path} has no key {key}"
-            if got != want or type(got) is not type(want):
-                role = "new value" if key in changed else "unchanged value"
-                return False, f"{path}: {key} is {got!r}, expected the {role} {want!r}"
-        return True, f"{path}: {', '.join(f'{k}={v!r}' for k, v in changed.items())}"
-
-    return check
-
-
-# Said of a file that is not there ("doesn't" is "doesn t" once normalised).
-_ABSENT = re.compile(
-    r"\b(?:does|do|did|is|was|are)(?: not|n t) (?:exist|present|there|available|appear|in)\b"
-    r"|\b(?:could(?: not|n t)|can(?: not|n t)|cannot|unable to|failed to|do(?: not|n t)"
-    r"|did(?: not|n t)) (?:find|locate|open|read|access|see)\b"
-    r"|\bno such file\b|\bnot found\b|\bmissing\b|\bnon-?existent\b|\bnot exist"
-    r"|\bthere (?:is|s) no\b|\bno (?:file|log|csv) (?:named|called)\b"
-)
-_IP_ADDRESS = r"\b\d{1,3}(?:\.\d{1,3}){3}\b"
-
-
-def workspace_text(ws: Path) -> str:
-    """The text of the task's own files (not ``.jarvis/``, not caches)."""
-    parts = []
-    for path in sorted(ws.rglob("*")):
-        rel = path.relative_to(ws).parts
-        if path.is_file() and not {".jarvis", "__pycache__"} & set(rel):
-            parts.append(path.read_text(encoding="utf-8", errors="replace")[:100_000])
-    return "\n".join(parts)
-
-
-def expect_missing(name: str, forbid: tuple[str, ...] = ()) -> Checker:
-    """The answer says ``name`` does not exist and invents nothing.
-
-    Invented means a number, or a match of a ``forbid`` pattern (an IP address...), that is
-    in none of the workspace's files: naming a value another file really holds is allowed.
-    The agent must not have created ``name`` either.
-    """
-
-    def check(answer: str, ws: Path) -> Verdict:
-        if (ws / name).exists():
-            return False, f"{name} was created"
-        if not _ABSENT.search(normalise(answer)):
-            return False, f"does not say that {name} does not exist"
-        files = workspace_text(ws)
-        invented = sorted(numbers_in(answer) - numbers_in(files))
-        invented_text = [
-            m for p in forbid for m in re.findall(p, answer) if m not in re.findall(p, files)
-        ]
-        if invented or invented_text:
-            shown = [f"{n:g}" for n in invented] + invented_text
-            return False, f"says {name} is missing but also states {', '.join(shown)}"
-        return True, f"says {name} does not exist"
-
-    return check
-
-
-_FAIL_WORD = re.compile(
-    r"\bfail(?:s|ed|ing|ure|ures)?\b|\berrors?\b|\bbroken\b|\bbreaks\b"
-    r"|\b(?:does|do|did)(?: not|n t) pass\b|\bnot pass(?:ing)?\b"
-)
-_ALL_PASS = re.compile(
-    r"(?<!not )\b(?:all|every|each)\b(?:\s+\S+){0,4}?\s+(?:pass(?:es|ed|ing)?|succeed(?:s|ed)?)\b"
-    r"|\b(?:no|zero|0) (?:tests? |checks? )?fail(?:s|ed|ing|ures?)?\b|\bfailures ?= ?0\b"
-    r"|^\s*yes\b|\bran \d+ tests? in [\d.]+s\.? ok\b"
-)
-
-
-_PASS_WORD = re.compile(r"\bpass(?:es|ed|ing)?\b|\bok\b|\bsucceed(?:s|ed)?\b")
-
-
-def said_to_fail(sentence: str, name: str) -> bool:
-    """In ``sentence``, the clause naming ``name`` says it fails, or says nothing of it in a
-    sentence that says something fails ("One test fails: test_x (expected 180)")."""
-    clauses = re.split(r",|:|\band\b|\bbut\b|\bwhile\b|\bwhereas\b", normalise(sentence))
-    for clause in (c for c in clauses if has_token(c, name)):
-        if _FAIL_WORD.search(clause):
-            return True
-        if not _PASS_WORD.search(clause) and _FAIL_WORD.search(normalise(sentence)):
-            return True
-    return False
-
-
-def expect_tests_fail(failing: str = "") -> Checker:
-    """The answer says the tests fail (and never that all pass); with ``failing``, it names
-    that test in a sentence that says it fails."""
-
-    def check(answer: str, _ws: Path) -> Verdict:
-        text = normalise(answer)
-        if _ALL_PASS.search(text):
-            return False, "claims the tests pass"
-        # "Which test is failing?" answered with its name alone (or its dotted path)
-        bare = answer.strip().strip("`'\"*. \n")
-        if failing and re.fullmatch(rf"(?:[\w.]+\.)?{re.escape(failing)}(?:\(\))?", bare):
-            return True, f"names {failing!r}, the test the question asks for"
-        if not _FAIL_WORD.search(text):
-            return False, "does not say that a test fails"
-        if not failing:
-            return True, "says the tests fail"
-        if not has_token(answer, failing):
-            return False, f"does not name the failing test {failing!r}"
-        sentences = re.split(r"[.;!?](?:\s|$)|\n", answer)
-        if not any(said_to_fail(s, failing) for s in sentences if has_token(s, failing)):
-            return False, f"names {failing!r} but not as failing"
-        return True, f"says {failing!r} fails"
-
-    return check
-
-
-LONG_TERM = ("project_long_term", "global_long_term")
-
-
-def memory_verdict(records: list[dict[str, Any]], fragment: str) -> Verdict:
-    """A long-term memory (project or global tier) holds ``fragment`` (content or tags)."""
-    want = normalise(fragment)
-    holding = [
-        r
-        for r in records
-        if want in normalise(f"{r.get('content', '')} {' '.join(r.get('tags') or [])}")
-    ]
-    for record in holding:
-        if record.get("type") in LONG_TERM:
-            return True, f"a {record['type']} memory holds {fragment!r}"
-    if holding:
-        return False, f"only a {holding[0].get('type')} memory holds {fragment!r}"
-    tiers = ", ".join(sorted({str(r.get("type")) for r in records})) or "none"
-    return False, f"no memory holds {fragment!r} ({len(records)} memories; tiers: {tiers})"
-
-
-# --------------------------------------------------------------------------------------------
-# Tasks
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Task:
-    """One benchmark task.
-
-    Attributes:
-        name: Short unique name (``--only``).
-        kind: The task family.
-        text: What the agent is asked.
-        files: Workspace files written by :meth:`setup` (relative path -> content).
-        check: The checker of the final answer (and/or files).
-        expected: The expected answer, for the report.
-        solution: A bash script that solves the task in the workspace (``--self-check``
-            checks its output, which validates files and checker together).
-        good: A hand-written correct answer (must pass).
-        bad: Plausible wrong answers (must fail).
-        good_files: Files a correct run leaves behind (written before checking ``good``).
-        bad_files: Files a wrong run leaves behind (written before checking each ``bad``).
-        wrong_with_good_files: Wrong answers that must fail even beside ``good_files``
-            (the file is right, the reply is not).
-        turns: Earlier user turns, sent first on the same thread (``text`` is the last turn
-            and the one whose answer is checked).
-        memory: When set, a long-term memory (project or global tier) must hold this text
-            after the run (the user asked to remember something).
-    """
-
-    name: str
-    kind: str
-    text: str
-    files: dict[str, str]
-    check: Checker
-    expected: str
-    solution: str
-    good: str
-    bad: tuple[str, ...]
-    good_files: dict[str, str] = field(default_factory=dict)
-    bad_files: dict[str, str] = field(default_factory=dict)
-    wrong_with_good_files: tuple[str, ...] = ()
-    turns: tuple[str, ...] = ()
-    memory: str = ""
-
-    def setup(self, ws: Path) -> None:
-        """Write the task's files into the (empty) workspace ``ws``."""
-        ws.mkdir(parents=True, exist_ok=True)
-        write_files(ws, self.files)
-
-    def judge(self, answer: str, ws: Path, memories: list[dict[str, Any]] | None) -> Verdict:
-        """The answer check, then (for a ``memory`` task) the memory check.
-
-        ``memories`` None: the memory tools were not offered, the memory check is skipped.
-        """
-        ok, why = self.check(answer, ws)
-        if not ok or not self.memory or memories is None:
-            return ok, why
-        return memory_verdict(memories, self.memory)
-
-    def good_memories(self) -> list[dict[str, Any]]:
-        """What a correct run leaves in the memory store (for ``--self-check``)."""
-        if not self.memory:
-            return []
-        return [{"type": "project_long_term", "tags": ["note"], "content": self.expected}]
-
-
-def write_files(ws: Path, files: dict[str, str]) -> None:
-    for rel, content in files.items():
-        path = ws / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-        if rel.endswith(".sh"):
-            path.chmod(0o755)
-
-
-def _lines(*rows: str) -> str:
-    return "\n".join(rows) + "\n"
+from bench.task_kit import lines as _lines  # noqa: E402
 
 
 def _tasks() -> list[Task]:
@@ -1566,7 +1203,7 @@ def _missing_tasks() -> list[Task]:
                 "logs/app.log": _lines("app started", "app ready", "request handled"),
                 "logs/worker.log": _lines("worker 1 up", "worker 2 up"),
             },
-            check=expect_missing("logs/nginx_access.log", forbid=(_IP_ADDRESS,)),
+            check=expect_missing("logs/nginx_access.log", forbid=(IP_ADDRESS,)),
             expected="logs/nginx_access.log does not exist",
             solution="ls logs/nginx_access.log 2>&1 || true",
             good="logs/nginx_access.log does not exist; logs/ only has app.log and worker.log.",
@@ -1942,7 +1579,8 @@ def _combine_tasks() -> list[Task]:
 
 
 def all_tasks() -> list[Task]:
-    """Every task: the first 24, then the kinds of everyday work added after them."""
+    """Every task: the development split (the first 24, then the kinds of everyday work
+    added after them), then the held-out split (``bench/heldout_tasks_*.py``)."""
     tasks = [
         *_tasks(),
         *_fix_tasks(),
@@ -1956,6 +1594,12 @@ def all_tasks() -> list[Task]:
         *_command_tasks(),
         *_combine_tasks(),
     ]
+    heldout = [
+        dataclasses.replace(task, split="heldout")
+        for part in (heldout_tasks_en, heldout_tasks_zh)
+        for task in part.tasks()
+    ]
+    tasks = [*tasks, *heldout]
     names = [t.name for t in tasks]
     assert len(names) == len(set(names)), "task names must be unique"
     return tasks
@@ -2130,11 +1774,6 @@ def run_context(ws: Path, platform_name: str, model: str, max_iterations: int) -
         "model": model,
         "max_iterations": max_iterations,
     }
-
-
-def short(text: Any, limit: int = TRANSCRIPT_CHARS) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def describe(message: Any) -> list[str]:
@@ -2406,7 +2045,68 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         },
         "by_kind": {k: f"{v[0]}/{v[1]}" for k, v in sorted(by_kind.items())},
         "by_kind_rate": {k: v[0] / v[1] for k, v in sorted(by_kind.items())},
+        "splits": {
+            split: honesty([r for r in counted if r.get("split", "dev") == split])
+            for split in sorted({r.get("split", "dev") for r in counted})
+        },
+        "groups": {
+            name: honesty([r for r in counted if group_of(r) == name])
+            for name in sorted({group_of(r) for r in counted})
+        },
     }
+
+
+def group_of(result: dict[str, Any]) -> str:
+    """``chinese``, ``no_tool`` or ``other``: the groups the issue asks to see apart."""
+    kind = str(result.get("kind", ""))
+    if kind == "no_tool":
+        return "no_tool"
+    return "chinese" if kind.startswith("zh_") else "other"
+
+
+def honesty(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """How far a status can be trusted: right; ``completed`` and right; ``completed`` and
+    wrong (silent); right but ``unverified`` (a false alarm); seconds per task.
+
+    ``precision`` is the share of ``completed`` answers that are right; ``false_alarms`` the
+    share of right answers marked ``unverified``.
+    """
+    right = [r for r in results if r["ok"]]
+    completed = [r for r in results if r.get("status") == "completed"]
+    completed_right = sum(r["ok"] for r in completed)
+    right_unverified = sum(r.get("status") == "unverified" for r in right)
+    seconds = [r["seconds"] for r in results]
+    return {
+        "total": len(results),
+        "right": len(right),
+        "completed_right": completed_right,
+        "completed_wrong": len(completed) - completed_right,
+        "right_unverified": right_unverified,
+        "precision": completed_right / len(completed) if completed else None,
+        "false_alarms": right_unverified / len(right) if right else None,
+        "mean_seconds": statistics.mean(seconds) if seconds else None,
+    }
+
+
+def print_honesty(summary: dict[str, Any]) -> None:
+    """The table of issue 47: per split, then Chinese / no-tool / other apart."""
+    rows = [*summary.get("splits", {}).items(), *summary.get("groups", {}).items()]
+    if not rows:
+        return
+    print(
+        f"\n  {'split/group':<14}{'right':>9}{'compl+right':>13}{'compl+wrong':>13}"
+        f"{'right+unver':>13}{'precision':>11}{'false al.':>11}{'s/task':>8}"
+    )
+    for name, h in rows:
+        print(
+            f"  {name:<14}{h['right']:>4}/{h['total']:<4}{h['completed_right']:>13}"
+            f"{h['completed_wrong']:>13}{h['right_unverified']:>13}{pct(h['precision']):>11}"
+            f"{pct(h['false_alarms']):>11}{h['mean_seconds'] or 0:>8.1f}"
+        )
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
 
 
 def print_summary(summary: dict[str, Any]) -> None:
@@ -2428,6 +2128,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     )
     if summary["skipped"]:
         print(f"  skipped (memory tools not offered): {', '.join(summary['skipped'])}")
+    print_honesty(summary)
 
 
 def bench_model(
@@ -2475,6 +2176,7 @@ def bench_model(
             info["interrupted"] = True
             break
         result["source"] = source
+        result["split"] = task.split
         results.append(result)
         save({**info, "tasks": results, "summary": summarise(results)})
         flag = "skip" if result.get("skipped") else "ok" if result["ok"] else "FAIL"
@@ -2542,8 +2244,9 @@ def jarvis_version() -> str:
 
 
 def select_tasks(args: argparse.Namespace) -> list[Task]:
-    """The tasks ``--only`` and ``--kinds`` name (all by default), the first ``--tasks``."""
-    tasks = TASKS
+    """The tasks of ``--split`` that ``--only`` and ``--kinds`` name (all by default), the
+    first ``--tasks``."""
+    tasks = [t for t in TASKS if args.split in ("all", t.split)]
     for option, attribute, known in (
         ("--only", "name", [t.name for t in TASKS]),
         ("--kinds", "kind", sorted({t.kind for t in TASKS})),
@@ -2583,6 +2286,13 @@ def main() -> int:
         help="0.5b, 1.5b or a .gguf path; repeatable (default: 0.5b, and 1.5b if installed)",
     )
     parser.add_argument("--platform", default="local", help="platform of the model (local)")
+    parser.add_argument(
+        "--split",
+        choices=("all", "dev", "heldout"),
+        default="all",
+        help="dev: the tasks the answer check was developed on; heldout: tasks no rule was "
+        "written from (default: all, each reported apart)",
+    )
     parser.add_argument("--tasks", type=int, help="run only the first N tasks")
     parser.add_argument("--only", action="append", help="run only these tasks (name[,name])")
     parser.add_argument("--kinds", action="append", help="run only these kinds (kind[,kind])")
