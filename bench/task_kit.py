@@ -32,10 +32,38 @@ _WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty"
 ).split()
+# A CJK character is not part of a word here: "共有7个" holds 7 (``\w`` would say 有7 is a word).
+_NOT_WORD_BEFORE = r"(?<![^\W\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff])(?<![.\-/])"
 _NUMBER = re.compile(
-    r"(?<![\w.\-/])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d_])|"
+    rf"{_NOT_WORD_BEFORE}(\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d_])|"
     rf"\b({'|'.join(_WORDS)})\b"
 )
+# Chinese numerals (七个, 两行, 十二, 二十三, 一百零五), read when a measure word, a unit or the
+# end of the phrase follows; not ordinals (第一). A lone 一 is mostly "a" (一个文件, 一下), so
+# it counts only after 有/共/只/仅/计/剩 or at the start of a phrase ("一个。").
+_ZH_DIGITS = {c: n for n, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+_ZH_AFTER = (
+    r"(?=[个行条次天份名位人台件项处种只张本遍周年月日号列页组类倍岁元块秒段字]"
+    r"|小时|分钟|$|[\s,.;:!?()，。；：！？、）（])"
+)
+_ZH_NUMBER = re.compile(
+    rf"(?<![第零〇一二两三四五六七八九十百千])([零〇一二两三四五六七八九十百千]+){_ZH_AFTER}"
+)
+_ZH_LONE_ONE_AFTER = re.compile(r"(?:^|[有共只仅计剩\s,.;:!?()，。；：！？、）（])$")
+
+
+def zh_number(run: str) -> int:
+    """The value of a run of Chinese numerals (二十三 = 23, 两百零五 = 205, 二零二四 = 2024)."""
+    if not any(c in run for c in "十百千"):
+        return int("".join(str(_ZH_DIGITS[c]) for c in run))
+    total, digit = 0, None
+    for c in run:
+        if c in _ZH_DIGITS:
+            digit = _ZH_DIGITS[c]
+        else:
+            total += (1 if digit is None else digit) * {"十": 10, "百": 100, "千": 1000}[c]
+            digit = None
+    return total + (digit or 0)
 
 
 def normalise(text: str) -> str:
@@ -45,8 +73,9 @@ def normalise(text: str) -> str:
 
 
 def numbers_in(text: str) -> set[float]:
-    """Every number in ``text``: ``1,270`` = ``1270.00``; ``seven`` = 7. Digits inside words,
-    paths, dates and versions (``v2``, ``worker-3.log``, ``2024-06-03``, ``3.14.2``) are skipped.
+    """Every number in ``text``: ``1,270`` = ``1270.00``; ``seven`` = 7; ``七个`` = 7. Digits
+    inside words, paths, dates and versions (``v2``, ``worker-3.log``, ``2024-06-03``,
+    ``3.14.2``) are skipped.
     """
     found: set[float] = set()
     text = normalise(text)
@@ -56,6 +85,11 @@ def numbers_in(text: str) -> set[float]:
             found.add(float(_WORDS.index(word)))
         elif digits and not re.match(r"\.\d", text[match.end() :]):
             found.add(float(digits.replace(",", "")))
+    for match in _ZH_NUMBER.finditer(text):
+        run = match.group(1)
+        if run == "一" and not _ZH_LONE_ONE_AFTER.search(text[: match.start()]):
+            continue
+        found.add(float(zh_number(run)))
     return found
 
 
@@ -215,6 +249,12 @@ _ABSENT = re.compile(
     r"|did(?: not|n t)) (?:find|locate|open|read|access|see)\b"
     r"|\bno such file\b|\bnot found\b|\bmissing\b|\bnon-?existent\b|\bnot exist"
     r"|\bthere (?:is|s) no\b|\bno (?:file|log|csv) (?:named|called)\b"
+    # Chinese: 不存在, 找不到, 没(有)找到, 未找到, 无法打开, 没有这个文件, 没有 app_prod.yaml
+    r"|不存在|(?:找|查|搜)不到|打不开|(?:没有?|未|并未|无法|不能|没能)(?:找到|查到|搜到|定位到?)"
+    r"|(?:无法|不能|没法|没办法)(?:打开|读取|访问|找到)"
+    r"|(?:没有|并无|无)(?:这个|该|此|这样的|那个)(?:文件|日志|表格?)"
+    r"|没有(?:名为|叫做?)\s*[^\s，。,;；]{1,80}\s*的?(?:文件|日志)"
+    r"|没有\s*[a-z0-9_./\-]*[a-z0-9_]\.[a-z0-9]{1,5}(?![a-z0-9_.])|文件缺失|缺少(?:这个|该)?文件"
 )
 IP_ADDRESS = r"\b\d{1,3}(?:\.\d{1,3}){3}\b"
 
