@@ -9,6 +9,8 @@ from pydantic import BaseModel, Field
 
 from jarvis_graph.memory.records import MEMORY_TYPES, MemoryInputError, check_type, new_record
 from jarvis_graph.memory.router import run_store
+from jarvis_graph.tools import artifacts
+from jarvis_graph.tools.artifacts import ARTIFACT_KIND, MemoryArtifact
 from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
 
 MemoryTypeArg = Literal["short_term", "project_long_term", "global_long_term"]
@@ -95,7 +97,12 @@ def current_thread() -> str:
 
 
 def save_memory_impl(tiers: Any, memories: list[dict[str, Any]]) -> str:
-    """Validate and save memories; a summary line per saved record."""
+    """Validate and save memories; a summary line per saved record (:func:`save_memory_result`)."""
+    return save_memory_result(tiers, memories)[0]
+
+
+def save_memory_result(tiers: Any, memories: list[dict[str, Any]]) -> tuple[str, MemoryArtifact]:
+    """Validate and save memories; a summary line per saved record, and the records saved."""
     try:
         records = [
             new_record(m["memory_type"], m.get("tags"), m.get("content", "")) for m in memories
@@ -104,7 +111,8 @@ def save_memory_impl(tiers: Any, memories: list[dict[str, Any]]) -> str:
         raise ToolInputError(str(exc)) from exc
     tiers.save(records)
     lines = [f"- {r['id']} [{r['type']}] tags: {', '.join(r['tags']) or '-'}" for r in records]
-    return f"saved {len(records)} memor{'y' if len(records) == 1 else 'ies'}:\n" + "\n".join(lines)
+    text = f"saved {len(records)} memor{'y' if len(records) == 1 else 'ies'}:\n" + "\n".join(lines)
+    return text, artifacts.memory(records)
 
 
 def retrieve_memory_impl(
@@ -139,11 +147,11 @@ def clear_memory_impl(tiers: Any, memory_types: list[str], tags: list[str], ids:
     return f"deleted {len(deleted)} memories: " + ", ".join(r["id"] for r in deleted)
 
 
-@tool(args_schema=SaveMemoryArgs)
-def save_memory(memories: list[MemoryIn]) -> str:
+@tool(args_schema=SaveMemoryArgs, response_format="content_and_artifact")
+def save_memory(memories: list[MemoryIn]) -> tuple[str, MemoryArtifact]:
     """Save facts, decisions or lessons worth remembering, in one of three memory tiers."""
     items = [m.model_dump() if isinstance(m, BaseModel) else dict(m) for m in memories]
-    return save_memory_impl(_tiers(), items)
+    return save_memory_result(_tiers(), items)
 
 
 @tool(args_schema=RetrieveMemoryArgs)
@@ -172,6 +180,7 @@ clear_memory.metadata = {"risky": True}
 # confirms it like any other lasting side effect (``confirm: risky``; ``-n`` declines it).
 save_memory.metadata = {
     "saves_memory": True,
+    ARTIFACT_KIND: "memory",
     "risky_when": {"memories.*.memory_type": ["global_long_term"]},
 }
 

@@ -22,7 +22,8 @@ from langchain_core.tools import BaseTool, tool
 from jarvis_graph import sandbox, script_groups
 from jarvis_graph.owned_paths import OwnedPathError, owned_dir
 from jarvis_graph.sandbox import git_guard
-from jarvis_graph.tools import script_run
+from jarvis_graph.tools import artifacts, script_run
+from jarvis_graph.tools.artifacts import ARTIFACT_KIND, Artifact, RunArtifact
 from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
 from jarvis_graph.tools.script_output import OutputSink, StreamedOutput
 from jarvis_graph.tools.script_run import ScriptProcess, ScriptResult, run_script
@@ -57,14 +58,22 @@ def kill_running_scripts() -> int:
 def read_code_impl(
     env: ToolEnv, path: str, start_line: int = 1, end_line: int | None = None
 ) -> str:
-    """Numbered lines ``start_line..end_line`` of a text file.
+    """Numbered lines ``start_line..end_line`` of a text file (see :func:`read_code_result`)."""
+    return read_code_result(env, path, start_line, end_line)[0]
+
+
+def read_code_result(
+    env: ToolEnv, path: str, start_line: int = 1, end_line: int | None = None
+) -> tuple[str, Artifact]:
+    """Numbered lines ``start_line..end_line`` of a text file, and the read's artifact.
 
     At most :data:`READ_SCAN_BYTES` of the file are read: a larger file shows its lines
     from that first part, without a line count (counting would read all of it).
     """
     full = env.resolve(path)
     if full.is_dir():  # models often pass a folder when they mean to look into it
-        return f"{path} is a folder, not a file.\n" + list_files_impl(env, path)
+        text, listing = list_files_result(env, path)
+        return f"{path} is a folder, not a file.\n" + text, listing
     if not full.exists():
         msg = f"file {path!r} does not exist (looked at {full}); use list_files to find it"
         raise ToolInputError(msg)
@@ -81,7 +90,8 @@ def read_code_impl(
     whole = len(data) <= READ_SCAN_BYTES
     if not whole:  # complete lines only (a file of one endless line keeps its start)
         data = data[: data.rfind(b"\n", 0, READ_SCAN_BYTES) + 1 or READ_SCAN_BYTES]
-    lines = data.decode("utf-8", errors="replace").splitlines()
+    decoded = data.decode("utf-8", errors="replace")
+    lines = decoded.splitlines()
     total = len(lines)
     if start_line > total and not whole:
         msg = (
@@ -106,7 +116,15 @@ def read_code_impl(
         header = f"{path} (lines {start_line}-{last}; {size:,} bytes, too large to count lines)"
         left = "more lines"
     more = f"\n[{left}; call read_code with start_line={last + 1}]" if left else ""
-    return f"{header}\n{body}{more}"
+    artifact = artifacts.read(
+        artifacts.relative(env.workspace, full),
+        start_line,
+        last,
+        total if whole else None,
+        table_rows(path, lines) if whole else None,
+        decoded if whole else None,
+    )
+    return f"{header}\n{body}{more}", artifact
 
 
 TABLE_SUFFIXES = (".csv", ".tsv")
@@ -117,10 +135,17 @@ def table_note(path: str, lines: list[str]) -> str:
 
     Models (small ones most) count a table's lines, header included, when asked for rows.
     """
-    if not path.lower().endswith(TABLE_SUFFIXES) or not lines:
+    rows = table_rows(path, lines)
+    if rows is None:
         return ""
-    rows = sum(1 for line in lines[1:] if line.strip())
     return f": a header line and {rows} data row{'s' if rows != 1 else ''}"
+
+
+def table_rows(path: str, lines: list[str]) -> int | None:
+    """The non-empty lines after the header of a CSV/TSV file (``None`` for another file)."""
+    if not path.lower().endswith(TABLE_SUFFIXES) or not lines:
+        return None
+    return sum(1 for line in lines[1:] if line.strip())
 
 
 def walk_files(root: Path, hidden: bool = True, within: Path | None = None) -> Iterator[Path]:
@@ -156,21 +181,33 @@ def _bounds(env: ToolEnv) -> Path | None:
 
 
 def list_files_impl(env: ToolEnv, path: str = ".", pattern: str = "*") -> str:
-    """Files under ``path`` (recursive) whose name matches the glob ``pattern``."""
+    """Files under ``path`` whose name matches ``pattern`` (see :func:`list_files_result`)."""
+    return list_files_result(env, path, pattern)[0]
+
+
+def list_files_result(env: ToolEnv, path: str = ".", pattern: str = "*") -> tuple[str, Artifact]:
+    """Files under ``path`` (recursive) whose name matches the glob ``pattern``, and counts."""
     root = env.resolve(path)
     if root.is_file():  # models often pass a file when they mean to look into it
-        return f"{path} is a file, not a folder. " + read_code_impl(env, path, 1, LIST_FILE_LINES)
+        text, read = read_code_result(env, path, 1, LIST_FILE_LINES)
+        return f"{path} is a file, not a folder. " + text, read
     if not root.is_dir():
         msg = f"{path!r} does not exist; give a directory relative to the workspace, e.g. '.'"
         raise ToolInputError(msg)
     files = [p for p in walk_files(root, within=_bounds(env)) if fnmatch.fnmatch(p.name, pattern)]
     rel = [str(p.relative_to(root)) for p in files]
+    artifact = artifacts.listing(
+        artifacts.relative(env.workspace, root),
+        pattern,
+        [p.relative_to(root).as_posix() for p in files],
+        MAX_LIST_ENTRIES,
+    )
     if not rel:
-        return f"no files matching {pattern!r} under {path}"
+        return f"no files matching {pattern!r} under {path}", artifact
     shown = rel[:MAX_LIST_ENTRIES]
     extra = len(rel) - len(shown)
     tail = f"\n[{extra} more; narrow with path or pattern]" if extra else ""
-    return f"{_count_line(rel, path)}:\n" + "\n".join(shown) + tail
+    return f"{_count_line(rel, path)}:\n" + "\n".join(shown) + tail, artifact
 
 
 def _count_line(rel: list[str], path: str) -> str:
@@ -183,7 +220,17 @@ def _count_line(rel: list[str], path: str) -> str:
 
 
 def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "*") -> str:
-    """Lines matching the regular expression ``pattern`` in files under ``path``."""
+    """Lines matching the regular expression ``pattern`` (see :func:`search_files_result`)."""
+    return search_files_result(env, pattern, path, glob)[0]
+
+
+def search_files_result(
+    env: ToolEnv, pattern: str, path: str = ".", glob: str = "*"
+) -> tuple[str, Artifact]:
+    """Lines matching the regular expression ``pattern`` in files under ``path``, and hits.
+
+    A pattern that is a file-name glob answers with the files it names: a listing.
+    """
     root = env.resolve(path)
     if not root.exists():
         msg = f"{path!r} does not exist; give a directory or file relative to the workspace"
@@ -192,13 +239,22 @@ def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "
         regex = re.compile(pattern)
     except re.error as exc:
         if _NAME_GLOB.match(pattern) and root.is_dir():  # '*.md': the files it names
+            text, listing = list_files_result(env, path, pattern)
             return (
                 f"{pattern!r} is a file name pattern, not text to find inside files "
                 "(search_files searches contents); the files it names, as list_files "
-                f"gives them:\n{list_files_impl(env, path, pattern)}"
-            )
+                f"gives them:\n{text}"
+            ), listing
         msg = f"invalid regular expression {pattern!r}: {exc}; escape special characters"
         raise ToolInputError(msg) from exc
+
+    def found(hits: list[str], searched: str) -> Artifact:
+        def where(label: str) -> str:
+            return artifacts.relative(env.workspace, root if root.is_file() else root / label)
+
+        place = artifacts.relative(env.workspace, root)
+        return artifacts.search(searched, place, glob, hits, where)
+
     hits = _search(env, regex, root, path, glob)  # one file: its matching lines
     if (
         not hits
@@ -210,25 +266,26 @@ def search_files_impl(env: ToolEnv, pattern: str, path: str = ".", glob: str = "
             f"no file under {path} has a name matching the glob {glob!r}, so nothing was "
             f"searched: glob filters file names (as in '*.log'), pattern is the text to find "
             "inside the files"
-        )
+        ), found([], pattern)
     if not hits and "\\\\" in pattern:  # TODO\\(: backslashes doubled, as in JSON text
         single = pattern.replace("\\\\", "\\")
-        found = _search(env, _compiled(single), root, path, glob)
-        if found:
+        doubled = _search(env, _compiled(single), root, path, glob)
+        if doubled:
             return f"(read as {single!r}: the pattern's backslashes were doubled)\n" + (
-                _format_hits(found, single, path)
-            )
+                _format_hits(doubled, single, path)
+            ), found(doubled, single)
     if (
         not hits
         and _NAME_GLOB.match(pattern)
         and root.is_dir()
         and _any_named(root, pattern, _bounds(env))
     ):
+        text, listing = list_files_result(env, path, pattern)
         return (
             f"no lines match {pattern!r} under {path}; as a file name pattern it names "
-            f"these files, as list_files gives them:\n{list_files_impl(env, path, pattern)}"
-        )
-    return _format_hits(hits, pattern, path)
+            f"these files, as list_files gives them:\n{text}"
+        ), listing
+    return _format_hits(hits, pattern, path), found(hits, pattern)
 
 
 def _compiled(pattern: str) -> re.Pattern[str] | None:
@@ -332,6 +389,17 @@ def execute_script_impl(
     cwd: str = ".",
     network: bool = False,
 ) -> str:
+    """Run ``script`` with bash in the workspace (see :func:`execute_script_result`)."""
+    return execute_script_result(env, script, timeout, cwd, network)[0]
+
+
+def execute_script_result(
+    env: ToolEnv,
+    script: str,
+    timeout: float | None = None,
+    cwd: str = ".",
+    network: bool = False,
+) -> tuple[str, RunArtifact]:
     """Run ``script`` with bash in the workspace; report exit code and combined output.
 
     The script runs in the OS sandbox (:mod:`jarvis_graph.sandbox`; ``network`` asks for
@@ -365,11 +433,13 @@ def execute_script_impl(
     sink = OutputSink(
         env.secret_values, env.settings.tool_output_limit, env.outputs_dir(), "execute_script"
     )
+    shell: list[int] = []  # the script's pid, once the reaper has started it
 
     def on_start(process: ScriptProcess) -> None:
         with _running_lock:  # stoppable by Ctrl-C from now on
             _running.add(process)
         main = process.wait_started()
+        shell.extend([main] if main is not None else [])
         if call and main is not None:
             script_groups.started(call, main)
 
@@ -392,7 +462,17 @@ def execute_script_impl(
     if result.output.path is not None:
         note_output_file(result.output.path)
     tail = "".join(f"\nnote: {line}" for line in undone)
-    return _script_report(env, result, head, limit, script, workdir) + tail
+    text, shown = _script_report(env, result, head, limit, script, workdir)
+    saved = artifacts.relative(env.workspace, result.output.path) if result.output.path else None
+    artifact = artifacts.run(
+        script,
+        result.returncode,
+        shown,
+        output_file=saved,
+        timed_out=result.stopped == "timeout",
+        shell_started=bool(shell),
+    )
+    return text + tail, artifact
 
 
 def _undo_redirects(env: ToolEnv, before: set[Path]) -> list[str]:
@@ -430,8 +510,12 @@ def time_limit(asked: float | None, ceiling: float) -> tuple[float, str]:
 
 def _script_report(
     env: ToolEnv, result: ScriptResult, head: str, limit: float, script: str, workdir: Path
-) -> str:
-    """The tool result: how the script ended, its output (cut to fit) and what was ended."""
+) -> tuple[str, str]:
+    """The tool result: how the script ended, its output (cut to fit) and what was ended.
+
+    Returns:
+        The whole text, and the output as it shows it.
+    """
     if result.stopped == "timeout":
         first = f"{head}timed out after {limit:g} s (process killed)\noutput so far:\n"
     elif result.stopped == "cap":
@@ -447,7 +531,7 @@ def _script_report(
     body = _fitted_output(env, result.output, len(first) + len(hint) + len(ended))
     if ended and body and not body.endswith("\n"):
         ended = "\n" + ended
-    return f"{first}{body}{hint}{ended}"
+    return f"{first}{body}{hint}{ended}", body
 
 
 def _ended_note(result: ScriptResult) -> str:
@@ -517,8 +601,8 @@ def _run_file_hint(script: str, workdir: Path) -> str:
     return f"\n[{name} is a file, not a command: run it with `{command}`]"
 
 
-@tool(parse_docstring=True)
-def read_code(path: str, start_line: int = 1, end_line: int | None = None) -> str:
+@tool(parse_docstring=True, response_format="content_and_artifact")
+def read_code(path: str, start_line: int = 1, end_line: int | None = None) -> tuple[str, Artifact]:
     """Read a text file with line numbers.
 
     Args:
@@ -526,22 +610,22 @@ def read_code(path: str, start_line: int = 1, end_line: int | None = None) -> st
         start_line: First line to show (1-based).
         end_line: Last line to show; omit for the end of the file (at most 500 lines a call).
     """
-    return read_code_impl(current_env(), path, start_line, end_line)
+    return read_code_result(current_env(), path, start_line, end_line)
 
 
-@tool(parse_docstring=True)
-def list_files(path: str = ".", pattern: str = "*") -> str:
+@tool(parse_docstring=True, response_format="content_and_artifact")
+def list_files(path: str = ".", pattern: str = "*") -> tuple[str, Artifact]:
     """List files recursively under a directory, skipping .git, .venv and similar.
 
     Args:
         path: Directory relative to the workspace root.
         pattern: Glob on file names, e.g. "*.py".
     """
-    return list_files_impl(current_env(), path, pattern)
+    return list_files_result(current_env(), path, pattern)
 
 
-@tool(parse_docstring=True)
-def search_files(pattern: str, path: str = ".", glob: str = "*") -> str:
+@tool(parse_docstring=True, response_format="content_and_artifact")
+def search_files(pattern: str, path: str = ".", glob: str = "*") -> tuple[str, Artifact]:
     """Search file contents with a regular expression; returns file:line:text.
 
     Args:
@@ -549,11 +633,13 @@ def search_files(pattern: str, path: str = ".", glob: str = "*") -> str:
         path: Directory relative to the workspace root.
         glob: Only search files whose name matches this glob, e.g. "*.c".
     """
-    return search_files_impl(current_env(), pattern, path, glob)
+    return search_files_result(current_env(), pattern, path, glob)
 
 
-@tool(parse_docstring=True)
-def execute_script(script: str, timeout: float | None = None, network: bool = False) -> str:
+@tool(parse_docstring=True, response_format="content_and_artifact")
+def execute_script(
+    script: str, timeout: float | None = None, network: bool = False
+) -> tuple[str, RunArtifact]:
     """Run a bash script in the workspace and return its exit code and output.
 
     It normally runs in a sandbox: it may change workspace files only, with no network.
@@ -565,7 +651,7 @@ def execute_script(script: str, timeout: float | None = None, network: bool = Fa
         network: True only if the script needs the internet (e.g. `pip install`); the
             user is asked to allow it.
     """
-    return execute_script_impl(current_env(), script, timeout, network=network)
+    return execute_script_result(current_env(), script, timeout, network=network)
 
 
 @tool(parse_docstring=True)
@@ -583,7 +669,15 @@ def ask_user(question: str) -> str:
     )
 
 
-execute_script.metadata = {"risky": True, "runs_code": True, "sandboxed": True}
+execute_script.metadata = {
+    "risky": True,
+    "runs_code": True,
+    "sandboxed": True,
+    ARTIFACT_KIND: "run",
+}
+read_code.metadata = {ARTIFACT_KIND: "read"}
+list_files.metadata = {ARTIFACT_KIND: "listing"}
+search_files.metadata = {ARTIFACT_KIND: "search"}
 ask_user.metadata = {"asks_user": True}
 
 BUILTIN_TOOLS: list[BaseTool] = [read_code, list_files, search_files, execute_script, ask_user]

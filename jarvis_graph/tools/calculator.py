@@ -29,6 +29,7 @@ import subprocess
 import sys
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from jarvis_graph.sandbox import Prepared
 from jarvis_graph.secrets import SECRET_FILE_GLOBS, minimal_environment
@@ -207,6 +208,18 @@ def repair(expression: str) -> str:
     return text
 
 
+class Calculation(NamedTuple):
+    """A computed value, and the expression computed when the given one was read as another."""
+
+    value: str
+    read_as: str = ""
+
+    @property
+    def text(self) -> str:
+        """The value as the tool says it: with the reading, when there was one."""
+        return f"{self.value}{READ_AS_NOTE}{self.read_as})" if self.read_as else self.value
+
+
 def evaluate(
     expression: str,
     timeout: float = TIMEOUT_SECONDS,
@@ -214,7 +227,18 @@ def evaluate(
     private: Sequence[str] = SECRET_FILE_GLOBS,
     sandbox: Prepared | None = None,
 ) -> str:
-    """The value of ``expression`` as text, computed in an isolated, limited process.
+    """The value of ``expression`` as text (see :func:`calculate`)."""
+    return calculate(expression, timeout, workspace, private, sandbox).text
+
+
+def calculate(
+    expression: str,
+    timeout: float = TIMEOUT_SECONDS,
+    workspace: Path | None = None,
+    private: Sequence[str] = SECRET_FILE_GLOBS,
+    sandbox: Prepared | None = None,
+) -> Calculation:
+    """The value of ``expression``, computed in an isolated, limited process.
 
     Args:
         expression: A Python expression over literals (and the workspace, if given).
@@ -229,8 +253,7 @@ def evaluate(
     except CalculationError as exc:
         meant = reading(expression, workspace, private) if workspace is not None else None
         if meant:  # sum(numbers.txt), max(temp_c): one reading only, said with the value
-            value = evaluate(meant, timeout, workspace, private, sandbox)
-            return f"{value}{READ_AS_NOTE}{meant})"
+            return Calculation(calculate(meant, timeout, workspace, private, sandbox).value, meant)
         example = suggestion(expression, workspace, private) if workspace is not None else None
         if example:
             raise CalculationError(f"{exc}. In this workspace that is: {example}") from None
@@ -266,7 +289,7 @@ def evaluate(
     value = done.stdout.strip()
     if len(value) > MAX_RESULT_CHARS:
         value = value[:MAX_RESULT_CHARS] + " ..."
-    return value
+    return Calculation(value)
 
 
 _AGGREGATES = ("sum", "max", "min", "len", "sorted")

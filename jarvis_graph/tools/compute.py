@@ -15,12 +15,13 @@ from langchain_core.tools import tool
 
 from jarvis_graph import sandbox
 from jarvis_graph.secrets import SECRET_FILE_GLOBS, minimal_environment
-from jarvis_graph.tools import calculator
+from jarvis_graph.tools import artifacts, calculator
+from jarvis_graph.tools.artifacts import ARTIFACT_KIND, ComputationArtifact
 from jarvis_graph.tools.base import ToolFailure, current_env
 
 
-@tool(parse_docstring=True)
-def compute(expression: str) -> str:
+@tool(parse_docstring=True, response_format="content_and_artifact")
+def compute(expression: str) -> tuple[str, ComputationArtifact]:
     """Compute a value with one Python expression: a count, a sum, a largest value, a total.
 
     The expression may read workspace files with open(path) and glob(pattern), and parse
@@ -52,7 +53,7 @@ def compute(expression: str) -> str:
         # checked to be arithmetic over read-only workspace files, in a limited process.
         confined = None
     try:
-        value = calculator.evaluate(
+        result = calculator.calculate(
             expression, workspace=env.workspace, private=SECRET_FILE_GLOBS, sandbox=confined
         )
     except calculator.CalculationError as exc:
@@ -60,7 +61,8 @@ def compute(expression: str) -> str:
     finally:
         if confined is not None:
             confined.close()  # also when the expression was refused before it ran
-    return f"{expression} = {value}"
+    artifact = artifacts.computation(expression, result.value, result.read_as)
+    return f"{expression} = {result.text}", artifact
 
 
 def _only_a_value(expression: str) -> bool:
@@ -77,4 +79,4 @@ def _only_a_value(expression: str) -> bool:
     return isinstance(body, ast.Constant)
 
 
-compute.metadata = {"computes": True}
+compute.metadata = {"computes": True, ARTIFACT_KIND: "computation"}
