@@ -142,7 +142,7 @@ def _run(
     attempts, text = 0, ""
     for attempts in range(1, step.retries + 2):  # noqa: B007 - ``attempts`` is reported
         bus.emit(Event.BEFORE_TOOL_CALL, {"name": step.tool, "args": args, "tool_call_id": call_id})
-        text, status = invoke_tool(tool, args, config, call_id)
+        text, status, _ = invoke_tool(tool, args, config, call_id)
         text = services.env.mask(text)  # the result is stored in the checkpoint
         failed = status == "error" or text.startswith("Error")
         bus.emit(

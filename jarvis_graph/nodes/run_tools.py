@@ -25,6 +25,7 @@ from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import current_services, current_settings, services_of
 from jarvis_graph.state import AgentState, is_task_message
+from jarvis_graph.tools.artifacts import Artifact, masked
 from jarvis_graph.tools.base import ToolEnv, limit_output
 from jarvis_graph.tools.invoke import invoke_tool
 from jarvis_graph.tools.registry import is_risky
@@ -166,6 +167,7 @@ def _run_one(
     name, args, call_id = call.get("name") or "", call.get("args"), call["id"]
     bus.emit(Event.BEFORE_TOOL_CALL, {"name": name, "args": args or {}, "tool_call_id": call_id})
     status = "error"
+    artifact: Artifact | None = None
     if call.get("invalid"):
         # ``error`` says what was wrong (a JSON or YAML parse error, a protocol rule).
         text = (
@@ -180,8 +182,10 @@ def _run_one(
         if name in off:
             text = f"{name} is not available in this run: {off[name]}. Available tools: {known}."
     else:
-        text, status = invoke_tool(tools[name], args or {}, config, call_id)
+        text, status, artifact = invoke_tool(tools[name], args or {}, config, call_id)
     text, saved = limit_output(text, env, name or "tool")  # secrets masked: it is stored
+    if artifact is not None:
+        artifact = masked(artifact, env.mask)
     noted = take_output_file(call_id)  # a tool that saved its whole output itself
     saved = saved or noted
     bus.emit(
@@ -201,7 +205,7 @@ def _run_one(
         tool_call_id=call_id,
         name=name or "unknown",
         status=status,
-        artifact={"sub_run": sub_run} if sub_run else None,
+        artifact={"sub_run": sub_run} if sub_run else artifact,
     )
 
 

@@ -54,7 +54,7 @@ def make_run_task_graph(lookup: ToolLookup) -> BaseTool:
             )
 
         def call(name: str, args: dict[str, Any]) -> tuple[bool, str]:
-            text, status = invoke_tool(tools[name], args, {})
+            text, status, _ = invoke_tool(tools[name], args, {})
             return status == "success" and not text.startswith("Error"), text
 
         return report(plan, run_tasks(plan, call, env.settings.plan_concurrency))

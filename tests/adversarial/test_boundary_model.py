@@ -428,10 +428,10 @@ def test_a_schema_given_as_json_refuses_unknown_arguments_unless_it_takes_more()
             name="weather", description="d", args_schema=schema, func=lambda **a: seen.append(a)
         )
 
-    text, status = invoke_tool(tool(False), {"city": "Oslo", "units": "C"}, {})
+    text, status, _ = invoke_tool(tool(False), {"city": "Oslo", "units": "C"}, {})
     assert status == "error" and "no parameter 'units'" in text and "city" in text
     assert seen == []
-    _, status = invoke_tool(tool(True), {"city": "Oslo", "units": "C"}, {})
+    _, status, _ = invoke_tool(tool(True), {"city": "Oslo", "units": "C"}, {})
     assert status == "success" and seen == [{"city": "Oslo", "units": "C"}]
 
 
