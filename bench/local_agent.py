@@ -1793,6 +1793,9 @@ def describe(message: Any) -> list[str]:
             lines.append(f"  calculation: {short(calculation, 200)}")
         if message.content:
             lines.append(f"  model: {short(message.content)}")
+        for cite in message.additional_kwargs.get("cites") or []:
+            if isinstance(cite, dict):
+                lines.append(f"    cites {cite.get('source')}: {short(cite.get('quote'), 120)}")
         if (before := message.response_metadata.get("focused_from")) is not None:
             lines.append(f"    (focused answer, written again from: {short(before, 160)})")
         return lines
@@ -2293,6 +2296,11 @@ def main() -> int:
         help="dev: the tasks the answer check was developed on; heldout: tasks no rule was "
         "written from (default: all, each reported apart)",
     )
+    parser.add_argument(
+        "--answer-check",
+        choices=("auto", "cited", "rules", "off"),
+        help="the answer_check setting of the runs (default: the project's default)",
+    )
     parser.add_argument("--tasks", type=int, help="run only the first N tasks")
     parser.add_argument("--only", action="append", help="run only these tasks (name[,name])")
     parser.add_argument("--kinds", action="append", help="run only these kinds (kind[,kind])")
@@ -2322,6 +2330,10 @@ def main() -> int:
             print_self_check(report)
             return 0 if report["passed"] == report["total"] else 1
         kept = isolate_home(tmp / "home")
+        if args.answer_check:  # the user-level config of the isolated home
+            config = tmp / "home" / ".jarvis" / "config.yaml"
+            config.parent.mkdir(parents=True, exist_ok=True)
+            config.write_text(f"answer_check: {args.answer_check}\n", encoding="utf-8")
         if "JARVIS_LOCAL_MODEL_PATH" in kept:
             print(
                 f"note: JARVIS_LOCAL_MODEL_PATH={kept['JARVIS_LOCAL_MODEL_PATH']} wins over --model"

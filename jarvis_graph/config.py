@@ -223,9 +223,10 @@ class Settings(BaseModel):
         default_factory=lambda: {"default": {"normal": ModelSpec(), "cheap": ModelSpec()}}
     )
     confirm: ConfirmMode = "risky"
-    answer_check: Literal["auto", "rules", "off"] = "auto"
+    answer_check: Literal["auto", "cited", "rules", "off"] = "auto"
     """Check each final answer against the tool results (see README): ``auto`` for models
-    of the local platform, ``rules`` for every model, ``off`` never."""
+    of the local platform, ``rules`` for every model, ``cited`` for every model with cited
+    answers (the task declared first, the answer citing its sources), ``off`` never."""
     focused_answers: Literal["auto", "on", "off"] = "auto"
     """Write the final answer again from the task's facts (``focus_answer`` node): ``auto``
     for models of the local platform."""

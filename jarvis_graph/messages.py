@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Sequence
+from typing import Any, cast
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+
+from jarvis_graph.citations import CONTEXT, TASK, Source, plain
+from jarvis_graph.state import CONTEXT_NAME, is_task_message
 
 
 def last_ai(messages: list[AnyMessage]) -> AIMessage | None:
@@ -77,3 +81,59 @@ reply is 500 tokens, and each quote stays in the history)."""
 def shorten(text: str, limit: int = QUOTED_CHARS) -> str:
     """``text`` cut to ``limit`` characters, saying how long it was."""
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def task_sources(messages: Sequence[BaseMessage]) -> list[Source]:
+    """The sources of the latest task: its text, its attached context, its calls' results.
+
+    Refused calls (a repeat not run, a declined call) are no source: their text says what
+    did not happen and may quote the model's own reply.
+    """
+    start = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
+    if start < 0:
+        return []
+    asked: dict[str, dict[str, Any]] = {}
+    for message in messages:
+        for call in getattr(message, "tool_calls", None) or []:
+            asked[call.get("id") or ""] = call.get("args") or {}
+    found = [Source(TASK, TASK, plain(str(messages[start].text)))]
+    context = [
+        m
+        for m in messages[: start + 3]
+        if isinstance(m, HumanMessage) and getattr(m, "name", None) == CONTEXT_NAME
+    ]
+    if context:
+        found.append(Source(CONTEXT, CONTEXT, plain(str(context[-1].text))))
+    for message in messages[start + 1 :]:
+        if not isinstance(message, ToolMessage) or refused_call(str(message.text)):
+            continue
+        artifact = getattr(message, "artifact", None)
+        found.append(
+            Source(
+                id=message.tool_call_id,
+                tool=message.name or "tool",
+                text=plain(_content(str(message.text), artifact)),
+                failed=message.status == "error" or _run_failed(artifact),
+                artifact=artifact,
+                args=asked.get(message.tool_call_id),
+            )
+        )
+    return found
+
+
+def _content(text: str, artifact: Any) -> str:
+    """What a result holds, without the line a read adds about itself.
+
+    A read's first line names the file and the lines shown (``a.py (lines 1-6 of 6)``):
+    quoted, it would ground any answer that names the file it read, right or not.
+    """
+    if isinstance(artifact, dict) and artifact.get("kind") == "read" and artifact.get("ok"):
+        return text.split("\n", 1)[1] if "\n" in text else ""
+    return text
+
+
+def _run_failed(artifact: Any) -> bool:
+    """Whether a run's artifact says it failed: a non-zero exit, or a timeout."""
+    if not isinstance(artifact, dict) or artifact.get("kind") != "run":
+        return False
+    return bool(artifact.get("timed_out")) or artifact.get("exit_code") not in (0, None)

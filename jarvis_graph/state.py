@@ -53,6 +53,7 @@ class AgentState(TypedDict):
         final_answer: The answer, with the auto-complete marker stripped.
         selected_tools: Tools offered to the model (``None``: all), set by ``filter_tools``.
         answer_problems: What the answer check found in the latest answer (empty: passed).
+        review_problems: The same, as the fields of each ``Problem`` (routing reads these).
         workspace_digest: Fingerprint of the workspace's files when the task started (set
             when the answer check is on; ``None``: too many files to tell).
     """
@@ -65,6 +66,7 @@ class AgentState(TypedDict):
     final_answer: NotRequired[str]
     selected_tools: NotRequired[list[str] | None]
     answer_problems: NotRequired[list[str]]
+    review_problems: NotRequired[list[dict[str, Any]]]
     workspace_digest: NotRequired[str | None]
 
 

@@ -37,6 +37,40 @@ class RunSetup:
     """The run's LangGraph store (``runtime.store``; the memory store in Jarvis' graphs)."""
 
 
+@dataclass(frozen=True)
+class Problem:
+    """What an answer review found: routing reads the fields, never the wording.
+
+    Attributes:
+        check: The name of the check that found it.
+        message: What to tell the model (and, when no retry is left, the user).
+        tools_allowed: The tools the next turn may call (``None``: any offered).
+        answer_only: The next turn must answer, without a tool (what is missing needs none).
+    """
+
+    check: str
+    message: str
+    tools_allowed: tuple[str, ...] | None = None
+    answer_only: bool = False
+
+
+@dataclass(frozen=True)
+class AnswerReview:
+    """What a feature's answer review is given: the answer, the thread and the workspace."""
+
+    answer: str
+    cites: list[Any]
+    """The answer's :class:`~jarvis_graph.citations.Cite` list (empty for a prose answer)."""
+    messages: list[Any]
+    workspace: Path
+    workspace_changed: bool | None
+    """Whether the workspace's files changed since the task started (``None``: unknown)."""
+    tools: dict[str, dict[str, Any]]
+    """The metadata of the tools offered to the model, by name."""
+    declared: dict[str, Any] | None = None
+    """What the model stated the task needs, when it did (the task's declaration call)."""
+
+
 class Feature:
     """Base of every feature: each hook adds nothing unless overridden.
 
@@ -76,6 +110,21 @@ class Feature:
 
     def subscribers(self, setup: RunSetup) -> list[tuple[Event, Subscriber]]:
         """Event subscribers for this run's events."""
+        return []
+
+    def reviews_answers(self, setup: RunSetup) -> bool:
+        """Whether :meth:`review_answer` reviews this run's answers.
+
+        The graph's ``review_answer`` node runs the hooks of the features that do.
+        """
+        return False
+
+    def review_answer(self, setup: RunSetup, review: AnswerReview) -> list[Problem]:
+        """What is wrong with a final answer before the task completes (empty: nothing).
+
+        A problem sends the run back to the model while retries are left; a run whose
+        answer still has problems ends ``unverified``.
+        """
         return []
 
 

@@ -45,6 +45,8 @@ class FocusedAnswer(Feature):
         mode = setup.settings.focused_answers
         if mode != "auto":
             return mode == "on"
+        if setup.settings.answer_check == "cited":
+            return False  # a cited answer is checked as the model wrote it, cites and all
         # deferred: resolving the platform reads the model spec only, no provider import
         from jarvis_graph.platforms.registry import resolve_platform
 

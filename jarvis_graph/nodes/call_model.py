@@ -10,6 +10,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
 from jarvis_graph import sandbox
+from jarvis_graph.citations import ANSWERS_TASK, CITES_KEY, DECLARES_TASK
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker
@@ -22,6 +23,7 @@ from jarvis_graph.nodes.call_text import (
 )
 from jarvis_graph.nodes.check_answer import answer_only, check_enabled, tools_asked_for
 from jarvis_graph.nodes.focus_answer import focus_enabled
+from jarvis_graph.nodes.review_answer import declared_of, next_turn, reviewers
 from jarvis_graph.nodes.run_tools import refused_repeats
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
 from jarvis_graph.platforms.errors import PlatformError, ProviderError
@@ -47,10 +49,17 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     messages = state["messages"]
     iteration = state.get("iteration", 0) + 1
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
-    choice = _tool_choice(state)
-    model = services.model(
-        "normal", state.get("selected_tools"), choice, _asked(state, services, choice)
-    )
+    cited = _cited_turn(state, services)
+    choice: Literal["auto", "none", "required"]
+    if cited is not None:
+        choice, only = cited
+    else:
+        choice = _tool_choice(state)
+        only = _asked(state, services, choice)
+    # a declaration or an answer is one call: the reply ends with it
+    marked = set(_tools_marked(services, DECLARES_TASK, ANSWERS_TASK))
+    one = bool(only) and set(only or ()) <= marked
+    model = services.model("normal", state.get("selected_tools"), choice, only, one)
     with counting_requests() as sent:
         try:
             response = model.invoke(messages)
@@ -63,6 +72,7 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     response = _bound_calls(
         response, settings.max_tool_calls_per_reply, settings.max_tool_argument_bytes
     )
+    response = _answer_call(response, _tools_marked(services, ANSWERS_TASK))
     bus.emit(
         Event.AFTER_MODEL_CALL,
         {
@@ -72,6 +82,61 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
         },
     )
     return {"messages": [response], "iteration": iteration}
+
+
+def _tools_marked(services: RunServices, *keys: str) -> list[str]:
+    """The run's tools whose metadata sets one of ``keys``."""
+    return [n for n, t in services.tools.items() if any((t.metadata or {}).get(k) for k in keys)]
+
+
+def _cited_turn(
+    state: AgentState, services: RunServices
+) -> tuple[Literal["required"], list[str] | None] | None:
+    """What this turn may call when answers are cited (``None``: they are not).
+
+    Every reply is a call: the task's declaration first, then the steps, then the answer
+    (``final_answer``), so a plan written as prose is never an answer. After a review's
+    notice the problem's fields decide: the tools it allows, or the answer alone. After a
+    refused repeat the results are above: the turn answers.
+    """
+    answering = _tools_marked(services, ANSWERS_TASK)
+    if not answering:
+        return None
+    messages = state["messages"]
+    declaring = _tools_marked(services, DECLARES_TASK)
+    if declaring and declared_of(messages, {n: {DECLARES_TASK: True} for n in declaring}) is None:
+        return "required", declaring
+    # declared: the declaration is not offered again (a small model repeats it)
+    rest = [n for n in services.tools if n not in declaring]
+    problem = next_turn(state)
+    if problem is not None:
+        if problem.answer_only:
+            return "required", answering
+        return "required", list(problem.tools_allowed) if problem.tools_allowed else rest
+    if refused_repeats(messages):
+        return "required", answering
+    return "required", rest
+
+
+def _answer_call(response: AIMessage, answering: list[str]) -> AIMessage:
+    """A call of an answer tool becomes the reply's answer, its cites kept with it.
+
+    Beside other calls it waits: their results come first, then the model answers.
+    """
+    answers = [c for c in response.tool_calls if c["name"] in answering]
+    if not answers:
+        return response
+    others = [c for c in response.tool_calls if c["name"] not in answering]
+    if others:
+        return response.model_copy(update={"tool_calls": others})
+    args = answers[0]["args"]
+    extra = {**(response.additional_kwargs or {}), CITES_KEY: args.get("cites") or []}
+    update = {
+        "content": str(args.get("answer") or ""),
+        "tool_calls": [],
+        "additional_kwargs": extra,
+    }
+    return response.model_copy(update=update)
 
 
 def _asked(
@@ -289,6 +354,7 @@ def route_after_model(
     "ask_user",
     "focus_answer",
     "check_answer",
+    "review_answer",
     "complete_task",
 ]:
     """Tool calls -> confirm or run them; otherwise finish or ask for the next instruction.
@@ -313,9 +379,11 @@ def route_after_model(
     if call_in_text(text, services.tools):
         more = corrections_in_a_row(messages) < MAX_CORRECTIONS
         return "correct_call_text" if more and not capped else "complete_task"
-    if services.context.non_interactive or has_complete_marker(text):
+    if services.context.non_interactive or has_complete_marker(text) or reviewers(services):
         if capped:
             return "complete_task"
+        if reviewers(services):
+            return "review_answer"
         if focus_enabled(services):
             return "focus_answer"
         return "check_answer" if check_enabled(services) else "complete_task"

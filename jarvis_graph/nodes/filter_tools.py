@@ -16,6 +16,7 @@ from typing import Any
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
+from jarvis_graph.citations import ALWAYS_OFFERED
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.helper_model import warn_helper_failure
@@ -41,7 +42,11 @@ def filter_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     services = services_of(runtime)
     settings = services.settings
     task = state.get("task", "")
-    hidden = unmentioned_tools(services, task)
+    hidden = {
+        n
+        for n in unmentioned_tools(services, task)
+        if not (services.tools[n].metadata or {}).get(ALWAYS_OFFERED)
+    }
     tools = {name: tool for name, tool in services.tools.items() if name not in hidden}
     threshold = settings.tool_filter_threshold
     if not threshold or len(tools) <= threshold:
@@ -55,6 +60,7 @@ def filter_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     picks = _ask_cheap_model(services, task, candidates)
     chosen = picks or [c.name for c in ranked[: settings.tool_filter_fallback]]
     extra = always_included(tools, settings.tool_filter_always_include)
+    extra += [n for n, t in tools.items() if (t.metadata or {}).get(ALWAYS_OFFERED)]
     selected = list(dict.fromkeys([*chosen, *extra]))
     bus.emit(Event.TOOL_FILTERED, {"available": len(tools), "selected": selected})
     return {"selected_tools": selected}

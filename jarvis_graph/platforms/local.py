@@ -16,6 +16,7 @@ import atexit
 import functools
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -41,8 +42,9 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
+from jarvis_graph.citations import Source
 from jarvis_graph.config import ModelSpec
-from jarvis_graph.messages import shorten
+from jarvis_graph.messages import shorten, task_sources
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
 from jarvis_graph.platforms.errors import ContextTooLongError, PlatformError
@@ -69,6 +71,8 @@ class LocalChatModel(BaseChatModel):
     """The reply must be an answer (``tool_choice="none"``), with the tools still shown."""
     call_only: bool = False
     """The reply must call a tool (``tool_choice="required"`` or ``"any"``)."""
+    parallel_tool_calls: bool = True
+    """Whether a reply may hold several calls (``False``: the first call ends it)."""
     callable_tools: list[str] | None = None
     """The tools the reply may call (the grammar's choice); the prompt still lists every
     tool bound. ``None``: any of them."""
@@ -87,6 +91,7 @@ class LocalChatModel(BaseChatModel):
         *,
         tool_choice: str | None = None,
         callable_tools: Sequence[str] | None = None,
+        parallel_tool_calls: bool = True,
         **kwargs: Any,
     ) -> LocalChatModel:
         """A copy of the model that describes ``tools`` in its prompt and grammar.
@@ -94,6 +99,7 @@ class LocalChatModel(BaseChatModel):
         ``tool_choice="none"``: the tools stay in the prompt, the reply must be an answer;
         ``"required"`` (or ``"any"``): the reply must call one of them. ``callable_tools``:
         only these may be called (the grammar allows no other name), all are shown.
+        ``parallel_tool_calls=False``: one call per reply (as the OpenAI parameter).
         """
         tools_ = [convert_to_openai_tool(t) for t in tools]
         names = {t["function"]["name"] for t in tools_}
@@ -103,6 +109,7 @@ class LocalChatModel(BaseChatModel):
             "answer_only": tool_choice == "none",
             "call_only": bool(tools_) and tool_choice in ("required", "any"),
             "callable_tools": allowed or None,
+            "parallel_tool_calls": parallel_tool_calls,
         }
         return self.model_copy(update=update)
 
@@ -115,8 +122,10 @@ class LocalChatModel(BaseChatModel):
     def build_prompt(self, messages: list[BaseMessage]) -> str:
         """The ChatML prompt for ``messages``: the tools and the reply format in the system turn."""
         system = "\n\n".join(str(m.text) for m in messages if isinstance(m, SystemMessage))
+        cites = proto.cites_answers(self.tools)  # results are shown with their source ids
         if self.tools:
-            parts = (system, proto.render_tool_list(self.tools), proto.FORMAT_RULES)
+            rules = proto.CITED_FORMAT_RULES if cites else proto.FORMAT_RULES
+            parts = (system, proto.render_tool_list(self.tools), rules)
             system = "\n\n".join(p for p in parts if p)
         turns = [proto.Turn("system", system)] if system else []
         task = ""
@@ -128,7 +137,7 @@ class LocalChatModel(BaseChatModel):
                 # A small model repeats its last answer, however many results came since:
                 # a rejected one is not shown again (the notice says what was wrong).
                 turns[-1].content = proto.REJECTED_ANSWER
-            _append_turn(turns, message, task)
+            _append_turn(turns, message, task, cites)
             previous = message
         return proto.render_prompt(turns)
 
@@ -142,6 +151,8 @@ class LocalChatModel(BaseChatModel):
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
             reply = _Reply(self, llm, self.build_prompt(messages))
+            if proto.cites_answers(self.callable_specs()):
+                reply.sources = task_sources(messages)
             # The answer, unless the first token opens a call (never without tools or with
             # tool_choice="none", always with "required"); then calls under the grammar.
             if not self.call_only:
@@ -150,7 +161,7 @@ class LocalChatModel(BaseChatModel):
                 reply.next_object()
                 if reply.duplicate or reply.calls[-1][1] is not None:
                     break
-                if not reply.another():
+                if not self.parallel_tool_calls or not reply.another():
                     break
         yield reply.final_chunk(Path(self.model_path).name)
 
@@ -174,7 +185,9 @@ def _is_answer(message: BaseMessage | None) -> bool:
     )
 
 
-def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> None:
+def _append_turn(
+    turns: list[proto.Turn], message: BaseMessage, task: str, cites: bool = False
+) -> None:
     if isinstance(message, SystemMessage):
         return
     if isinstance(message, AIMessage):
@@ -188,7 +201,10 @@ def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> No
         turns.append(proto.Turn("assistant", "\n".join(lines)))
     elif isinstance(message, ToolMessage):
         failed = message.status == "error"
-        result = proto.result_turn(message.name or "the tool", str(message.text), task, failed)
+        source = message.tool_call_id if cites else ""
+        result = proto.result_turn(
+            message.name or "the tool", str(message.text), task, failed, source
+        )
         if turns and turns[-1].role == "user" and turns[-1].content.startswith("Result of "):
             previous = turns[-1].content.rsplit("\n\nThe task was:", 1)[0]
             turns[-1].content = previous + "\n\n" + result  # several results of one turn
@@ -228,6 +244,7 @@ class _Reply:
         self.n_out = 0
         self.prompt_seconds = self.decode_seconds = 0.0
         self.decoded = 0  # tokens after the first of each generation (for the rate)
+        self.sources: list[Source] = []  # what an answer's cites may name (see citations)
 
     def _budget(self) -> int:
         return max(min(self.model.max_tokens, self.room) - self.n_out, 0)
@@ -340,7 +357,8 @@ class _Reply:
 
     def next_object(self) -> None:
         """Decode one tool call under the reply grammar."""
-        grammar = _grammar(json.dumps(proto.reply_schema(self.model.callable_specs())))
+        schema = proto.reply_schema(self.model.callable_specs(), self.sources)
+        grammar = _grammar(json.dumps(schema))
         budget = self._budget()
         raw = self._text(budget, grammar).strip()
         reply = proto.parse_reply(raw)
@@ -505,11 +523,28 @@ def _close_null_files() -> None:
             handle.close()
 
 
+_GBNF_ESCAPES = {"\\": "\\\\", "\r": "\\r", "\n": "\\n", '"': '\\"'}
+
+
 @functools.lru_cache(maxsize=64)
 def _grammar(schema: str) -> Any:
-    from llama_cpp import LlamaGrammar
+    """The llama.cpp grammar of a JSON schema.
 
-    return LlamaGrammar.from_json_schema(schema, verbose=False)
+    llama-cpp-python's converter leaves a backslash unescaped in a literal, so a constant
+    or enum value holding a quote (``LEVEL = "info"`` in a line an answer may cite, or in a user
+    tool's enum) made a grammar llama.cpp cannot parse, and the process crashed. The
+    converter is used with every literal escaped.
+    """
+    from llama_cpp import LlamaGrammar, llama_grammar
+
+    class Converter(llama_grammar.SchemaConverter):  # type: ignore[misc]
+        def _format_literal(self, literal: str) -> str:
+            escaped = re.sub(r'[\\\r\n"]', lambda m: _GBNF_ESCAPES[m.group(0)], literal)
+            return f'"{escaped}"'
+
+    converter = Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+    converter.visit(converter.resolve_refs(json.loads(schema), "stdin"), "")
+    return LlamaGrammar.from_string(converter.format_grammar(), verbose=False)
 
 
 def create_local_model(spec: ModelSpec) -> LocalChatModel:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from jarvis_graph.citations import ANSWERS_TASK
 from jarvis_graph.context import JarvisContext, resolve_settings, running_context
 from jarvis_graph.events import EventBus, get_event_bus
 from jarvis_graph.features.answer_check import AnswerCheck
@@ -102,7 +103,7 @@ class RunServices:
         self.env = ToolEnv(self.workspace, self.settings, ctx.non_interactive)
         object.__setattr__(ctx, TOOL_ENV_ATTRIBUTE, self.env)  # tool calls of the run use it
         self._models: dict[
-            tuple[str, tuple[str, ...] | None, str, tuple[str, ...] | None], Any
+            tuple[str, tuple[str, ...] | None, str, tuple[str, ...] | None, bool], Any
         ] = {}
         self._chat: dict[str, tuple[int, BaseChatModel]] = {}
         self.store = store
@@ -151,6 +152,7 @@ class RunServices:
         tool_names: Sequence[str] | None = None,
         tool_choice: Literal["auto", "none", "required"] = "auto",
         only: Sequence[str] | None = None,
+        one_call: bool = False,
     ) -> Runnable:
         """The chat model for ``role`` bound to the run's tools (built once per run).
 
@@ -164,15 +166,18 @@ class RunServices:
                 by name (the local platform: a prompt listing other tools would be
                 processed again) is shown all of ``tool_names``; any other is bound to
                 these alone.
+            one_call: The reply makes one call at most (``parallel_tool_calls=False``).
         """
         base = self.chat_model(role)
         names = None if tool_names is None else tuple(n for n in tool_names if n in self.tools)
         limited = None if only is None else tuple(n for n in only if n in self.tools)
-        key = (role, names, tool_choice, limited)
+        key = (role, names, tool_choice, limited, one_call)
         bound = self._models.get(key)
         if bound is None:
             chosen = list(self.tools) if names is None else list(names)
             extra: dict[str, Any] = {} if tool_choice == "auto" else {"tool_choice": tool_choice}
+            if one_call:
+                extra["parallel_tool_calls"] = False
             if limited and getattr(base, "limits_calls_by_name", False):
                 extra["callable_tools"] = list(limited)
             elif limited:
@@ -197,13 +202,27 @@ class RunServices:
             date=time.strftime("%Y-%m-%d"),
             os=platform.system(),
             interaction=interaction,
-            marker=COMPLETE_MARKER,
+            finish=_finish_line_for(self.tools),
             tool_names=", ".join(sorted(self.tools)),
         )
         sections = [f.prompt_section(self.setup, task) for f in self.features]
         if ctx.role_prompt:
             sections.insert(0, f"\n# Your role\n{ctx.role_prompt.strip()}\n")
         return "".join([prompt, *(s if s.endswith("\n") else f"{s}\n" for s in sections if s)])
+
+
+def _finish_line_for(tools: dict[str, BaseTool]) -> str:
+    """How the prompt says a task ends: an answer tool's call, or words and the marker."""
+    answering = sorted(n for n, t in tools.items() if (t.metadata or {}).get(ANSWERS_TASK))
+    if answering:
+        return (
+            f"- When the task is done, call {answering[0]} with the answer and the result "
+            "lines it comes from."
+        )
+    return (
+        "- When the task is done, give the final answer in plain text and end it with "
+        f"{COMPLETE_MARKER}"
+    )
 
 
 def compose_tools(

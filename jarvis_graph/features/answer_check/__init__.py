@@ -25,6 +25,10 @@ The rules are plain and general (no task wording is special; :mod:`.rules`):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from jarvis_graph.features.answer_check import checks
+from jarvis_graph.features.answer_check.cited import cited_tools
 from jarvis_graph.features.answer_check.evidence import Call, Evidence, evidence_of
 from jarvis_graph.features.answer_check.rules import (
     action_problems,
@@ -34,7 +38,10 @@ from jarvis_graph.features.answer_check.rules import (
     problems,
 )
 from jarvis_graph.features.answer_check.workspace import workspace_digest
-from jarvis_graph.features.base import Feature, RunSetup
+from jarvis_graph.features.base import AnswerReview, Feature, Problem, RunSetup
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
 
 __all__ = [
     "action_problems",
@@ -54,18 +61,36 @@ LOCAL_PLATFORMS = frozenset({"local"})
 
 
 class AnswerCheck(Feature):
-    """Adds nothing to the prompt or the tools: it turns the ``check_answer`` node on."""
+    """Checks final answers: the ``check_answer`` node's rules, or cited answers.
+
+    ``answer_check: cited``: the task is declared first and the answer cites its sources
+    (the ``state_task`` and ``final_answer`` tools, :mod:`.cited`); the ``review_answer``
+    node runs the checks of :mod:`.checks` on it. ``rules``/``auto``: the rules of
+    :mod:`.rules`, in the ``check_answer`` node.
+    """
 
     name = "answer_check"
-    state_keys = ("answer_problems", "workspace_digest")
+    state_keys = ("answer_problems", "review_problems", "workspace_digest")
     settings = ("answer_check", "answer_check_retries")
 
     def enabled(self, setup: RunSetup) -> bool:
-        """``rules``: always; ``auto``: for models of the local platform; ``off``: never."""
+        """``rules``, ``cited``: always; ``auto``: for models of the local platform."""
         mode = setup.settings.answer_check
         if mode != "auto":
-            return mode == "rules"
+            return mode in ("rules", "cited")
         # deferred: resolving the platform reads the model spec only, no provider import
         from jarvis_graph.platforms.registry import resolve_platform
 
         return resolve_platform(setup.settings.model_for("normal")) in LOCAL_PLATFORMS
+
+    def tools(self, setup: RunSetup) -> list[BaseTool]:
+        """With cited answers: ``state_task`` and ``final_answer``."""
+        return cited_tools() if self.reviews_answers(setup) else []
+
+    def reviews_answers(self, setup: RunSetup) -> bool:
+        """Cited answers are reviewed by :meth:`review_answer`."""
+        return setup.settings.answer_check == "cited"
+
+    def review_answer(self, setup: RunSetup, review: AnswerReview) -> list[Problem]:
+        """The checks' problems with the answer (:func:`.checks.review`)."""
+        return checks.review(review)
