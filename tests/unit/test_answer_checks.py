@@ -1,0 +1,449 @@
+"""The checks of a cited answer (``features.answer_check.checks``), each on a real thread.
+
+A thread is built as a run builds it: the task, the model's ``state_task`` call and its
+result, then real tools run on real files by the ``run_tools`` node (so the texts and
+artifacts are the ones the checks meet), and a final answer with its cites. Every check
+gets one case where it fires and one where it does not, as a rule ships lines that must
+fire and lines that must not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.graph import END, START, StateGraph
+
+from jarvis_graph.citations import Cite
+from jarvis_graph.context import JarvisContext
+from jarvis_graph.features.answer_check.checks import CHECKS, holds, review, values_in
+from jarvis_graph.features.answer_check.cited import cited_tools
+from jarvis_graph.features.base import AnswerReview, Problem
+from jarvis_graph.memory.tools import save_memory
+from jarvis_graph.nodes.run_tools import run_tools
+from jarvis_graph.state import CHECK_NAME, AgentState
+from jarvis_graph.tools.builtin import execute_script, list_files, read_code, search_files
+from jarvis_graph.tools.code_tools import edit_file
+from jarvis_graph.tools.compute import compute
+
+TOOLS = {
+    t.name: dict(t.metadata or {})
+    for t in (
+        read_code,
+        list_files,
+        search_files,
+        execute_script,
+        compute,
+        edit_file,
+        save_memory,
+        *cited_tools(),
+    )
+}
+"""The metadata of the tools offered, as ``review_answer`` passes it."""
+
+DECLARE = cited_tools()[0]
+
+NOTHING = {
+    "asks_to_run_a_program": False,
+    "asks_to_change_files": False,
+    "asks_to_remember": False,
+}
+
+
+@pytest.fixture
+def ws(workspace: Path) -> Path:
+    """A small project: settings, a module, a table, a script that prints, one that fails."""
+    (workspace / "settings.py").write_text('LOG_LEVEL = "info"\nPORT = 8123\n')
+    (workspace / "utils.py").write_text("def parse_config(path):\n    return {}\n")
+    (workspace / "sales.csv").write_text("day,qty\nmon,3\ntue,4\nwed,5\n")
+    (workspace / "app.py").write_text('print("total:", 1270)\n')
+    (workspace / "broken.py").write_text('import sys\nprint("boom: bad input")\nsys.exit(1)\n')
+    return workspace
+
+
+class Thread:
+    """One task of a run: its messages, built by running real tools in ``workspace``."""
+
+    def __init__(self, workspace: Path, task: str, answer: str = "value", **needs: bool) -> None:
+        self.workspace = workspace
+        self.declared: dict[str, Any] = {"answer": answer, **NOTHING, **needs}
+        declare = {"name": "state_task", "args": self.declared, "id": "declare"}
+        self.messages: list[Any] = [
+            HumanMessage(task),
+            AIMessage("", tool_calls=[declare]),
+            ToolMessage(DECLARE.invoke(self.declared), tool_call_id="declare", name="state_task"),
+        ]
+
+    def step(self, call_id: str, name: str, **args: Any) -> ToolMessage:
+        """Run one call through the ``run_tools`` node; its tool message joins the thread."""
+        builder = StateGraph(AgentState, context_schema=JarvisContext)
+        builder.add_node("run_tools", run_tools)
+        builder.add_edge(START, "run_tools")
+        builder.add_edge("run_tools", END)
+        ai = AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
+        state = {"messages": [*self.messages, ai]}
+        out = builder.compile().invoke(state, context=JarvisContext(workspace=str(self.workspace)))
+        (message,) = [m for m in out["messages"] if getattr(m, "tool_call_id", None) == call_id]
+        self.messages += [ai, message]
+        return message
+
+    def answer(
+        self, text: str, *cites: tuple[str, str], changed: bool | None = None
+    ) -> AnswerReview:
+        """The review of a final answer ``text`` citing ``(source, quote)`` pairs."""
+        found = [Cite(source, quote) for source, quote in cites]
+        kwargs = {"cites": [{"source": c.source, "quote": c.quote} for c in found]}
+        ai = AIMessage(text, additional_kwargs=kwargs)
+        return AnswerReview(
+            answer=text,
+            cites=found,
+            messages=[*self.messages, ai],
+            workspace=self.workspace,
+            workspace_changed=changed,
+            tools=TOOLS,
+            declared=self.declared,
+        )
+
+
+def problems(answer: AnswerReview) -> dict[str, Problem]:
+    return {p.check: p for p in review(answer)}
+
+
+def port_read(ws: Path) -> Thread:
+    thread = Thread(ws, "What port does settings.py set?")
+    thread.step("r1", "read_code", path="settings.py")
+    return thread
+
+
+# --- values_in, holds ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("There are 1,270 rows.", ["1270"]),
+        ("It is 3.5 and 12.", ["3.5", "12"]),
+        ("共有7个", ["7"]),  # a CJK character before a digit does not hide it
+        ("文件config.yaml里有1,270行", ["1270", "config.yaml"]),
+        ("It is in config/app_prod.yaml", ["config/app_prod.yaml"]),
+        ("parse_config is defined there", ["parse_config"]),
+        ("Mail ops@example.com", ["ops@example.com"]),
+        ("The answer is yes, it does.", []),  # plain words are not checked
+    ],
+)
+def test_values_in(text: str, values: list[str]) -> None:
+    assert values_in(text) == values
+
+
+def test_values_in_a_date_hold_the_date_itself() -> None:
+    assert "2024-03-15" in values_in("The release was on 2024-03-15.")
+
+
+@pytest.mark.parametrize(
+    ("answer", "quote", "held"),
+    [
+        ("The total is 1,270.", "total: 1270", True),
+        ("The total is 1270.", "total: 1,270", True),
+        ("The total is 1270.", "total: 1270.0", True),  # by value
+        ("The total is 1270.", "total: 12700", False),
+        ("The total is 1270.", "version v1270", False),
+        ("共有7个", "found: 7 files", True),
+        ("共有7个", "共有17个文件", False),
+        ("See config.yaml.", "see Config.YAML", True),  # a name, case aside
+        ("See config.yaml.", "see myconfig.yaml", False),
+        ("parse_config", "def parse_config(path):", True),
+        ("parse_config", "def parse_config_file(path):", False),
+        ("It shipped on 2024-03-15.", "released 2024-03-15", True),
+        ("It shipped on 2024-03-15.", "released 2024-03-16", False),
+    ],
+)
+def test_what_an_answer_states_is_held_by_a_quote(answer: str, quote: str, held: bool) -> None:
+    stated = values_in(answer)
+    assert stated
+    assert all(holds(quote, value) for value in stated) is held
+
+
+# --- a right answer, and the order of the checks --------------------------------------------
+
+
+def test_a_right_answer_citing_the_right_line_passes_every_check(ws: Path) -> None:
+    thread = port_read(ws)
+    assert review(thread.answer("settings.py sets PORT to 8123.", ("r1", "PORT = 8123"))) == []
+
+
+def test_the_checks_run_in_their_registry_order(ws: Path) -> None:
+    names = [c.__name__ for c in CHECKS]
+    assert names.index("actions_done") < names.index("grounded")
+    assert names.index("cites_exist") < names.index("grounded")
+
+
+def test_an_action_not_done_is_told_before_grounding(ws: Path) -> None:
+    thread = Thread(ws, "Run app.py and tell me the total it prints.", asks_to_run_a_program=True)
+    found = review(thread.answer("It prints 1270."))
+    assert [p.check for p in found][:1] == ["actions_done"]
+    assert "grounded" in [p.check for p in found]  # found too, told after
+    assert found[0].tools_allowed == ("execute_script",)
+
+
+# --- not_an_answer ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "",
+        "   ",
+        "What port does settings.py set?",  # the task said back
+        'read_code(path="settings.py")',  # a plan naming a tool
+    ],
+)
+def test_not_an_answer_fires(ws: Path, answer: str) -> None:
+    assert "not_an_answer" in problems(port_read(ws).answer(answer))
+
+
+def test_a_notice_copied_is_not_an_answer(ws: Path) -> None:
+    thread = port_read(ws)
+    notice = "8080 appears in no quote your answer cites: cite the result line that holds it."
+    thread.messages += [AIMessage("8080"), HumanMessage(notice, name=CHECK_NAME)]
+    copied = "appears in no quote your answer cites"
+    assert "not_an_answer" in problems(thread.answer(copied))
+
+
+def test_an_answer_is_an_answer(ws: Path) -> None:
+    found = problems(port_read(ws).answer("8123", ("r1", "PORT = 8123")))
+    assert "not_an_answer" not in found
+
+
+# --- actions_done -----------------------------------------------------------------------
+
+
+def test_a_run_asked_for_and_not_done_fires(ws: Path) -> None:
+    thread = Thread(ws, "Run app.py; what does it print?", "text", asks_to_run_a_program=True)
+    thread.step("r1", "read_code", path="app.py")
+    problem = problems(thread.answer('It prints "total:" and 1270.', ("r1", "1270")))[
+        "actions_done"
+    ]
+    assert problem.tools_allowed == ("execute_script",)
+
+
+def test_a_run_asked_for_and_done_passes(ws: Path) -> None:
+    thread = Thread(ws, "Run app.py; what does it print?", "text", asks_to_run_a_program=True)
+    thread.step("x1", "execute_script", script="python3 app.py")
+    assert review(thread.answer("It prints total: 1270.", ("x1", "total: 1270"))) == []
+
+
+def test_a_change_asked_for_with_no_file_changed_fires(ws: Path) -> None:
+    thread = Thread(ws, "Set PORT in settings.py to 9000.", "nothing", asks_to_change_files=True)
+    problem = problems(thread.answer("Done: PORT is 9000.", changed=False))["actions_done"]
+    assert problem.tools_allowed is None  # any tool that writes: an edit, or a script
+
+
+def test_a_change_made_by_an_edit_passes(ws: Path) -> None:
+    thread = Thread(ws, "Set PORT in settings.py to 9000.", "nothing", asks_to_change_files=True)
+    edit = {"path": "settings.py", "diffs": [{"search": "8123", "replace": "9000"}]}
+    message = thread.step("e1", "edit_file", files=[edit])
+    assert message.status != "error", message.text
+    assert "PORT = 9000" in (ws / "settings.py").read_text()
+    found = problems(thread.answer("PORT in settings.py is now 9000.", changed=True))
+    assert "actions_done" not in found
+
+
+def test_an_edit_that_left_the_workspace_unchanged_fires(ws: Path) -> None:
+    thread = Thread(ws, "Set PORT in settings.py to 8123.", "nothing", asks_to_change_files=True)
+    thread.step("x1", "execute_script", script="true")
+    assert "actions_done" in problems(thread.answer("Done.", changed=False))
+
+
+def test_a_change_made_by_a_script_passes(ws: Path) -> None:
+    thread = Thread(ws, "Create notes.txt saying hi.", "nothing", asks_to_change_files=True)
+    thread.step("x1", "execute_script", script="echo hi > notes.txt")
+    assert (ws / "notes.txt").read_text() == "hi\n"
+    assert "actions_done" not in problems(thread.answer("Created notes.txt.", changed=True))
+
+
+def test_a_memory_asked_for_and_not_saved_fires(ws: Path) -> None:
+    thread = Thread(ws, "Remember that I deploy on Fridays.", "nothing", asks_to_remember=True)
+    problem = problems(thread.answer("I will remember that."))["actions_done"]
+    assert problem.tools_allowed == ("save_memory",)
+
+
+# --- failure_owned ------------------------------------------------------------------------
+
+
+def test_a_failed_last_run_not_cited_fires(ws: Path) -> None:
+    thread = Thread(ws, "Run broken.py.", "text", asks_to_run_a_program=True)
+    thread.step("x1", "execute_script", script="python3 broken.py")
+    assert "failure_owned" in problems(thread.answer("It ran fine."))
+
+
+def test_a_failed_last_run_cited_passes_failure_owned(ws: Path) -> None:
+    thread = Thread(ws, "Run broken.py.", "text", asks_to_run_a_program=True)
+    message = thread.step("x1", "execute_script", script="python3 broken.py")
+    assert "boom: bad input" in message.text
+    found = problems(thread.answer("It failed: boom: bad input.", ("x1", "boom: bad input")))
+    assert "failure_owned" not in found
+
+
+def test_a_run_that_failed_and_is_owned_up_to_passes_every_check(ws: Path) -> None:
+    # failure_owned tells the model to "answer that it failed, citing its output": that
+    # answer must then pass; the run was asked for, and it ran (its program failed)
+    thread = Thread(ws, "Run broken.py.", "text", asks_to_run_a_program=True)
+    thread.step("x1", "execute_script", script="python3 broken.py")
+    assert review(thread.answer("It failed: boom: bad input.", ("x1", "boom: bad input"))) == []
+
+
+# --- states_something -----------------------------------------------------------------------
+
+
+def test_a_value_asked_for_and_none_stated_fires(ws: Path) -> None:
+    assert "states_something" in problems(port_read(ws).answer("I looked at the file."))
+
+
+def test_a_failure_of_the_file_the_task_names_answers_a_value(ws: Path) -> None:
+    thread = Thread(ws, "What port does prod.yaml set?")
+    message = thread.step("r1", "read_code", path="prod.yaml")
+    line = message.text.splitlines()[0]
+    found = problems(thread.answer("There is no such file.", ("r1", line)))
+    assert "states_something" not in found
+
+
+def test_a_failure_of_a_file_the_model_thought_up_answers_nothing(ws: Path) -> None:
+    thread = Thread(ws, "What port does the app listen on?")
+    message = thread.step("r1", "read_code", path="server.conf")
+    line = message.text.splitlines()[0]
+    assert "states_something" in problems(thread.answer("There is no such file.", ("r1", line)))
+
+
+# --- cites_exist ------------------------------------------------------------------------------
+
+
+def test_a_cite_of_no_result_of_this_task_fires(ws: Path) -> None:
+    found = problems(port_read(ws).answer("8123", ("r9", "PORT = 8123")))
+    assert "r9" in found["cites_exist"].message
+
+
+def test_a_quote_its_source_does_not_hold_fires(ws: Path) -> None:
+    found = problems(port_read(ws).answer("8123", ("r1", "PORT = 8123 # default")))
+    assert "cites_exist" in found
+
+
+def test_a_quote_with_other_spacing_exists(ws: Path) -> None:
+    found = problems(port_read(ws).answer("8123", ("r1", "PORT  =  8123")))
+    assert "cites_exist" not in found
+
+
+# --- computed ---------------------------------------------------------------------------------
+
+
+def test_a_count_read_off_a_file_fires(ws: Path) -> None:
+    thread = Thread(ws, "How many rows of data does sales.csv have?", "count")
+    thread.step("r1", "read_code", path="sales.csv")
+    problem = problems(thread.answer("3", ("r1", "wed,5")))["computed"]
+    assert set(problem.tools_allowed or ()) == {"compute", "execute_script"}
+
+
+def test_a_count_computed_passes(ws: Path) -> None:
+    thread = Thread(ws, "How many rows of data does sales.csv have?", "count")
+    message = thread.step(
+        "k1", "compute", expression="len(open('sales.csv').read().splitlines()) - 1"
+    )
+    assert message.status != "error", message.text
+    line = next(line for line in message.text.splitlines() if "3" in line)
+    assert review(thread.answer("sales.csv has 3 rows of data.", ("k1", line))) == []
+
+
+# --- grounded ---------------------------------------------------------------------------------
+
+
+def test_a_value_cited_from_a_line_that_does_not_hold_it_fails_grounded(ws: Path) -> None:
+    found = problems(port_read(ws).answer("PORT is 8080.", ("r1", "PORT = 8123")))
+    assert "8080" in found["grounded"].message
+
+
+def test_a_value_of_the_task_needs_no_cite(ws: Path) -> None:
+    thread = Thread(ws, "Is 8123 the port settings.py sets?", "yes_or_no")
+    thread.step("r1", "read_code", path="settings.py")
+    assert "grounded" not in problems(thread.answer("Yes, 8123.", ("r1", "PORT = 8123")))
+
+
+def test_general_knowledge_with_no_call_passes_grounded(ws: Path) -> None:
+    # the bare case: no call of any kind in the thread
+    review_ = AnswerReview(
+        answer="A leap year has 366 days.",
+        cites=[],
+        messages=[HumanMessage("How many days does a leap year have?"), AIMessage("366")],
+        workspace=ws,
+        workspace_changed=None,
+        tools=TOOLS,
+        declared={"answer": "general_knowledge", **NOTHING},
+    )
+    assert "grounded" not in problems(review_)
+
+
+def test_general_knowledge_after_the_tasks_declaration_passes_grounded(ws: Path) -> None:
+    # as a run has it: state_task was called, and its result is in the thread
+    thread = Thread(ws, "How many days does a leap year have?", "general_knowledge")
+    assert "grounded" not in problems(thread.answer("A leap year has 366 days."))
+
+
+def test_general_knowledge_about_a_workspace_file_fails_grounded(ws: Path) -> None:
+    review_ = AnswerReview(
+        answer="It sets 8080.",
+        cites=[],
+        messages=[HumanMessage("What port does settings.py set?"), AIMessage("8080")],
+        workspace=ws,
+        workspace_changed=None,
+        tools=TOOLS,
+        declared={"answer": "general_knowledge", **NOTHING},
+    )
+    assert "grounded" in problems(review_)
+
+
+# --- on_topic -------------------------------------------------------------------------------
+
+
+def test_a_which_file_answer_citing_a_bare_listing_line_fails_on_topic(ws: Path) -> None:
+    thread = Thread(ws, "Which file defines parse_config?", "file_name")
+    listing = thread.step("l1", "list_files", path=".")
+    assert "utils.py" in listing.text.splitlines()
+    found = problems(thread.answer("utils.py", ("l1", "utils.py")))
+    assert "parse_config" in found["on_topic"].message
+    assert "grounded" not in found  # the name is in the line: what is missing is the topic
+
+
+def test_a_which_file_answer_citing_the_definition_passes(ws: Path) -> None:
+    thread = Thread(ws, "Which file defines parse_config?", "file_name")
+    hits = thread.step("s1", "search_files", pattern="def parse_config")
+    line = next(line for line in hits.text.splitlines() if "utils.py" in line)
+    assert review(thread.answer("utils.py defines it.", ("s1", line))) == []
+
+
+def test_a_cite_of_the_file_the_task_names_is_on_topic(ws: Path) -> None:
+    # the quote holds no name of the task, but its call read the file the task names
+    found = problems(port_read(ws).answer("8123", ("r1", "PORT = 8123")))
+    assert "on_topic" not in found
+
+
+# --- files_exist ----------------------------------------------------------------------------
+
+
+def test_a_file_the_answer_names_that_does_not_exist_fires(ws: Path) -> None:
+    thread = Thread(ws, "Which file defines parse_config?", "file_name")
+    thread.step("s1", "search_files", pattern="def parse_config")
+    found = problems(thread.answer("helpers/config_utils.py", ("s1", "def parse_config(path):")))
+    assert "helpers/config_utils.py" in found["files_exist"].message
+
+
+def test_a_file_the_answer_names_that_exists_passes(ws: Path) -> None:
+    found = problems(port_read(ws).answer("settings.py sets 8123.", ("r1", "PORT = 8123")))
+    assert "files_exist" not in found
+
+
+def test_a_missing_file_said_missing_with_the_line_that_says_so_passes(ws: Path) -> None:
+    thread = Thread(ws, "What port does prod.yaml set?")
+    message = thread.step("r1", "read_code", path="prod.yaml")
+    line = next(line for line in message.text.splitlines() if "prod.yaml" in line)
+    found = problems(thread.answer("prod.yaml does not exist.", ("r1", line)))
+    assert "files_exist" not in found
