@@ -84,16 +84,28 @@ def occurs_in(quote: str, source: Source) -> bool:
     return bool(wanted) and wanted in squash(source.text)
 
 
-def quotable_lines(text: str) -> list[str]:
+CONTEXT_FRAME = re.compile(
+    r"^(?:Workspace context for this task \(attached by Jarvis\):"
+    r"|The workspace holds \d+ files?:"
+    r"|--- .+ ---"
+    r"|\[\d+ more lines: read them with read_code\]"
+    r"|\[the file goes on: read the rest with read_code\])$"
+)
+"""The lines the attached context adds around the files it shows (see
+``tools.attachments.attachment_text``; a test keeps the two in step): what Jarvis says
+it attached, not what the files hold, so no answer cites them."""
+
+
+def quotable_lines(text: str, frame: re.Pattern[str] | None = None) -> list[str]:
     """The lines a grammar offers as quotes of ``text``.
 
     Stripped, non-empty and distinct, each at most :data:`QUOTE_CHARS` (a longer line by
-    its start), the last :data:`MAX_LINES` of them.
+    its start), the last :data:`MAX_LINES` of them; lines ``frame`` matches are left out.
     """
     seen: dict[str, None] = {}
     for line in text.splitlines():
         line = squash(line)[:QUOTE_CHARS].strip()
-        if line:
+        if line and not (frame and frame.match(line)):
             seen.setdefault(line, None)
     return list(seen)[-MAX_LINES:]
 
@@ -109,7 +121,7 @@ def cites_schema(sources: Sequence[Source]) -> dict[str, Any]:
     # before the source: a small model picks a line by what it says, and its source then
     # follows, where picking a call id first is a guess among random strings.
     for source in sorted(reversed(sources), key=lambda s: s.id in (TASK, CONTEXT)):
-        lines = quotable_lines(source.text)
+        lines = quotable_lines(source.text, CONTEXT_FRAME if source.id == CONTEXT else None)
         if lines:
             items.append(
                 {

@@ -97,9 +97,9 @@ def task_sources(messages: Sequence[BaseMessage]) -> list[Source]:
         for call in getattr(message, "tool_calls", None) or []:
             asked[call.get("id") or ""] = call.get("args") or {}
     found = [Source(TASK, TASK, plain(str(messages[start].text)))]
-    context = [
+    context = [  # attached right after its task (an earlier task's is not this one's)
         m
-        for m in messages[: start + 3]
+        for m in messages[start + 1 : start + 3]
         if isinstance(m, HumanMessage) and getattr(m, "name", None) == CONTEXT_NAME
     ]
     if context:

@@ -1,4 +1,4 @@
-"""Terminal rendering of a streamed agent run: text as it arrives, tools, events, spinner."""
+"""Terminal rendering of a streamed agent run: tools as they run, one checked answer, events."""
 
 from __future__ import annotations
 
@@ -13,10 +13,17 @@ from rich.segment import Segment
 from rich.status import Status
 from rich.text import Text
 
+from jarvis_graph.citations import CITES_KEY
 from jarvis_graph.cli.visible import visible
-from jarvis_graph.marker import split_settled, strip_complete_marker
+from jarvis_graph.marker import strip_complete_marker
+from jarvis_graph.state import CHECK_NAME
 
 _QUIET_EVENTS = {"before_tool_call", "after_tool_call", "before_model_call", "after_model_call"}
+ANSWER_NODES = frozenset({"call_model", "focus_answer"})
+"""Nodes whose AI messages are the model's replies (a focused answer replaces one); a
+check node may put back the model's own answer."""
+CHECK_NODES = frozenset({"review_answer", "check_answer"})
+"""Nodes that pass or send back an answer."""
 
 
 class TerminalConsole(Console):
@@ -53,10 +60,12 @@ class RunRenderer:
     def __init__(self, console: TerminalConsole, verbose: bool = False) -> None:
         self.console = console
         self.verbose = verbose
-        self._buffer = ""
-        self._in_text = False
+        self._held = ""  # the model's text of the current reply, not shown yet
+        self._candidate: tuple[str, list[Any]] | None = None  # an answer not yet checked
+        self._tool_names: dict[str, str] = {}  # call id -> tool, for an answer's sources
         self._status: Status | None = None
         self.streamed_text = ""
+        """The answer shown so far (``_finish`` prints the final answer when it differs)."""
         self.progress = Progress()
 
     def handle(self, mode: str, chunk: Any) -> None:
@@ -71,66 +80,94 @@ class RunRenderer:
             for node, update in chunk.items():
                 if isinstance(update, dict):
                     self._update(node, update)
+                elif node == "__interrupt__":
+                    self._show_candidate()  # the run waits for the user: it answered
         elif mode == "custom" and isinstance(chunk, dict) and "event" in chunk:
             self._event(chunk["event"], chunk.get("payload", {}))
 
     def close(self) -> None:
-        """Flush pending text and stop the spinner."""
-        self._end_text()
+        """Show an answer still waiting (the run paused for the user after it), stop the spinner."""
+        self._show_candidate()
         self._spin(False)
 
     def _text(self, piece: str) -> None:
-        if not piece:
-            return
-        self._spin(False)
-        if not self._in_text:
-            self._in_text, self.streamed_text = True, ""
-        # The marker, and near misses of it, never reach the screen: a tail that may still
-        # become one is held until the next piece or the end of the text.
-        out, self._buffer = split_settled(self._buffer + piece)
-        self._write(out)
+        # Held, not shown: a reply is an answer only once its check passed, and the user
+        # sees one answer, not every draft (a tool call's preface is shown with the call).
+        self._held += piece
 
-    def _write(self, text: str) -> None:
+    def _show(self, text: str, dim: bool = False) -> None:
+        text = strip_complete_marker(text).strip()
         if text:
-            self.streamed_text += text
-            self.console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+            self._spin(False)
+            style = "[dim]" if dim else ""
+            self.console.print(f"{style}{escape(text)}{'[/]' if dim else ''}", soft_wrap=True)
 
-    def _end_text(self) -> None:
-        if self._in_text:
-            self._write(strip_complete_marker(self._buffer))
-            self._buffer, self._in_text = "", False
-            self.console.print()
+    def _show_candidate(self) -> None:
+        """The answer passed (or nothing checks answers): shown, with its sources below."""
+        if self._candidate is None:
+            return
+        text, cites = self._candidate
+        self._candidate = None
+        self._show(text)
+        self.streamed_text = strip_complete_marker(text).strip()
+        for cite in cites:
+            if isinstance(cite, dict):
+                tool = self._tool_names.get(str(cite.get("source")), str(cite.get("source")))
+                quote = short(str(cite.get("quote", "")), 120)
+                self.console.print(f"[dim]  ↳ from {escape(tool)}: {escape(repr(quote))}[/]")
 
     def _update(self, node: str, update: dict[str, Any]) -> None:
         messages = update.get("messages") or []
         if node == "call_model":
-            self._end_text()
             self._spin(False)
             self.progress.end_call(messages)
+        if self._candidate is not None and node not in ANSWER_NODES | CHECK_NODES:
+            self._show_candidate()  # a node after the answer that checks nothing
         for message in messages:  # names, arguments and output are text, never markup
             kind = getattr(message, "type", "")
-            if kind == "ai" and node == "call_model":
-                for call in getattr(message, "tool_calls", []):
-                    self.console.print(
-                        f"[bold cyan]⚙ {escape(str(call['name']))}[/] "
-                        f"[dim]{escape(short(call['args']))}[/]"
-                    )
-                for bad in getattr(message, "invalid_tool_calls", []):
-                    name = escape(str(bad.get("name")))
-                    self.console.print(f"[red]⚙ {name} (unparsable arguments)[/]")
+            if kind == "ai":  # a reply, a focused answer, or the answer a check restored
+                self._on_reply(message)
             elif kind == "tool":
+                self._tool_names[str(message.tool_call_id)] = str(message.name)
                 colour = "red" if getattr(message, "status", "") == "error" else "green"
                 self.console.print(
                     f"  [{colour}]↳ {escape(str(message.name))}[/] "
                     f"[dim]{escape(short(message.content, 200))}[/]"
                 )
+        if node not in CHECK_NODES:
+            return
+        rejected = [m for m in messages if getattr(m, "name", None) == CHECK_NAME]
+        if rejected and self._candidate is not None:
+            reason = str(rejected[0].content).strip().splitlines()[0]
+            self.console.print(f"[dim]draft rejected: {escape(short(reason, 160))}[/]")
+            self._candidate = None
+        self._show_candidate()
+
+    def _on_reply(self, message: Any) -> None:
+        """A model reply: its calls are shown now, an answer when its check passed."""
+        held, self._held = self._held, ""
+        calls = getattr(message, "tool_calls", []) or []
+        bad = getattr(message, "invalid_tool_calls", []) or []
+        if calls or bad:
+            self._show(held)  # a preface to the calls, not an answer
+            for call in calls:
+                self.console.print(
+                    f"[bold cyan]⚙ {escape(str(call['name']))}[/] "
+                    f"[dim]{escape(short(call['args']))}[/]"
+                )
+            for call in bad:
+                name = escape(str(call.get("name")))
+                self.console.print(f"[red]⚙ {name} (unparsable arguments)[/]")
+            return
+        text = message.content if isinstance(message.content, str) else held
+        cites = (getattr(message, "additional_kwargs", None) or {}).get(CITES_KEY) or []
+        self._candidate = (text or held, list(cites))
 
     def _event(self, name: str, payload: dict[str, Any]) -> None:
         if name == "before_model_call":
             self.progress.start_call(payload.get("iteration"))
             self._spin(True)
         elif name in ("plan_updated", "plan_step_finished", "handoff", "chain_step_finished"):
-            self._end_text()
             self.console.print(f"[bold magenta]{escape(_describe(name, payload))}[/]")
         if self.verbose and name not in _QUIET_EVENTS:
             self.console.print(f"[dim]· {escape(name)} {escape(short(payload, 120))}[/]")

@@ -542,6 +542,10 @@ def _grammar(schema: str) -> Any:
             escaped = re.sub(r'[\\\r\n"]', lambda m: _GBNF_ESCAPES[m.group(0)], literal)
             return f'"{escaped}"'
 
+        def _generate_constant_rule(self, value: Any) -> str:
+            # as written, not as \u escapes: a Chinese line is quoted character by character
+            return self._format_literal(json.dumps(value, ensure_ascii=False))
+
     converter = Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
     converter.visit(converter.resolve_refs(json.loads(schema), "stdin"), "")
     return LlamaGrammar.from_string(converter.format_grammar(), verbose=False)

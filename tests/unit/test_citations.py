@@ -6,6 +6,7 @@ context attached to it, the model's calls and their tool messages with their art
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -281,3 +282,29 @@ def test_cites_of_drops_malformed_entries() -> None:
 @pytest.mark.parametrize("raw", [None, "c1", {"source": "c1", "quote": "x"}, 3])
 def test_cites_of_something_not_a_list_is_none(raw: Any) -> None:
     assert cites_of(raw) == []
+
+
+# --- the attached context's framing ----------------------------------------------------------
+
+
+def test_the_context_framing_is_never_offered_as_a_quote(tmp_path: Path) -> None:
+    """Every line attachment_text adds around the files matches CONTEXT_FRAME, no file line
+    does: the context is quoted by what the files hold, not by what Jarvis says of them."""
+    from jarvis_graph.citations import CONTEXT_FRAME, quotable_lines
+    from jarvis_graph.tools.attachments import AttachLimits, attachment_text
+
+    (tmp_path / "settings.py").write_text("MAX_RETRIES = 9\nPORT = 8042\n", encoding="utf-8")
+    (tmp_path / "long.txt").write_text("".join(f"row {i}\n" for i in range(30)), encoding="utf-8")
+    limits = AttachLimits(named_files=3, max_lines=10, listing=40)
+    text = attachment_text("read settings.py and long.txt and nope.py", tmp_path, limits)
+    assert text is not None
+    files = {"MAX_RETRIES = 9", "PORT = 8042", "settings.py", "long.txt"} | {
+        f"row {i}" for i in range(10)
+    }
+    offered = quotable_lines(text, CONTEXT_FRAME)
+    framing = [line for line in text.splitlines() if line.strip() and line not in files]
+    assert "No file of this name is in the workspace now: nope.py" in offered  # a fact
+    assert files <= set(offered)
+    assert [line for line in framing if not CONTEXT_FRAME.match(line)] == [
+        "No file of this name is in the workspace now: nope.py"
+    ]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jarvis_graph.citations import Cite, Source, occurs_in, squash
+from jarvis_graph.citations import DECLARES_TASK, Cite, Source, occurs_in, squash
 from jarvis_graph.features.answer_check.cited import ANSWER_KINDS, COMPUTED_KINDS
 from jarvis_graph.features.base import AnswerReview, Problem
 from jarvis_graph.messages import task_sources
@@ -45,8 +45,16 @@ class Facts:
         return [self.sources[i] for i in ids if i in self.sources]
 
     def calls(self) -> list[Source]:
-        """The task's tool calls that ran (not the task text or the context)."""
-        return [s for s in self.sources.values() if s.args is not None]
+        """The task's tool calls that ran.
+
+        Not the task text or the context, and not the task's declaration (it looked at
+        nothing).
+        """
+        return [
+            s
+            for s in self.sources.values()
+            if s.args is not None and not self.meta(s).get(DECLARES_TASK)
+        ]
 
     def meta(self, source: Source) -> dict[str, Any]:
         """The metadata of the tool behind ``source`` (empty for task and context)."""
@@ -75,7 +83,7 @@ def values_in(text: str) -> list[str]:
 def holds(text: str, value: str) -> bool:
     """Whether ``text`` states ``value``: a number by value, anything else as a token."""
     if _NUMBER.fullmatch(value):
-        wanted = float(value)
+        wanted = float(value.replace(",", ""))
         return any(abs(float(n.replace(",", "")) - wanted) < 1e-9 for n in _NUMBER.findall(text))
     pattern = rf"(?<![A-Za-z0-9_]){re.escape(value)}(?![A-Za-z0-9_])"
     return re.search(pattern, text, re.IGNORECASE) is not None
@@ -205,13 +213,21 @@ def on_topic(facts: Facts) -> Problem | None:
     )
 
 
+COUNTING_ARTIFACTS = frozenset({"computation", "run", "listing", "search"})
+"""Results whose numbers a tool counted or computed (a listing's files, a search's hits),
+as their typed artifacts say: a count cited from them was not counted by reading."""
+
+
 def computed(facts: Facts) -> Problem | None:
     """A count, total, extreme or date difference comes from a computation or a run."""
     if facts.declared.get("answer") not in COMPUTED_KINDS:
         return None
     for source in facts.cited():
         meta = facts.meta(source)
-        if (meta.get("computes") or meta.get("runs_code")) and not source.failed:
+        kind = source.artifact.get("kind") if isinstance(source.artifact, dict) else None
+        if source.failed:
+            continue
+        if meta.get("computes") or meta.get("runs_code") or kind in COUNTING_ARTIFACTS:
             return None
     tools = tuple(
         n for n, m in facts.review.tools.items() if m.get("computes") or m.get("runs_code")
@@ -241,7 +257,12 @@ def actions_done(facts: Facts) -> Problem | None:
     for need, key, told in ACTIONS:
         if facts.declared.get(need) is not True:
             continue
-        done = [s for s in facts.calls() if facts.meta(s).get(key) and not s.failed]
+        # a run that failed still ran (failure_owned holds the answer to saying so)
+        done = [
+            s
+            for s in facts.calls()
+            if facts.meta(s).get(key) and (key == "runs_code" or not s.failed)
+        ]
         if key == "edits_files":
             ran = [s for s in facts.calls() if facts.meta(s).get("runs_code")]
             done = done + ran if facts.review.workspace_changed is not False else []
