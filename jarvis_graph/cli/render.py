@@ -125,8 +125,8 @@ class RunRenderer:
             self._show_candidate()  # a node after the answer that checks nothing
         for message in messages:  # names, arguments and output are text, never markup
             kind = getattr(message, "type", "")
-            if kind == "ai":  # a reply, a focused answer, or the answer a check restored
-                self._on_reply(message)
+            if kind == "ai" and node in ANSWER_NODES | CHECK_NODES:
+                self._on_reply(message)  # a reply, a focused one, or one a check restored
             elif kind == "tool":
                 self._tool_names[str(message.tool_call_id)] = str(message.name)
                 colour = "red" if getattr(message, "status", "") == "error" else "green"

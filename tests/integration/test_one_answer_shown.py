@@ -1,0 +1,78 @@
+"""What a user reads in a terminal: one answer, the one that passed its check, with sources.
+
+``jarvis run`` in a real pseudo-terminal with the scripted platform. A draft the check
+rejects is at most one dim "draft rejected" line; the answer that passes is printed once,
+its sources below it. Without a check, the model's answer is printed once, too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.support.cli import write_script
+from tests.support.terminal import Terminal
+
+RUN = "run1"
+TASK = "What total does report.py print?"
+DECLARE = {
+    "name": "state_task",
+    "args": {
+        "answer": "value",
+        "asks_to_run_a_program": False,
+        "asks_to_change_files": False,
+        "asks_to_remember": False,
+    },
+}
+
+
+def final(text: str, cites: list[dict[str, str]]) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "final_answer", "args": {"cites": cites, "answer": text}}]}
+
+
+def run_in_pty(ws: Path, script: Path, task: str) -> tuple[int, str]:
+    args = ["run", "--platform", "scripted", "--script", str(script), "--confirm", "never"]
+    term = Terminal([*args, task], ws)
+    code = term.exit_code()
+    return code, term.screen
+
+
+def test_a_rejected_draft_is_one_dim_line_and_the_answer_is_shown_once_with_its_sources(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / ".jarvis").mkdir()
+    (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump({"answer_check": "cited"}))
+    (workspace / "report.py").write_text("rows = [90, 80, 100]\nprint(f'total {sum(rows)}')\n")
+    run = {"name": "execute_script", "id": RUN, "args": {"script": "python3 report.py"}}
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"tool_calls": [DECLARE]},
+            # a draft before the script ran: 100.00 is in no result
+            final("The total printed by report.py is 100.00.", [{"quote": TASK, "source": "task"}]),
+            {"tool_calls": [run]},
+            final(
+                "The total printed by report.py is 270.", [{"quote": "total 270", "source": "run1"}]
+            ),
+        ],
+    )
+    code, screen = run_in_pty(workspace, script, TASK)
+    assert code == 0, screen
+    assert "■ completed" in screen
+    assert "report.py is 100.00" not in screen, screen  # the draft itself is never shown
+    assert screen.count("draft rejected: 100.00 appears in no quote") == 1, screen
+    assert screen.count("The total printed by report.py is 270.") == 1, screen
+    answer_at = screen.index("The total printed by report.py is 270.")
+    assert screen.index("↳ from execute_script: 'total 270'") > answer_at, screen
+
+
+def test_without_a_check_the_answer_is_shown_once(workspace: Path, tmp_path: Path) -> None:
+    (workspace / ".jarvis").mkdir()
+    (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump({"answer_check": "off"}))
+    script = write_script(tmp_path / "s.yaml", [{"text": "All done: 42. !!!COMPLETE!!!"}])
+    code, screen = run_in_pty(workspace, script, "say 42")
+    assert code == 0, screen
+    assert screen.count("All done: 42.") == 1, screen
+    assert "COMPLETE" not in screen, screen
