@@ -380,11 +380,11 @@ def route_after_model(
         more = corrections_in_a_row(messages) < MAX_CORRECTIONS
         return "correct_call_text" if more and not capped else "complete_task"
     if services.context.non_interactive or has_complete_marker(text) or reviewers(services):
-        if capped:
-            return "complete_task"
+        # An answer given on the last allowed call is checked too (the check sends no
+        # notice then: the run ends ``unverified`` when the answer has problems).
         if reviewers(services):
             return "review_answer"
-        if focus_enabled(services):
+        if focus_enabled(services) and not capped:
             return "focus_answer"
         return "check_answer" if check_enabled(services) else "complete_task"
     return "ask_user"

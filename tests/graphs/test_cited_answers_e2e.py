@@ -67,7 +67,13 @@ def bound(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     return seen
 
 
-def run(ws: Path, tmp_path: Path, turns: list[dict[str, Any]], task: str = TASK) -> dict[str, Any]:
+def run(
+    ws: Path,
+    tmp_path: Path,
+    turns: list[dict[str, Any]],
+    task: str = TASK,
+    max_iterations: int | None = None,
+) -> dict[str, Any]:
     """Run the agent graph on ``task`` with the scripted ``turns``; the thread's state."""
     script = write_script(tmp_path / "script.yaml", turns)
     conn = sqlite3.connect(tmp_path / "sessions.sqlite", check_same_thread=False)
@@ -80,6 +86,8 @@ def run(ws: Path, tmp_path: Path, turns: list[dict[str, Any]], task: str = TASK)
             "non_interactive": True,
             "confirm": "never",
         }
+        if max_iterations is not None:
+            context["max_iterations"] = max_iterations
         config = {"configurable": {"thread_id": "t"}, "recursion_limit": 100}
         graph.invoke({"task": task}, config, context=context)
         return graph.get_state(config).values  # review_problems too: not in the output
@@ -184,3 +192,17 @@ def test_cli_an_answer_no_cite_holds_exits_4_naming_the_value(ws: Path, tmp_path
     assert code == 4, out
     assert "■ completed (unverified)" in out
     assert "unverified: 8080 appears in no quote your answer cites" in out
+
+
+def test_an_answer_on_the_last_allowed_call_is_checked_too(ws: Path, tmp_path: Path) -> None:
+    """At the iteration cap no notice can be sent, but an unsupported answer is not
+    ``completed``: the review still runs and the run ends ``unverified``."""
+    turns = [
+        {"tool_calls": [DECLARE]},
+        {"tool_calls": [READ]},
+        answer("settings.py sets PORT to 8080.", RIGHT_CITES),  # the third and last call
+    ]
+    state = run(ws, tmp_path, turns, max_iterations=3)
+    assert state["status"] == "unverified", state.get("final_answer")
+    assert any("8080" in p for p in state["answer_problems"])
+    assert not any(getattr(m, "name", None) == CHECK_NAME for m in state["messages"])

@@ -106,9 +106,15 @@ def test_the_answer_check_setting_decides_for_every_platform(
     assert route_after_model(s, rt(workspace=ws)) == node
 
 
-def test_a_capped_answer_is_not_checked(ws: str) -> None:
+def test_a_capped_answer_is_still_checked_but_not_written_again(ws: str) -> None:
+    """The last allowed call's answer goes to the check (which sends no notice then, so a
+    wrong answer ends unverified), never to a focused answer (another model call)."""
     s = state(AIMessage("Done. !!!COMPLETE!!!"), iteration=10, max_iterations=10)
-    assert route_after_model(s, rt(workspace=ws)) == "complete_task"
+    config = Path(ws) / ".jarvis" / "config.yaml"
+    config.parent.mkdir(exist_ok=True)
+    for mode, node in (("rules", "check_answer"), ("'off'", "complete_task")):
+        config.write_text(f"answer_check: {mode}\nfocused_answers: 'on'\n", encoding="utf-8")
+        assert route_after_model(s, rt(workspace=ws)) == node
 
 
 def test_route_after_confirm_tools() -> None:
