@@ -2449,6 +2449,8 @@ def results_json(
             "recursion_limit": RECURSION_LIMIT,
             "confirm": "never",
             "non_interactive": True,
+            "answer_check": getattr(args, "answer_check", None) or "the project's default",
+            "splits": sorted({t.split for t in tasks}),
             "checkpointer": "InMemorySaver (one thread per task)",
             "store": "memory_store() in the isolated JARVIS_HOME",
             "kinds": sorted({t.kind for t in tasks}),

@@ -132,6 +132,40 @@ def test_the_summary_counts_wrong_answers_that_ended_completed(
     assert "overall: 1/4 (25%)" in out
 
 
+def test_each_split_and_group_reports_how_far_completed_can_be_trusted(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [  # kind, split, right, status
+        ("read_value", "dev", True, "completed"),
+        ("read_value", "dev", False, "completed"),
+        ("zh_count", "heldout", True, "unverified"),
+        ("zh_count", "heldout", True, "completed"),
+        ("no_tool", "heldout", False, "unverified"),
+        ("dates", "heldout", True, "completed"),
+    ]
+    results = [
+        {"name": f"t{i}", "kind": kind, "split": split, "ok": ok, "status": status}
+        | {"seconds": 10.0 * (i + 1), "model_calls": 1}
+        for i, (kind, split, ok, status) in enumerate(rows)
+    ]
+    summary = bench.summarise(results)
+    dev, held = summary["splits"]["dev"], summary["splits"]["heldout"]
+    assert (dev["right"], dev["completed_right"], dev["completed_wrong"]) == (1, 1, 1)
+    assert dev["precision"] == 0.5
+    assert (held["right"], held["completed_right"], held["completed_wrong"]) == (3, 2, 0)
+    assert (held["right_unverified"], held["false_alarms"]) == (1, 1 / 3)
+    assert held["mean_seconds"] == 45.0
+    groups = summary["groups"]
+    assert (groups["chinese"]["total"], groups["no_tool"]["total"], groups["other"]["total"]) == (
+        2,
+        1,
+        3,
+    )
+    bench.print_summary(summary)
+    out = capsys.readouterr().out
+    assert "heldout" in out and "chinese" in out and "precision" in out
+
+
 def scripted(monkeypatch: pytest.MonkeyPatch, bench: ModuleType, turns: list[Any]) -> None:
     """Runs of the bench play ``turns`` through the scripted platform."""
     real = bench.run_context
