@@ -11,23 +11,11 @@ becomes the reply's answer (see ``nodes.call_model``), its cites kept with it.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from jarvis_graph.citations import ALWAYS_OFFERED, ANSWERS_TASK, CITES_MARK, DECLARES_TASK
 from jarvis_graph.features.base import run_tool
 
-ANSWER_KINDS = (
-    "value",
-    "count",
-    "sum",
-    "max_or_min",
-    "date_difference",
-    "file_name",
-    "yes_or_no",
-    "general_knowledge",
-    "text",
-    "nothing",
-)
 COMPUTED_KINDS = frozenset({"count", "sum", "max_or_min", "date_difference"})
 """Answer kinds that come from a computation or a run, never from reading."""
 ANSWER_CHARS = 400
@@ -44,6 +32,7 @@ AnswerKind = Literal[
     "text",
     "nothing",
 ]
+ANSWER_KINDS: tuple[str, ...] = get_args(AnswerKind)
 
 
 def state_task(
