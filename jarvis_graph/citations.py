@@ -35,6 +35,8 @@ ANSWERS_TASK = "answers_task"
 CITES_KEY = "cites"
 """Where an answer's cites travel on its message (``additional_kwargs``)."""
 
+MAX_CITES = 6
+"""Cites one answer may give (a total and the rows it adds up)."""
 QUOTE_CHARS = 160
 """The longest quote offered to a grammar: a longer line is offered by its start."""
 MAX_LINES = 400
@@ -137,7 +139,7 @@ def cites_schema(sources: Sequence[Source]) -> dict[str, Any]:
     if not items:
         return {"type": "array", "maxItems": 0}
     one = items[0] if len(items) == 1 else {"anyOf": items}
-    return {"type": "array", "items": one, "minItems": 1, "maxItems": 4}
+    return {"type": "array", "items": one, "minItems": 1, "maxItems": MAX_CITES}
 
 
 def cites_of(raw: Any) -> list[Cite]:

@@ -108,17 +108,41 @@ def task_sources(messages: Sequence[BaseMessage]) -> list[Source]:
         if not isinstance(message, ToolMessage) or refused_call(str(message.text)):
             continue
         artifact = getattr(message, "artifact", None)
+        args = asked.get(message.tool_call_id)
+        failed = message.status == "error" or _found_nothing(artifact)
+        text = plain(_content(str(message.text), artifact))
         found.append(
             Source(
                 id=message.tool_call_id,
                 tool=message.name or "tool",
-                text=plain(_content(str(message.text), artifact)),
-                failed=message.status == "error" or _run_failed(artifact),
+                text=_without_echoes(text, args) if failed else text,
+                failed=failed or _run_failed(artifact),
                 artifact=artifact,
-                args=asked.get(message.tool_call_id),
+                args=args,
             )
         )
     return found
+
+
+def _found_nothing(artifact: Any) -> bool:
+    """A search with no hit: like a failed call, it says what was looked for, not found."""
+    return (
+        isinstance(artifact, dict)
+        and artifact.get("kind") == "search"
+        and artifact.get("ok") is True
+        and artifact.get("matching_lines") == 0
+    )
+
+
+def _without_echoes(text: str, args: dict[str, Any] | None) -> str:
+    """A failed call's text without the arguments it quotes back.
+
+    ``no matches for 'PORT = 9999'`` holds no 9999 of the files: the model wrote it.
+    """
+    for value in (args or {}).values():
+        if isinstance(value, str) and len(value.strip()) >= 2:
+            text = text.replace(repr(value), " ").replace(value, " ")
+    return text
 
 
 def _content(text: str, artifact: Any) -> str:

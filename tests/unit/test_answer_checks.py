@@ -316,6 +316,49 @@ def test_a_failure_of_a_file_the_model_thought_up_answers_nothing(ws: Path) -> N
     assert "states_something" in problems(thread.answer("There is no such file.", ("r1", line)))
 
 
+def test_a_failed_computation_on_a_name_of_the_task_answers_nothing(ws: Path) -> None:
+    """The failure that excuses a missing value is one of the file the task names, not of
+    an expression the model wrote with the task's identifier in it."""
+    thread = Thread(ws, "Read settings.py and report the value of MAX_RETRIES.")
+    message = thread.step("c1", "compute", expression="MAX_RETRIES")
+    line = message.text.splitlines()[0]
+    answer = "The value of MAX_RETRIES is not a valid Python expression."
+    assert "states_something" in problems(thread.answer(answer, ("c1", line)))
+
+
+def test_a_file_name_asked_for_needs_a_path(ws: Path) -> None:
+    thread = Thread(ws, "Which file sets PORT?", "file_name")
+    message = thread.step("s1", "search_files", pattern="PORT")
+    line = next(x for x in message.text.splitlines() if "PORT" in x and ":" in x)
+    assert "states_something" in problems(thread.answer("The one with PORT = 8123.", ("s1", line)))
+    assert "states_something" not in problems(thread.answer("settings.py", ("s1", line)))
+
+
+def test_a_word_a_result_holds_is_a_value_stated(ws: Path) -> None:
+    (ws / "README.md").write_text("# Service\nRelease codename: marigold\n")
+    thread = Thread(ws, "What release codename does README.md give?")
+    thread.step("r1", "read_code", path="README.md")
+    cite = ("r1", "Release codename: marigold")
+    assert "states_something" not in problems(thread.answer("The codename is marigold.", cite))
+    # a word of the task said back states nothing
+    assert "states_something" in problems(thread.answer("The release codename.", cite))
+
+
+def test_a_search_that_found_nothing_grounds_no_value_of_its_own_pattern(ws: Path) -> None:
+    """``no matches for 'PORT = 9999'`` quotes the model's pattern, not the files."""
+    thread = Thread(ws, "What port does settings.py set?")
+    message = thread.step("s1", "search_files", pattern="PORT = 9999", path="settings.py")
+    line = message.text.splitlines()[0]
+    assert "9999" in line  # what the model reads
+    found = problems(thread.answer("PORT is 9999.", ("s1", line)))
+    assert "grounded" in found or "cites_exist" in found
+
+
+def test_a_csv_row_holds_each_of_its_fields() -> None:
+    assert holds("gadget,11,7.00", "11") and holds("gadget,11,7.00", "7")
+    assert holds("total 1,270.50", "1270.5") and not holds("total 1,270.50", "270.5")
+
+
 # --- cites_exist ------------------------------------------------------------------------------
 
 

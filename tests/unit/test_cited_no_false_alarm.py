@@ -8,7 +8,7 @@ it, a read of each file the task names, the files a right run leaves (``good_fil
 written with ``write_file``, the task's ``solution`` run with ``execute_script``, the
 memory saved with ``save_memory``, and a search for each value the good answer states that
 no result shows yet. ``task.good`` is the final answer; its cites are picked as a careful
-model picks them under the grammar: offered lines (:func:`quotable_lines`, at most four)
+model picks them under the grammar: offered lines (:func:`quotable_lines`, at most ``MAX_CITES``)
 that hold the answer's values, found with the checks' own :func:`values_in` and
 :func:`holds`. The review is assembled as the ``review_answer`` node assembles it
 (``declared_of``, ``cites_of``, the workspace digest before and after, the services' tool
@@ -33,7 +33,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from jarvis_graph.citations import CITES_KEY, TASK, Source, cites_of, quotable_lines
+from jarvis_graph.citations import CITES_KEY, MAX_CITES, TASK, Source, cites_of, quotable_lines
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.features.answer_check import checks, workspace_digest
 from jarvis_graph.features.base import AnswerReview
@@ -151,9 +151,6 @@ DETAILS = {
 """A run that shows what a good answer states beside what its task's solution prints (the
 author and date of a commit, a line's length, a file's total): a careful model that states
 it saw it."""
-
-MAX_CITES = 4
-"""As many cites as the grammar lets an answer give (``citations.cites_schema``)."""
 
 
 def declaration(task: Any) -> dict[str, Any]:
@@ -338,37 +335,25 @@ _NUMBER_WORD = (
     "the count is written as a word (five, Six, 七个), which values_in does not read, so the "
     "answer 'states none'",
 )
-_CSV_NUMBER = (
-    "holds() finds no number right after a comma (the _NUMBER lookbehind keeps 1,270 whole), "
-    "so a CSV row never holds its own fields"
-)
 _KEY_PATH = (
     ("grounded", "files_exist"),
     "a dotted key path (services.worker.queue.port) is a value and a file name to them, and "
     "the path of a nested YAML key is written in no file",
 )
 FALSE_ALARMS: dict[str, tuple[tuple[str, ...], str]] = {
-    "readme_codename": _WORD_VALUE,
-    "json_log_level": _WORD_VALUE,
-    "script_arg_port": _WORD_VALUE,
-    "h_markdown_staging_owner": _WORD_VALUE,
     "recall_user_fact": (
         _WORD_VALUE[0],
         _WORD_VALUE[1] + " (nor is the earlier turn that holds it a source of this task)",
     ),
     "count_test_files": _NUMBER_WORD,
+    "log_failed_logins": _NUMBER_WORD,
     "csv_filter_count": _NUMBER_WORD,
     "h_zh_count_py_files": _NUMBER_WORD,
-    "csv_sum": (
-        ("grounded",),
-        _CSV_NUMBER + "; and five addends on five rows and the total need six cites, the "
-        "grammar allows four",
-    ),
     "h_zh_csv_city_sum": (
         ("grounded",),
-        _CSV_NUMBER + "; and four amounts on four rows and the total need five cites",
+        "the good answer also says how many rows it added (4), a count that no result line "
+        "holds (the sum's computation prints the total only)",
     ),
-    "h_dates_release_weekday": (("grounded",), _CSV_NUMBER + " (2024 in 3.2.0,2024-06-14,...)"),
     "h_yaml_queue_port": _KEY_PATH,
     "h_zh_yaml_db_port": _KEY_PATH,
     "h_dates_beta_to_launch": (

@@ -20,10 +20,8 @@ from jarvis_graph.messages import task_sources
 from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME
 
 _TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/@:]*[A-Za-z0-9_]|[0-9]")
-_NUMBER = re.compile(
-    r"(?<![A-Za-z0-9_.])\d{1,3}(?:,\d{3})+(?:\.\d+)?"  # 1,270.50
-    r"|(?<![A-Za-z0-9_.,])\d+(?:\.\d+)?"
-)
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+"""A number: ``1,270.50`` whole, a CSV field (``gadget,11,7.00``) each on its own."""
 COPY_CHARS = 16
 """An answer this long found inside a notice of the run is a copy of it (a short one, "9",
 is found in any text)."""
@@ -110,6 +108,15 @@ def not_an_answer(facts: Facts) -> Problem | None:
     return None
 
 
+_WORD = re.compile(r"\w{3,}")
+"""A word of an answer, in any script (a name, a code word, 七个)."""
+
+
+def _failed(facts: Facts, source_id: str) -> bool:
+    source = facts.sources.get(source_id)
+    return source is None or source.failed
+
+
 VALUE_KINDS = frozenset({"value", "count", "sum", "max_or_min", "date_difference", "file_name"})
 """Answer kinds that name a value: such an answer states one, or says what failed."""
 
@@ -117,21 +124,31 @@ VALUE_KINDS = frozenset({"value", "count", "sum", "max_or_min", "date_difference
 def states_something(facts: Facts) -> Problem | None:
     """A task that asks for a value gets one, or is told that what it names failed.
 
-    Failed means a cited call that failed and names something the task names (the file
-    it asks about); the failure of a call the model thought up answers nothing.
+    Failed means a cited call that failed on a file or path the task names (the file it
+    asks about is not there); the failure of a computation the model thought up answers
+    nothing. A file name asked for is a path-like value.
     """
-    if facts.declared.get("answer") not in VALUE_KINDS or values_in(facts.review.answer):
-        return None
+    kind = facts.declared.get("answer")
     task = facts.sources["task"].text if "task" in facts.sources else ""
-    named = set(values_in(task))
+    # the task's own names said back state nothing ("the value of MAX_RETRIES is ..."); a
+    # word counts when a successful cited result holds it ("marigold", "Devi Rao")
+    stated = [v for v in values_in(facts.review.answer) if not holds(task, v)]
+    found = "\n".join(c.quote for c in facts.cites if not _failed(facts, c.source))
+    stated += [w for w in _WORD.findall(facts.review.answer) if holds(found, w)]
+    stated = [v for v in stated if not holds(task, v)]
+    if kind == "file_name":
+        stated = [v for v in stated if _PATHLIKE.search(v)]
+    if kind not in VALUE_KINDS or stated:
+        return None
+    named = {v for v in values_in(task) if _PATHLIKE.search(v)}
     for source in facts.cited():
         args = " ".join(str(v) for v in (source.args or {}).values())
-        if source.failed and named & set(values_in(args)):
+        if source.failed and any(holds(args, n) for n in named):
             return None
     return Problem(
         "states_something",
-        f"The task asks for a {facts.declared['answer'].replace('_', ' ')}, and your answer "
-        "states none: answer with it, from the results above or from a further step.",
+        f"The task asks for a {str(kind).replace('_', ' ')}, and your answer states none: "
+        "answer with it, from the results above or from a further step.",
     )
 
 

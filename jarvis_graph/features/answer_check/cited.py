@@ -82,7 +82,7 @@ FINAL_ANSWER_SCHEMA: dict[str, Any] = {
         "answer": {
             "type": "string",
             "maxLength": ANSWER_CHARS,
-            "description": "The answer, briefly, in the language of the task",
+            "description": "The answer, briefly, in the language of the task, numbers in digits",
         },
     },
     "required": ["cites", "answer"],
