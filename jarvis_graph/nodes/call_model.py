@@ -57,7 +57,7 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
         choice = _tool_choice(state)
         only = _asked(state, services, choice)
     # a declaration or an answer is one call: the reply ends with it
-    marked = set(_tools_marked(services, DECLARES_TASK, ANSWERS_TASK))
+    marked = set(services.tools_marked(DECLARES_TASK, ANSWERS_TASK))
     one = bool(only) and set(only or ()) <= marked
     model = services.model("normal", state.get("selected_tools"), choice, only, one)
     with counting_requests() as sent:
@@ -72,7 +72,7 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     response = _bound_calls(
         response, settings.max_tool_calls_per_reply, settings.max_tool_argument_bytes
     )
-    response = _answer_call(response, _tools_marked(services, ANSWERS_TASK))
+    response = _answer_call(response, services.tools_marked(ANSWERS_TASK))
     bus.emit(
         Event.AFTER_MODEL_CALL,
         {
@@ -82,11 +82,6 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
         },
     )
     return {"messages": [response], "iteration": iteration}
-
-
-def _tools_marked(services: RunServices, *keys: str) -> list[str]:
-    """The run's tools whose metadata sets one of ``keys``."""
-    return [n for n, t in services.tools.items() if any((t.metadata or {}).get(k) for k in keys)]
 
 
 def _cited_turn(
@@ -99,11 +94,11 @@ def _cited_turn(
     notice the problem's fields decide: the tools it allows, or the answer alone. After a
     refused repeat the results are above: the turn answers.
     """
-    answering = _tools_marked(services, ANSWERS_TASK)
+    answering = services.tools_marked(ANSWERS_TASK)
     if not answering:
         return None
     messages = state["messages"]
-    declaring = _tools_marked(services, DECLARES_TASK)
+    declaring = services.tools_marked(DECLARES_TASK)
     if declaring and declared_of(messages, {n: {DECLARES_TASK: True} for n in declaring}) is None:
         return "required", declaring
     # declared: the declaration is not offered again (a small model repeats it)
@@ -379,10 +374,11 @@ def route_after_model(
     if call_in_text(text, services.tools):
         more = corrections_in_a_row(messages) < MAX_CORRECTIONS
         return "correct_call_text" if more and not capped else "complete_task"
-    if services.context.non_interactive or has_complete_marker(text) or reviewers(services):
+    reviewed = bool(reviewers(services))
+    if services.context.non_interactive or has_complete_marker(text) or reviewed:
         # An answer given on the last allowed call is checked too (the check sends no
         # notice then: the run ends ``unverified`` when the answer has problems).
-        if reviewers(services):
+        if reviewed:
             return "review_answer"
         if focus_enabled(services) and not capped:
             return "focus_answer"

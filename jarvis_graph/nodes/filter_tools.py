@@ -42,11 +42,8 @@ def filter_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     services = services_of(runtime)
     settings = services.settings
     task = state.get("task", "")
-    hidden = {
-        n
-        for n in unmentioned_tools(services, task)
-        if not (services.tools[n].metadata or {}).get(ALWAYS_OFFERED)
-    }
+    always = services.tools_marked(ALWAYS_OFFERED)  # how a task is declared and answered
+    hidden = unmentioned_tools(services, task) - set(always)
     tools = {name: tool for name, tool in services.tools.items() if name not in hidden}
     threshold = settings.tool_filter_threshold
     if not threshold or len(tools) <= threshold:
@@ -60,7 +57,7 @@ def filter_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     picks = _ask_cheap_model(services, task, candidates)
     chosen = picks or [c.name for c in ranked[: settings.tool_filter_fallback]]
     extra = always_included(tools, settings.tool_filter_always_include)
-    extra += [n for n, t in tools.items() if (t.metadata or {}).get(ALWAYS_OFFERED)]
+    extra += always
     selected = list(dict.fromkeys([*chosen, *extra]))
     bus.emit(Event.TOOL_FILTERED, {"available": len(tools), "selected": selected})
     return {"selected_tools": selected}

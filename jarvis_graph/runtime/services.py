@@ -186,6 +186,10 @@ class RunServices:
             bound = self._models[key] = base.bind_tools(tools, **extra) if tools else base
         return bound
 
+    def tools_marked(self, *keys: str) -> list[str]:
+        """The run's tools whose metadata sets one of ``keys`` (``ANSWERS_TASK`` ...)."""
+        return [n for n, t in self.tools.items() if any((t.metadata or {}).get(k) for k in keys)]
+
     def system_prompt(self, task: str = "") -> str:
         """The system prompt: the base text, then each feature's section for ``task``."""
         ctx = self.context
@@ -202,7 +206,7 @@ class RunServices:
             date=time.strftime("%Y-%m-%d"),
             os=platform.system(),
             interaction=interaction,
-            finish=_finish_line_for(self.tools),
+            finish=_finish_line(sorted(self.tools_marked(ANSWERS_TASK))),
             tool_names=", ".join(sorted(self.tools)),
         )
         sections = [f.prompt_section(self.setup, task) for f in self.features]
@@ -211,9 +215,8 @@ class RunServices:
         return "".join([prompt, *(s if s.endswith("\n") else f"{s}\n" for s in sections if s)])
 
 
-def _finish_line_for(tools: dict[str, BaseTool]) -> str:
+def _finish_line(answering: list[str]) -> str:
     """How the prompt says a task ends: an answer tool's call, or words and the marker."""
-    answering = sorted(n for n, t in tools.items() if (t.metadata or {}).get(ANSWERS_TASK))
     if answering:
         return (
             f"- When the task is done, call {answering[0]} with the answer and the result "
