@@ -99,7 +99,7 @@ def _cited_turn(
         return None
     messages = state["messages"]
     declaring = services.tools_marked(DECLARES_TASK)
-    if declaring and declared_of(messages, {n: {DECLARES_TASK: True} for n in declaring}) is None:
+    if declaring and declared_of(messages, declaring) is None:
         return "required", declaring
     # declared: the declaration is not offered again (a small model repeats it)
     rest = [n for n in services.tools if n not in declaring]

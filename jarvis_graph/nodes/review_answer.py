@@ -10,12 +10,13 @@ answer still has problems ends ``unverified``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from jarvis_graph.citations import CITES_KEY, DECLARES_TASK, cites_of
+from jarvis_graph.citations import ANSWERS_TASK, CITES_KEY, DECLARES_TASK, cites_of
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.features.answer_check import workspace_digest
 from jarvis_graph.features.base import AnswerReview, Problem
@@ -47,7 +48,7 @@ def review_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
         if before is None
         else workspace_digest(services.workspace) != before,
         tools={n: m for n, m in metadata.items() if selected is None or n in selected},
-        declared=declared_of(messages, metadata),
+        declared=declared_of(messages, services.tools_marked(DECLARES_TASK)),
     )
     found: list[Problem] = []
     for feature in reviewers(services):
@@ -59,15 +60,15 @@ def review_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
     left = services.settings.answer_check_retries - checks_since_task(messages)
     capped = state.get("iteration", 0) >= state.get("max_iterations", 1 << 30)
     if found and left > 0 and not capped:
-        first = found[0]  # one thing at a time: a small model fixes one, not three
-        note = f"{first.message}\n(Answer again with final_answer once it is done.)"
+        note = found[0].message  # one thing at a time: a small model fixes one, not three
+        for tool in services.tools_marked(ANSWERS_TASK)[:1]:
+            note += f"\n(Answer again with {tool} once it is done.)"
         update["messages"] = [HumanMessage(content=note, name=CHECK_NAME)]
     return update
 
 
-def declared_of(messages: list[Any], metadata: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    """What the latest task's declaration call stated (see ``DECLARES_TASK`` tools)."""
-    names = {n for n, m in metadata.items() if m.get(DECLARES_TASK)}
+def declared_of(messages: list[Any], names: Collection[str]) -> dict[str, Any] | None:
+    """What the latest task's declaration call (a call of one of ``names``) stated."""
     start = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
     for message in messages[start + 1 :]:
         for call in getattr(message, "tool_calls", None) or []:

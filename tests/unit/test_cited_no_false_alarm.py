@@ -33,7 +33,15 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from jarvis_graph.citations import CITES_KEY, MAX_CITES, TASK, Source, cites_of, quotable_lines
+from jarvis_graph.citations import (
+    CITES_KEY,
+    DECLARES_TASK,
+    MAX_CITES,
+    TASK,
+    Source,
+    cites_of,
+    quotable_lines,
+)
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.features.answer_check import checks, workspace_digest
 from jarvis_graph.features.base import AnswerReview
@@ -319,7 +327,7 @@ def good_review(task: Any, workspace: Path) -> AnswerReview:
         workspace=workspace,
         workspace_changed=None if before is None else workspace_digest(workspace) != before,
         tools=run.tools,
-        declared=declared_of(messages, run.tools),
+        declared=declared_of(messages, [n for n, m in run.tools.items() if m.get(DECLARES_TASK)]),
     )
 
 
