@@ -138,7 +138,8 @@ class RunRenderer:
             return
         rejected = [m for m in messages if getattr(m, "name", None) == CHECK_NAME]
         if rejected and self._candidate is not None:
-            reason = str(rejected[0].content).strip().splitlines()[0]
+            found = update.get("answer_problems") or [str(rejected[0].content).strip()]
+            reason = str(found[0]).splitlines()[0]  # the first problem, not a notice's header
             self.console.print(f"[dim]draft rejected: {escape(short(reason, 160))}[/]")
             self._candidate = None
         self._show_candidate()
