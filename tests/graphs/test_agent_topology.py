@@ -71,6 +71,7 @@ def test_exported_graph_has_a_name_and_no_checkpointer() -> None:
         "ask_user",
         "focus_answer",
         "check_answer",
+        "review_answer",
         "complete_task",
         "analyze_task",
         "__end__",
