@@ -1903,6 +1903,14 @@ def memories_after(ws: Path, thread_id: str) -> list[dict[str, Any]]:
     return MemoryTiers(ws, thread_id, store=memory_store()).records()
 
 
+def model_replies(messages: list[Any]) -> int:
+    """The model's replies to the latest task (a declaration too, which the cap skips)."""
+    from jarvis_graph.state import is_task_message
+
+    start = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
+    return sum(1 for m in messages[start + 1 :] if getattr(m, "type", "") == "ai")
+
+
 def run_task(
     task: Task, ws: Path, platform_name: str, model: str, max_iterations: int, verbose: bool
 ) -> dict[str, Any]:
@@ -1926,7 +1934,7 @@ def run_task(
             turns.append(
                 {
                     "status": state.get("status"),
-                    "model_calls": state.get("iteration", 0),
+                    "model_calls": model_replies(state.get("messages", [])),
                     "answer": short(state.get("final_answer") or "", ANSWER_CHARS),
                 }
             )

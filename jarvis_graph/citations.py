@@ -1,11 +1,12 @@
-"""What an answer may cite: the task, its attached context and the results of its calls.
+"""What an answer cites: the lines of the task's results that hold what it states.
 
-A cited answer carries its evidence as ``[{"source": ID, "quote": TEXT}]``: ``ID`` is the
-id of a tool call of the current task, ``task`` or ``context``; ``TEXT`` occurs in that
-source. The sources are computed from the thread alone, so the platform that decodes an
-answer (the local model constrains ``source`` and ``quote`` with its grammar, see
-:func:`cites_schema`) and the check that reads it (``features.answer_check``) agree on
-them without knowing each other.
+An answer's evidence is ``[{"source": ID, "quote": LINE}]``: ``ID`` is the id of a tool
+call of the current task, ``task`` or ``context``; ``LINE`` is a line of that source. The
+cites are located, not written: :func:`locate` finds, for each value the answer states,
+the newest line of a real result that holds it. So an answer cannot cite a call that did
+not happen or a line no result holds, and a value found in no result has no cite, which is
+what the answer review (``features.answer_check``) tells the model. Locating them takes no
+model call and no skill of the model at picking lines.
 
 Plain data only (the sources of a thread: :func:`jarvis_graph.messages.task_sources`): no
 langchain, feature, platform or graph imports here.
@@ -14,33 +15,26 @@ langchain, feature, platform or graph imports here.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 TASK = "task"
 CONTEXT = "context"
 
-CITES_MARK = "x-jarvis-cites"
-"""Set on a tool parameter's schema (an array of cites): a platform with a grammar narrows
-each item to a real source of the task and a line of it (:func:`cites_schema`)."""
 ALWAYS_OFFERED = "always_offered"
-"""Tool metadata: no tool filter leaves it out (how a task is declared and answered)."""
+"""Tool metadata: no tool filter leaves it out (how a task is declared)."""
 DECLARES_TASK = "declares_task"
 """Tool metadata: the first call of each task, stating what the task needs done and what
 kind of answer it asks for (the answer review holds the answer to it)."""
-ANSWERS_TASK = "answers_task"
-"""Tool metadata: a call of this tool is the reply's final answer, not something to run."""
 
 CITES_KEY = "cites"
 """Where an answer's cites travel on its message (``additional_kwargs``)."""
 
 MAX_CITES = 6
-"""Cites one answer may give (a total and the rows it adds up)."""
+"""Cites shown for one answer (a total and the rows it adds up)."""
 QUOTE_CHARS = 160
-"""The longest quote offered to a grammar: a longer line is offered by its start."""
-MAX_LINES = 400
-"""Lines of one source offered to a grammar (the last ones of a longer source)."""
+"""The longest quote: a longer line is cited by its start."""
 
 _LINE_COLUMN = re.compile(r"^ *\d+ \| ", re.MULTILINE)
 """A read's line-number column: a position in a file, not a value of it."""
@@ -64,10 +58,12 @@ class Source:
 
 @dataclass(frozen=True)
 class Cite:
-    """One piece of evidence an answer names."""
+    """One line of evidence of an answer."""
 
     source: str
     quote: str
+    where: str = ""
+    """For a line of the attached context: the file it shows that line of."""
 
 
 def plain(text: str) -> str:
@@ -78,12 +74,6 @@ def plain(text: str) -> str:
 def squash(text: str) -> str:
     """Whitespace collapsed, for "does this quote occur in that source"."""
     return " ".join(text.split())
-
-
-def occurs_in(quote: str, source: Source) -> bool:
-    """Whether ``quote`` occurs in ``source`` (whitespace-normalised, case kept)."""
-    wanted = squash(quote)
-    return bool(wanted) and wanted in squash(source.text)
 
 
 CONTEXT_FRAME = re.compile(
@@ -98,56 +88,99 @@ CONTEXT_FRAME = re.compile(
 it attached, not what the files hold, so no answer cites them."""
 
 
-def quotable_lines(text: str, frame: re.Pattern[str] | None = None) -> list[str]:
-    """The lines a grammar offers as quotes of ``text``.
+_SECTION = re.compile(r"^--- (.+) ---$")
+"""The context's line above each file it shows (``--- path ---``)."""
 
-    Stripped, non-empty and distinct, each at most :data:`QUOTE_CHARS` (a longer line by
-    its start), the last :data:`MAX_LINES` of them; lines ``frame`` matches are left out.
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+"""A number: ``1,270.50`` whole, a CSV field (``gadget,11,7.00``) each on its own."""
+_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/@:]*[A-Za-z0-9_]|[0-9]")
+_WORD = re.compile(r"\w{3,}")
+"""A word, in any script (a name, a code word, 七个)."""
+
+
+def values_in(text: str) -> list[str]:
+    """What ``text`` states that can be checked against results.
+
+    Numbers, and tokens that hold a digit or a ``_ . / @`` inside: file names, paths,
+    identifiers, versions, addresses, dates. Plain words are not values.
     """
-    seen: dict[str, None] = {}
-    for line in text.splitlines():
-        line = squash(line)[:QUOTE_CHARS].strip()
-        if line and not (frame and frame.match(line)):
-            seen.setdefault(line, None)
-    return list(seen)[-MAX_LINES:]
+    found = [m.group(0).replace(",", "") for m in _NUMBER.finditer(text)]
+    for token in _TOKEN.findall(text):
+        if any(c.isdigit() for c in token) and _NUMBER.fullmatch(token):
+            continue  # a number: already taken, by value
+        if any(c.isdigit() for c in token) or re.search(r"[_./@]", token):
+            found.append(token)
+    return list(dict.fromkeys(found))
 
 
-def cites_schema(sources: Sequence[Source]) -> dict[str, Any]:
-    """A JSON schema for a list of cites that can name only ``sources`` and their lines.
+def words_in(text: str) -> list[str]:
+    """The words of ``text`` of three characters or more, each once."""
+    return list(dict.fromkeys(_WORD.findall(text)))
 
-    Under a grammar built from it, an answer cannot cite a call that did not happen, nor
-    quote what its source does not hold.
+
+def holds(text: str, value: str) -> bool:
+    """Whether ``text`` states ``value``: a number by value, anything else as a token."""
+    if _NUMBER.fullmatch(value):
+        wanted = float(value.replace(",", ""))
+        return any(abs(float(n.replace(",", "")) - wanted) < 1e-9 for n in _NUMBER.findall(text))
+    pattern = rf"(?<![A-Za-z0-9_]){re.escape(value)}(?![A-Za-z0-9_])"
+    return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+def lines_of(source: Source) -> list[tuple[str, str]]:
+    """The lines of ``source`` an answer may cite, each with the file it shows (context).
+
+    Stripped and non-empty; the context's own framing lines (:data:`CONTEXT_FRAME`) are
+    not evidence of anything.
     """
-    items = []
-    # The newest results first, the task and its context last; and in each item the quote
-    # before the source: a small model picks a line by what it says, and its source then
-    # follows, where picking a call id first is a guess among random strings.
-    for source in sorted(reversed(sources), key=lambda s: s.id in (TASK, CONTEXT)):
-        lines = quotable_lines(source.text, CONTEXT_FRAME if source.id == CONTEXT else None)
-        if lines:
-            items.append(
-                {
-                    "type": "object",
-                    "properties": {
-                        "quote": {"enum": lines},
-                        "source": {"const": source.id},
-                    },
-                    "required": ["quote", "source"],
-                    "additionalProperties": False,
-                }
-            )
-    if not items:
-        return {"type": "array", "maxItems": 0}
-    one = items[0] if len(items) == 1 else {"anyOf": items}
-    return {"type": "array", "items": one, "minItems": 1, "maxItems": MAX_CITES}
+    found: list[tuple[str, str]] = []
+    where = ""
+    for line in source.text.splitlines():
+        line = squash(line)
+        if source.id == CONTEXT:
+            section = _SECTION.match(line)
+            if section:
+                where = section.group(1)
+            if CONTEXT_FRAME.match(line):
+                continue
+        if line:
+            found.append((line, where))
+    return found
 
 
-def cites_of(raw: Any) -> list[Cite]:
-    """The cites of a final answer's arguments (malformed entries are dropped)."""
-    if not isinstance(raw, list):
-        return []
-    return [
-        Cite(str(c["source"]), str(c["quote"]))
-        for c in raw
-        if isinstance(c, dict) and isinstance(c.get("source"), str) and "quote" in c
-    ]
+def locate(answer: str, sources: Sequence[Source], skip: Collection[str] = ()) -> list[Cite]:
+    """The cites of ``answer``: for each value it states, the newest line that holds it.
+
+    Results of calls are searched newest first, a successful one before a failed one,
+    then the attached context; the task is not evidence of an answer (a value the user
+    gave is no claim). Tools named in ``skip`` (a task's declaration) looked at nothing.
+    An answer that states no value is cited by the newest successful line holding the
+    most of its words, when one holds any (a name, a status word read or printed).
+    """
+    calls = [s for s in reversed(sources) if s.id not in (TASK, CONTEXT) and s.tool not in skip]
+    ordered = [s for s in calls if not s.failed] + [s for s in calls if s.failed]
+    ordered += [s for s in sources if s.id == CONTEXT]
+    task = " ".join(s.text for s in sources if s.id == TASK)
+    lines = [(s, line, where) for s in ordered for line, where in lines_of(s)]
+    cites: dict[Cite, None] = {}
+    for value in values_in(answer):
+        if holds(task, value):
+            continue
+        for source, line, where in lines:
+            if holds(line, value):
+                cites.setdefault(Cite(source.id, line, where), None)
+                break
+    if not cites:
+        words = [w for w in words_in(answer) if not holds(task, w)]
+        best = max(
+            (
+                (sum(holds(line, w) for w in words), -rank, source, line, where)
+                for rank, (source, line, where) in enumerate(lines)
+                if not source.failed
+            ),
+            default=None,
+            key=lambda t: (t[0], t[1]),
+        )
+        if best is not None and best[0] > 0:
+            cites[Cite(best[2].id, best[3], best[4])] = None
+    return list(cites)[:MAX_CITES]

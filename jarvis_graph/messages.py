@@ -125,12 +125,15 @@ def task_sources(messages: Sequence[BaseMessage]) -> list[Source]:
 
 
 def _found_nothing(artifact: Any) -> bool:
-    """A search with no hit: like a failed call, it says what was looked for, not found."""
-    return (
-        isinstance(artifact, dict)
-        and artifact.get("kind") == "search"
-        and artifact.get("ok") is True
-        and artifact.get("matching_lines") == 0
+    """A search with no hit, or a listing with no file: said like a failed call.
+
+    Its text says what was looked for and not found (the model's own pattern).
+    """
+    if not isinstance(artifact, dict) or artifact.get("ok") is not True:
+        return False
+    kind = artifact.get("kind")
+    return (kind == "search" and artifact.get("matching_lines") == 0) or (
+        kind == "listing" and artifact.get("files") == 0
     )
 
 

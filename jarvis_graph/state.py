@@ -47,7 +47,8 @@ class AgentState(TypedDict):
     Attributes:
         messages: The conversation (system prompt first); ``add_messages`` merges by id.
         task: The task text of the current run.
-        iteration: Model calls made in this run; the cap is ``max_iterations``.
+        iteration: Model turns taken in this run (a task's declaration is not one); the
+            cap is ``max_iterations``.
         max_iterations: Cap on model calls for this run.
         status: Why the run stopped, or ``running``.
         final_answer: The answer, with the auto-complete marker stripped.

@@ -10,7 +10,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
 from jarvis_graph import sandbox
-from jarvis_graph.citations import ANSWERS_TASK, CITES_KEY, DECLARES_TASK
+from jarvis_graph.citations import DECLARES_TASK
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.marker import has_complete_marker
@@ -32,7 +32,7 @@ from jarvis_graph.platforms.openai import counting_requests
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.secrets import redact_url, redact_urls
-from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, AgentState
+from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, AgentState, is_task_message
 from jarvis_graph.tools.protected import protected_targets
 from jarvis_graph.tools.registry import asks_user, is_risky
 
@@ -47,32 +47,26 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     services = services_of(runtime)
     bus = services.bus
     messages = state["messages"]
-    iteration = state.get("iteration", 0) + 1
-    bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
     cited = _cited_turn(state, services)
+    declaring = set(services.tools_marked(DECLARES_TASK))
+    # the declaration is no step of the work: it does not use up one of max_iterations
+    counted = not (cited is not None and cited[1] is not None and set(cited[1]) <= declaring)
+    iteration = state.get("iteration", 0) + int(counted)
+    bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
     choice: Literal["auto", "none", "required"]
     if cited is not None:
         choice, only = cited
     else:
         choice = _tool_choice(state)
         only = _asked(state, services, choice)
-    # a declaration or an answer is one call: the reply ends with it
-    marked = set(services.tools_marked(DECLARES_TASK, ANSWERS_TASK))
-    one = bool(only) and set(only or ()) <= marked
-    model = services.model("normal", state.get("selected_tools"), choice, only, one)
-    with counting_requests() as sent:
-        try:
-            response = model.invoke(messages)
-        except (GraphBubbleUp, PlatformError):
-            raise
-        except Exception as exc:
-            raise ProviderError(_describe_provider_error(exc, services, sent[0])) from exc
+    # a declaration is one call: the reply ends with it
+    one = bool(only) and set(only or ()) <= declaring
+    response = _invoke(services, messages, state.get("selected_tools"), choice, only, one)
     settings = services.settings
     response = _refuse_unparsed_calls(_reject_truncated_calls(response))
     response = _bound_calls(
         response, settings.max_tool_calls_per_reply, settings.max_tool_argument_bytes
     )
-    response = _answer_call(response, services.tools_marked(ANSWERS_TASK))
     bus.emit(
         Event.AFTER_MODEL_CALL,
         {
@@ -84,54 +78,68 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     return {"messages": [response], "iteration": iteration}
 
 
+def _invoke(
+    services: RunServices,
+    messages: list[Any],
+    selected: list[str] | None,
+    choice: Literal["auto", "none", "required"],
+    only: list[str] | None,
+    one: bool,
+) -> AIMessage:
+    """One request to the run's model; a provider's failure becomes a ``ProviderError``."""
+    model = services.model("normal", selected, choice, only, one)
+    with counting_requests() as sent:
+        try:
+            response = model.invoke(messages)
+        except (GraphBubbleUp, PlatformError):
+            raise
+        except Exception as exc:
+            raise ProviderError(_describe_provider_error(exc, services, sent[0])) from exc
+    return response
+
+
 def _cited_turn(
     state: AgentState, services: RunServices
-) -> tuple[Literal["required"], list[str] | None] | None:
-    """What this turn may call when answers are cited (``None``: they are not).
+) -> tuple[Literal["auto", "none", "required"], list[str] | None] | None:
+    """What this turn may do when answers are cited (``None``: they are not).
 
-    Every reply is a call: the task's declaration first, then the steps, then the answer
-    (``final_answer``), so a plan written as prose is never an answer. After a review's
-    notice the problem's fields decide: the tools it allows, or the answer alone. After a
-    refused repeat the results are above: the turn answers.
+    The task's declaration comes first (a call). Then the first step is a call too, unless
+    the task was declared a question of general knowledge: a reply in words before any
+    step is a plan or an answer from memory, never one from the workspace. Then the model
+    calls tools or answers in words, and the review locates the answer's cites. After a
+    review's notice the problem's fields decide: the tools it allows (a call is then
+    required), or the answer alone. After a refused repeat the results are above: the
+    turn answers.
     """
-    answering = services.tools_marked(ANSWERS_TASK)
-    if not answering:
+    declaring = services.tools_marked(DECLARES_TASK)
+    if not declaring:
         return None
     messages = state["messages"]
-    declaring = services.tools_marked(DECLARES_TASK)
-    if declaring and declared_of(messages, declaring) is None:
+    declared = declared_of(messages, declaring)
+    if declared is None:
         return "required", declaring
     # declared: the declaration is not offered again (a small model repeats it)
     rest = [n for n in services.tools if n not in declaring]
     problem = next_turn(state)
     if problem is not None:
         if problem.answer_only:
-            return "required", answering
+            return "none", None
         return "required", list(problem.tools_allowed) if problem.tools_allowed else rest
     if refused_repeats(messages):
-        return "required", answering
-    return "required", rest
+        return "none", None
+    if declared.get("answer") != "general_knowledge" and not _stepped(messages, declaring):
+        return "required", rest
+    return "auto", rest
 
 
-def _answer_call(response: AIMessage, answering: list[str]) -> AIMessage:
-    """A call of an answer tool becomes the reply's answer, its cites kept with it.
-
-    Beside other calls it waits: their results come first, then the model answers.
-    """
-    answers = [c for c in response.tool_calls if c["name"] in answering]
-    if not answers:
-        return response
-    others = [c for c in response.tool_calls if c["name"] not in answering]
-    if others:
-        return response.model_copy(update={"tool_calls": others})
-    args = answers[0]["args"]
-    extra = {**(response.additional_kwargs or {}), CITES_KEY: args.get("cites") or []}
-    update = {
-        "content": str(args.get("answer") or ""),
-        "tool_calls": [],
-        "additional_kwargs": extra,
-    }
-    return response.model_copy(update=update)
+def _stepped(messages: list[Any], declaring: list[str]) -> bool:
+    """Whether the latest task made a call other than its declaration."""
+    start = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
+    return any(
+        c["name"] not in declaring
+        for m in messages[start + 1 :]
+        for c in getattr(m, "tool_calls", None) or []
+    )
 
 
 def _asked(

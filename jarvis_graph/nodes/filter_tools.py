@@ -42,7 +42,7 @@ def filter_tools(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str
     services = services_of(runtime)
     settings = services.settings
     task = state.get("task", "")
-    always = services.tools_marked(ALWAYS_OFFERED)  # how a task is declared and answered
+    always = services.tools_marked(ALWAYS_OFFERED)  # how a task is declared
     hidden = unmentioned_tools(services, task) - set(always)
     tools = {name: tool for name, tool in services.tools.items() if name not in hidden}
     threshold = settings.tool_filter_threshold

@@ -1,10 +1,12 @@
 """review_answer: the enabled features' answer reviews, before a task completes.
 
 One node for every feature that reviews answers (``Feature.reviews_answers``; today
-cited answers, :mod:`jarvis_graph.features.answer_check`). A problem goes back to the
-model as a notice, ``answer_check_retries`` times; the next turn's tools follow the
-problem's fields (``tools_allowed``, ``answer_only``), never its wording. A run whose
-answer still has problems ends ``unverified``.
+cited answers, :mod:`jarvis_graph.features.answer_check`). The answer's cites are located
+first (:func:`jarvis_graph.citations.locate`) and kept on its message, where the terminal,
+``--json`` and the console read them. A problem goes back to the model as a notice,
+``answer_check_retries`` times; the next turn's tools follow the problem's fields
+(``tools_allowed``, ``answer_only``), never its wording. A run whose answer still has
+problems ends ``unverified``.
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from typing import Any, Literal
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from jarvis_graph.citations import ANSWERS_TASK, CITES_KEY, DECLARES_TASK, cites_of
+from jarvis_graph.citations import CITES_KEY, DECLARES_TASK, locate
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.features.answer_check import workspace_digest
 from jarvis_graph.features.base import AnswerReview, Problem
-from jarvis_graph.messages import last_ai, text_of
+from jarvis_graph.messages import last_ai, task_sources, text_of
 from jarvis_graph.nodes.check_answer import checks_since_task
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import CHECK_NAME, AgentState, is_task_message
@@ -39,16 +41,18 @@ def review_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
     metadata = {n: dict(t.metadata or {}) for n, t in services.tools.items()}
     selected = state.get("selected_tools")
     before = state.get("workspace_digest")
+    declaring = services.tools_marked(DECLARES_TASK)
+    cites = locate(text_of(ai), task_sources(messages), declaring)
     review = AnswerReview(
         answer=text_of(ai),
-        cites=cites_of((ai.additional_kwargs or {}).get(CITES_KEY) if ai else None),
+        cites=cites,
         messages=list(messages),
         workspace=services.workspace,
         workspace_changed=None
         if before is None
         else workspace_digest(services.workspace) != before,
         tools={n: m for n, m in metadata.items() if selected is None or n in selected},
-        declared=declared_of(messages, services.tools_marked(DECLARES_TASK)),
+        declared=declared_of(messages, declaring),
     )
     found: list[Problem] = []
     for feature in reviewers(services):
@@ -57,13 +61,17 @@ def review_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
         "answer_problems": [p.message for p in found],
         "review_problems": [dataclasses.asdict(p) for p in found],
     }
+    shown: list[Any] = []
+    if ai is not None and cites:  # the same id: the answer's message, now with its cites
+        extra = {**(ai.additional_kwargs or {}), CITES_KEY: [dataclasses.asdict(c) for c in cites]}
+        shown = [ai.model_copy(update={"additional_kwargs": extra})]
     left = services.settings.answer_check_retries - checks_since_task(messages)
     capped = state.get("iteration", 0) >= state.get("max_iterations", 1 << 30)
     if found and left > 0 and not capped:
         note = found[0].message  # one thing at a time: a small model fixes one, not three
-        for tool in services.tools_marked(ANSWERS_TASK)[:1]:
-            note += f"\n(Answer again with {tool} once it is done.)"
-        update["messages"] = [HumanMessage(content=note, name=CHECK_NAME)]
+        shown.append(HumanMessage(content=note, name=CHECK_NAME))
+    if shown:
+        update["messages"] = shown
     return update
 
 

@@ -42,9 +42,8 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from jarvis_graph.citations import Source
 from jarvis_graph.config import ModelSpec
-from jarvis_graph.messages import shorten, task_sources
+from jarvis_graph.messages import shorten
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
 from jarvis_graph.platforms.errors import ContextTooLongError, PlatformError
@@ -122,10 +121,8 @@ class LocalChatModel(BaseChatModel):
     def build_prompt(self, messages: list[BaseMessage]) -> str:
         """The ChatML prompt for ``messages``: the tools and the reply format in the system turn."""
         system = "\n\n".join(str(m.text) for m in messages if isinstance(m, SystemMessage))
-        cites = proto.cites_answers(self.tools)  # results are shown with their source ids
         if self.tools:
-            rules = proto.CITED_FORMAT_RULES if cites else proto.FORMAT_RULES
-            parts = (system, proto.render_tool_list(self.tools), rules)
+            parts = (system, proto.render_tool_list(self.tools), proto.FORMAT_RULES)
             system = "\n\n".join(p for p in parts if p)
         turns = [proto.Turn("system", system)] if system else []
         task = ""
@@ -134,10 +131,11 @@ class LocalChatModel(BaseChatModel):
             if is_task_message(message):
                 task = str(message.text)
             if getattr(message, "name", None) == CHECK_NAME and _is_answer(previous):
-                # A small model repeats its last answer, however many results came since:
-                # a rejected one is not shown again (the notice says what was wrong).
-                turns[-1].content = proto.REJECTED_ANSWER
-            _append_turn(turns, message, task, cites)
+                # A small model repeats its last answer, however many results came since,
+                # and copies whatever stands in for it: a rejected one is left out (the
+                # notice says what was wrong).
+                turns.pop()
+            _append_turn(turns, message, task)
             previous = message
         return proto.render_prompt(turns)
 
@@ -151,8 +149,6 @@ class LocalChatModel(BaseChatModel):
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
             reply = _Reply(self, llm, self.build_prompt(messages))
-            if proto.cites_answers(self.callable_specs()):
-                reply.sources = task_sources(messages)
             # The answer, unless the first token opens a call (never without tools or with
             # tool_choice="none", always with "required"); then calls under the grammar.
             if not self.call_only:
@@ -185,9 +181,7 @@ def _is_answer(message: BaseMessage | None) -> bool:
     )
 
 
-def _append_turn(
-    turns: list[proto.Turn], message: BaseMessage, task: str, cites: bool = False
-) -> None:
+def _append_turn(turns: list[proto.Turn], message: BaseMessage, task: str) -> None:
     if isinstance(message, SystemMessage):
         return
     if isinstance(message, AIMessage):
@@ -201,10 +195,7 @@ def _append_turn(
         turns.append(proto.Turn("assistant", "\n".join(lines)))
     elif isinstance(message, ToolMessage):
         failed = message.status == "error"
-        source = message.tool_call_id if cites else ""
-        result = proto.result_turn(
-            message.name or "the tool", str(message.text), task, failed, source
-        )
+        result = proto.result_turn(message.name or "the tool", str(message.text), task, failed)
         if turns and turns[-1].role == "user" and turns[-1].content.startswith("Result of "):
             previous = turns[-1].content.rsplit("\n\nThe task was:", 1)[0]
             turns[-1].content = previous + "\n\n" + result  # several results of one turn
@@ -244,7 +235,6 @@ class _Reply:
         self.n_out = 0
         self.prompt_seconds = self.decode_seconds = 0.0
         self.decoded = 0  # tokens after the first of each generation (for the rate)
-        self.sources: list[Source] = []  # what an answer's cites may name (see citations)
 
     def _budget(self) -> int:
         return max(min(self.model.max_tokens, self.room) - self.n_out, 0)
@@ -357,7 +347,7 @@ class _Reply:
 
     def next_object(self) -> None:
         """Decode one tool call under the reply grammar."""
-        schema = proto.reply_schema(self.model.callable_specs(), self.sources)
+        schema = proto.reply_schema(self.model.callable_specs())
         grammar = _grammar(json.dumps(schema))
         budget = self._budget()
         raw = self._text(budget, grammar).strip()

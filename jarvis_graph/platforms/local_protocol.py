@@ -9,19 +9,15 @@ model may answer when no tool fits, and an answer costs plain decoding.
 A tool result goes back as a user turn that repeats the task under it with what to do
 next (a failed result is an answer too when it answers the task).
 
-Pure functions over plain data: no llama.cpp or langchain imports here (the sources an
-answer may cite come from :mod:`jarvis_graph.citations`).
+Pure functions over plain data: no llama.cpp or langchain imports here.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-from jarvis_graph.citations import CITES_MARK, Source, cites_schema
 
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 
@@ -36,16 +32,6 @@ on several lines. Look at the files with a tool before you answer about them.
 When the tool results hold the answer, or no tool fits the request, reply with the answer
 in plain words, without JSON."""
 
-
-CITED_FORMAT_RULES = """# How to reply
-Every reply is one or more tool calls, one JSON object per line: a short "thought", the
-"tool" name and its "arguments", as in {"thought": "...", "tool": "...", "arguments": {...}}.
-Start each task with state_task. Then take the steps with the tools; look at the files with
-a tool before you answer about them, and compute counts and sums with a tool. End the task
-with final_answer: the answer, and the result lines it comes from (each result shows its
-source id)."""
-
-CITED_ANSWER = "Otherwise call final_answer with the answer and the lines it comes from."
 
 RESULT_SUFFIX = (
     "The task was: {task}\n"
@@ -62,19 +48,6 @@ LISTING_SUFFIX = (
     "A listing shows file names only. If the answer is inside a file, read it with read_code "
     "next; otherwise answer the task in plain words, briefly."
 )
-
-
-_CITED_SUFFIX = {
-    RESULT_SUFFIX: f"If the task needs another step, call the next tool. {CITED_ANSWER}",
-    FAILED_SUFFIX: (
-        "This call did not work. Fix the call or use another tool; do not guess. Only when "
-        "the error above answers the task, call final_answer citing it."
-    ),
-    LISTING_SUFFIX: (
-        "A listing shows file names only. If the answer is inside a file, read it with "
-        f"read_code next. {CITED_ANSWER}"
-    ),
-}
 
 
 def render_tool_list(tools: list[dict[str, Any]]) -> str:
@@ -102,27 +75,14 @@ def _type_name(prop: dict[str, Any]) -> str:
     return "/".join(str(k) for k in kinds) or "any"
 
 
-def reply_schema(
-    tools: list[dict[str, Any]], sources: Sequence[Source] | None = None
-) -> dict[str, Any]:
-    """JSON schema of one reply object: a call of one of ``tools``, its thought first.
-
-    A parameter marked as cites (:data:`~jarvis_graph.citations.CITES_MARK`) is narrowed
-    to ``sources`` and their lines: an answer cites only what the task really holds.
-    """
+def reply_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """JSON schema of one reply object: a call of one of ``tools``, its thought first."""
     calls = []
     for tool in tools:
         fn = tool["function"]
         params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
         params.setdefault("type", "object")
         params["additionalProperties"] = False
-        props = params.get("properties") or {}
-        if any(isinstance(p, dict) and p.get(CITES_MARK) for p in props.values()):
-            narrowed = cites_schema(sources or [])
-            params["properties"] = {
-                k: narrowed if isinstance(p, dict) and p.get(CITES_MARK) else p
-                for k, p in props.items()
-            }
         calls.append(
             {
                 "type": "object",
@@ -162,18 +122,7 @@ def tool_call_json(name: str, args: dict[str, Any], thought: str = "") -> str:
     return json.dumps(reply, ensure_ascii=False)
 
 
-def cites_answers(tools: list[dict[str, Any]]) -> bool:
-    """Whether one of ``tools`` takes cites (the run's answers cite their sources)."""
-    for tool in tools:
-        props = (tool["function"].get("parameters") or {}).get("properties") or {}
-        if any(isinstance(p, dict) and p.get(CITES_MARK) for p in props.values()):
-            return True
-    return False
-
-
-def result_turn(
-    name: str, content: str, task: str = "", failed: bool = False, source: str = ""
-) -> str:
+def result_turn(name: str, content: str, task: str = "", failed: bool = False) -> str:
     """The user turn that carries a tool result back to the model.
 
     Small models lose the task after a long result; it is repeated under each result,
@@ -187,11 +136,8 @@ def result_turn(
     else:
         template = RESULT_SUFFIX
     suffix = template.format(task=task or "(see above)")
-    if source:  # answers cite: the answer is a final_answer call, not words
-        suffix = suffix.split("\n", 1)[0] + "\n" + _CITED_SUFFIX[template]
     content = without_line_numbers(name, content)
-    label = f" (source {source})" if source else ""
-    return f"Result of {name}{label}:\n{content}\n\n{suffix}"
+    return f"Result of {name}:\n{content}\n\n{suffix}"
 
 
 _LINE_NUMBER = re.compile(r"^ *\d+ \| ", re.MULTILINE)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from jarvis_graph.citations import ANSWERS_TASK
+from jarvis_graph.citations import DECLARES_TASK
 from jarvis_graph.context import JarvisContext, resolve_settings, running_context
 from jarvis_graph.events import EventBus, get_event_bus
 from jarvis_graph.features.answer_check import AnswerCheck
@@ -187,7 +187,7 @@ class RunServices:
         return bound
 
     def tools_marked(self, *keys: str) -> list[str]:
-        """The run's tools whose metadata sets one of ``keys`` (``ANSWERS_TASK`` ...)."""
+        """The run's tools whose metadata sets one of ``keys`` (``DECLARES_TASK`` ...)."""
         return [n for n, t in self.tools.items() if any((t.metadata or {}).get(k) for k in keys)]
 
     def system_prompt(self, task: str = "") -> str:
@@ -206,7 +206,7 @@ class RunServices:
             date=time.strftime("%Y-%m-%d"),
             os=platform.system(),
             interaction=interaction,
-            finish=_finish_line(sorted(self.tools_marked(ANSWERS_TASK))),
+            finish=_finish_line(self.tools_marked(DECLARES_TASK)),
             tool_names=", ".join(sorted(self.tools)),
         )
         sections = [f.prompt_section(self.setup, task) for f in self.features]
@@ -215,12 +215,12 @@ class RunServices:
         return "".join([prompt, *(s if s.endswith("\n") else f"{s}\n" for s in sections if s)])
 
 
-def _finish_line(answering: list[str]) -> str:
-    """How the prompt says a task ends: an answer tool's call, or words and the marker."""
-    if answering:
+def _finish_line(declaring: list[str]) -> str:
+    """How the prompt says a task starts and ends (declared, answered in words) or ends."""
+    if declaring:
         return (
-            f"- When the task is done, call {answering[0]} with the answer and the result "
-            "lines it comes from."
+            f"- Call {declaring[0]} once, first in each task. When the task is done, give "
+            "the final answer in plain words."
         )
     return (
         "- When the task is done, give the final answer in plain text and end it with "

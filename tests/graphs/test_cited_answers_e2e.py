@@ -1,7 +1,7 @@
 """Cited answers end to end (``answer_check: cited``): the agent graph with a scripted model.
 
 A task is declared with ``state_task``, its steps run real tools on real files, and it ends
-with a ``final_answer`` call whose cites the ``review_answer`` node holds to the results.
+with an answer in words whose cites the ``review_answer`` node locates in the results.
 The graph runs in process on a real SqliteSaver (what the model was bound with is
 recorded), and the CLI as a real process (what a user reads, the exit code a script sees).
 """
@@ -35,12 +35,12 @@ DECLARE = {
     },
 }
 READ = {"name": "read_code", "id": "r1", "args": {"path": "settings.py"}}
-RIGHT_CITES = [{"quote": "PORT = 8123", "source": "r1"}]
+RIGHT_CITES = [{"source": "r1", "quote": "PORT = 8123", "where": ""}]
 
 
-def answer(text: str, cites: list[dict[str, str]]) -> dict[str, Any]:
-    """A turn that ends the task: a final_answer call."""
-    return {"tool_calls": [{"name": "final_answer", "args": {"cites": cites, "answer": text}}]}
+def answer(text: str) -> dict[str, Any]:
+    """A turn that ends the task: an answer in words."""
+    return {"text": text}
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ def test_a_right_cited_answer_completes_with_its_cites(
     turns = [
         {"tool_calls": [DECLARE]},
         {"tool_calls": [READ]},
-        answer("settings.py sets PORT to 8123.", RIGHT_CITES),
+        answer("settings.py sets PORT to 8123."),
     ]
     state = run(ws, tmp_path, turns)
     assert state["status"] == "completed", state.get("answer_problems")
@@ -120,55 +120,57 @@ def test_a_right_cited_answer_completes_with_its_cites(
     assert not state.get("answer_problems")
     last = [m for m in state["messages"] if isinstance(m, AIMessage)][-1]
     assert last.additional_kwargs[CITES_KEY] == RIGHT_CITES
-    assert last.tool_calls == []  # the answer call became the answer; it was never run
+    assert last.tool_calls == []
     assert not any(getattr(m, "name", None) == CHECK_NAME for m in state["messages"])
 
 
-def test_the_first_turn_may_only_declare_the_task(
+def test_the_first_turn_declares_the_next_one_steps_then_words_may_answer(
     ws: Path, tmp_path: Path, bound: list[dict[str, Any]]
 ) -> None:
     turns = [
         {"tool_calls": [DECLARE]},
         {"tool_calls": [READ]},
-        answer("settings.py sets PORT to 8123.", RIGHT_CITES),
+        answer("settings.py sets PORT to 8123."),
     ]
-    run(ws, tmp_path, turns)
-    first, *rest = bound
+    state = run(ws, tmp_path, turns)
+    assert state["status"] == "completed", state.get("answer_problems")
+    first, step, after = bound
     assert first["tools"] == ["state_task"]
     assert first["tool_choice"] == "required" and first["parallel_tool_calls"] is False
-    # once declared, the declaration is offered no more; every turn is a call
-    assert rest, bound
-    for binding in rest:
-        assert "state_task" not in binding["tools"]
-        assert {"read_code", "final_answer"} <= set(binding["tools"])
-        assert binding["tool_choice"] == "required"
+    # once declared, the declaration is offered no more; the first step must be a call (a
+    # reply in words before any step is a plan); after it, a call or an answer in words
+    for binding in (step, after):
+        assert "read_code" in binding["tools"] and "state_task" not in binding["tools"]
+    assert step["tool_choice"] == "required"
+    assert "tool_choice" not in after  # auto
+    # the declaration used up none of max_iterations
+    assert state["iteration"] == 2
+
+
+def test_a_question_of_general_knowledge_may_be_answered_at_once(
+    ws: Path, tmp_path: Path, bound: list[dict[str, Any]]
+) -> None:
+    declare = {**DECLARE, "args": {**DECLARE["args"], "answer": "general_knowledge"}}
+    turns = [{"tool_calls": [declare]}, answer("A leap year has 366 days.")]
+    state = run(ws, tmp_path, turns, "How many days does a leap year have?")
+    assert state["status"] == "completed", state.get("answer_problems")
+    assert "tool_choice" not in bound[1]  # auto: nothing to look up
 
 
 def test_an_answer_no_cite_holds_is_sent_back_then_ends_unverified(
     ws: Path, tmp_path: Path, bound: list[dict[str, Any]]
 ) -> None:
-    wrong = answer("settings.py sets PORT to 8080.", RIGHT_CITES)
+    wrong = answer("settings.py sets PORT to 8080.")
     state = run(ws, tmp_path, [{"tool_calls": [DECLARE]}, {"tool_calls": [READ]}, wrong, wrong])
     notices = [m for m in state["messages"] if getattr(m, "name", None) == CHECK_NAME]
     assert len(notices) == 1  # answer_check_retries: 1
-    assert "8080" in str(notices[0].text) and "final_answer" in str(notices[0].text)
+    assert "8080 appears in no result of this task" in str(notices[0].text)
     assert state["status"] == "unverified"
     assert any("8080" in p for p in state["answer_problems"])
     assert [p["check"] for p in state["review_problems"]] == ["grounded"]
     # the notice is the last human message before the second answer
     humans = [m for m in state["messages"] if isinstance(m, HumanMessage)]
     assert humans[-1].name == CHECK_NAME
-
-
-def test_a_question_of_general_knowledge_completes_without_a_call(
-    ws: Path, tmp_path: Path, bound: list[dict[str, Any]]
-) -> None:
-    declare = {**DECLARE, "args": {**DECLARE["args"], "answer": "general_knowledge"}}
-    # nothing to look up, so nothing to cite (said again if sent back, to end the run)
-    said = answer("A leap year has 366 days.", [])
-    turns = [{"tool_calls": [declare]}, said, said]
-    state = run(ws, tmp_path, turns, "How many days does a leap year have?")
-    assert state["status"] == "completed", state.get("answer_problems")
 
 
 # --- the CLI ---------------------------------------------------------------------------------
@@ -178,7 +180,7 @@ def test_cli_a_right_cited_answer_exits_0(ws: Path, tmp_path: Path) -> None:
     turns = [
         {"tool_calls": [DECLARE]},
         {"tool_calls": [READ]},
-        answer("settings.py sets PORT to 8123.", RIGHT_CITES),
+        answer("settings.py sets PORT to 8123."),
     ]
     code, out = cli(ws, tmp_path, turns)
     assert code == 0, out
@@ -187,11 +189,11 @@ def test_cli_a_right_cited_answer_exits_0(ws: Path, tmp_path: Path) -> None:
 
 
 def test_cli_an_answer_no_cite_holds_exits_4_naming_the_value(ws: Path, tmp_path: Path) -> None:
-    wrong = answer("settings.py sets PORT to 8080.", RIGHT_CITES)
+    wrong = answer("settings.py sets PORT to 8080.")
     code, out = cli(ws, tmp_path, [{"tool_calls": [DECLARE]}, {"tool_calls": [READ]}, wrong, wrong])
     assert code == 4, out
     assert "■ completed (unverified)" in out
-    assert "unverified: 8080 appears in no quote your answer cites" in out
+    assert "unverified: 8080 appears in no result of this task" in out
 
 
 def test_an_answer_on_the_last_allowed_call_is_checked_too(ws: Path, tmp_path: Path) -> None:
@@ -200,9 +202,9 @@ def test_an_answer_on_the_last_allowed_call_is_checked_too(ws: Path, tmp_path: P
     turns = [
         {"tool_calls": [DECLARE]},
         {"tool_calls": [READ]},
-        answer("settings.py sets PORT to 8080.", RIGHT_CITES),  # the third and last call
+        answer("settings.py sets PORT to 8080."),  # the last allowed call
     ]
-    state = run(ws, tmp_path, turns, max_iterations=3)
+    state = run(ws, tmp_path, turns, max_iterations=2)  # the declaration is not counted
     assert state["status"] == "unverified", state.get("final_answer")
     assert any("8080" in p for p in state["answer_problems"])
     assert not any(getattr(m, "name", None) == CHECK_NAME for m in state["messages"])

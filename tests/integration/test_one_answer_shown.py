@@ -28,8 +28,8 @@ DECLARE = {
 }
 
 
-def final(text: str, cites: list[dict[str, str]]) -> dict[str, Any]:
-    return {"tool_calls": [{"name": "final_answer", "args": {"cites": cites, "answer": text}}]}
+def final(text: str) -> dict[str, Any]:
+    return {"text": text}
 
 
 def run_in_pty(ws: Path, script: Path, task: str) -> tuple[int, str]:
@@ -46,23 +46,23 @@ def test_a_rejected_draft_is_one_dim_line_and_the_answer_is_shown_once_with_its_
     (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump({"answer_check": "cited"}))
     (workspace / "report.py").write_text("rows = [90, 80, 100]\nprint(f'total {sum(rows)}')\n")
     run = {"name": "execute_script", "id": RUN, "args": {"script": "python3 report.py"}}
+    read = {"name": "read_code", "id": "read1", "args": {"path": "report.py"}}
     script = write_script(
         tmp_path / "s.yaml",
         [
             {"tool_calls": [DECLARE]},
-            # a draft before the script ran: 100.00 is in no result
-            final("The total printed by report.py is 100.00.", [{"quote": TASK, "source": "task"}]),
+            {"tool_calls": [read]},
+            # a draft before the script ran: 260.00 is in no result
+            final("The total printed by report.py is 260.00."),
             {"tool_calls": [run]},
-            final(
-                "The total printed by report.py is 270.", [{"quote": "total 270", "source": "run1"}]
-            ),
+            final("The total printed by report.py is 270."),
         ],
     )
     code, screen = run_in_pty(workspace, script, TASK)
     assert code == 0, screen
     assert "■ completed" in screen
-    assert "report.py is 100.00" not in screen, screen  # the draft itself is never shown
-    assert screen.count("draft rejected: 100.00 appears in no quote") == 1, screen
+    assert "report.py is 260.00" not in screen, screen  # the draft itself is never shown
+    assert screen.count("draft rejected: 260.00 appears in no result") == 1, screen
     assert screen.count("The total printed by report.py is 270.") == 1, screen
     answer_at = screen.index("The total printed by report.py is 270.")
     assert screen.index("↳ from execute_script: 'total 270'") > answer_at, screen

@@ -16,12 +16,13 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
 
-from jarvis_graph.citations import Cite
+from jarvis_graph.citations import holds, locate, values_in
 from jarvis_graph.context import JarvisContext
-from jarvis_graph.features.answer_check.checks import CHECKS, holds, review, values_in
+from jarvis_graph.features.answer_check.checks import CHECKS, review
 from jarvis_graph.features.answer_check.cited import cited_tools
 from jarvis_graph.features.base import AnswerReview, Problem
 from jarvis_graph.memory.tools import save_memory
+from jarvis_graph.messages import task_sources
 from jarvis_graph.nodes.run_tools import run_tools
 from jarvis_graph.state import CHECK_NAME, AgentState
 from jarvis_graph.tools.builtin import execute_script, list_files, read_code, search_files
@@ -89,17 +90,13 @@ class Thread:
         self.messages += [ai, message]
         return message
 
-    def answer(
-        self, text: str, *cites: tuple[str, str], changed: bool | None = None
-    ) -> AnswerReview:
-        """The review of a final answer ``text`` citing ``(source, quote)`` pairs."""
-        found = [Cite(source, quote) for source, quote in cites]
-        kwargs = {"cites": [{"source": c.source, "quote": c.quote} for c in found]}
-        ai = AIMessage(text, additional_kwargs=kwargs)
+    def answer(self, text: str, changed: bool | None = None) -> AnswerReview:
+        """The review of a final answer ``text``, its cites located as ``review_answer`` does."""
+        cites = locate(text, task_sources(self.messages), [DECLARE.name])
         return AnswerReview(
             answer=text,
-            cites=found,
-            messages=[*self.messages, ai],
+            cites=cites,
+            messages=[*self.messages, AIMessage(text)],
             workspace=self.workspace,
             workspace_changed=changed,
             tools=TOOLS,
@@ -170,13 +167,13 @@ def test_what_an_answer_states_is_held_by_a_quote(answer: str, quote: str, held:
 
 def test_a_right_answer_citing_the_right_line_passes_every_check(ws: Path) -> None:
     thread = port_read(ws)
-    assert review(thread.answer("settings.py sets PORT to 8123.", ("r1", "PORT = 8123"))) == []
+    assert review(thread.answer("settings.py sets PORT to 8123.")) == []
 
 
 def test_the_checks_run_in_their_registry_order(ws: Path) -> None:
     names = [c.__name__ for c in CHECKS]
     assert names.index("actions_done") < names.index("grounded")
-    assert names.index("cites_exist") < names.index("grounded")
+    assert names.index("states_something") < names.index("grounded")
 
 
 def test_an_action_not_done_is_told_before_grounding(ws: Path) -> None:
@@ -196,7 +193,8 @@ def test_an_action_not_done_is_told_before_grounding(ws: Path) -> None:
         "",
         "   ",
         "What port does settings.py set?",  # the task said back
-        'read_code(path="settings.py")',  # a plan naming a tool
+        'read_code(path="settings.py")',  # a call written out
+        "To find it I will use the `search_files` tool, then report it.",  # a plan
     ],
 )
 def test_not_an_answer_fires(ws: Path, answer: str) -> None:
@@ -212,7 +210,7 @@ def test_a_notice_copied_is_not_an_answer(ws: Path) -> None:
 
 
 def test_an_answer_is_an_answer(ws: Path) -> None:
-    found = problems(port_read(ws).answer("8123", ("r1", "PORT = 8123")))
+    found = problems(port_read(ws).answer("8123"))
     assert "not_an_answer" not in found
 
 
@@ -222,16 +220,14 @@ def test_an_answer_is_an_answer(ws: Path) -> None:
 def test_a_run_asked_for_and_not_done_fires(ws: Path) -> None:
     thread = Thread(ws, "Run app.py; what does it print?", "text", asks_to_run_a_program=True)
     thread.step("r1", "read_code", path="app.py")
-    problem = problems(thread.answer('It prints "total:" and 1270.', ("r1", "1270")))[
-        "actions_done"
-    ]
+    problem = problems(thread.answer('It prints "total:" and 1270.'))["actions_done"]
     assert problem.tools_allowed == ("execute_script",)
 
 
 def test_a_run_asked_for_and_done_passes(ws: Path) -> None:
     thread = Thread(ws, "Run app.py; what does it print?", "text", asks_to_run_a_program=True)
     thread.step("x1", "execute_script", script="python3 app.py")
-    assert review(thread.answer("It prints total: 1270.", ("x1", "total: 1270"))) == []
+    assert review(thread.answer("It prints total: 1270.")) == []
 
 
 def test_a_change_asked_for_with_no_file_changed_fires(ws: Path) -> None:
@@ -282,7 +278,7 @@ def test_a_failed_last_run_cited_passes_failure_owned(ws: Path) -> None:
     thread = Thread(ws, "Run broken.py.", "text", asks_to_run_a_program=True)
     message = thread.step("x1", "execute_script", script="python3 broken.py")
     assert "boom: bad input" in message.text
-    found = problems(thread.answer("It failed: boom: bad input.", ("x1", "boom: bad input")))
+    found = problems(thread.answer("It failed: boom: bad input."))
     assert "failure_owned" not in found
 
 
@@ -291,7 +287,7 @@ def test_a_run_that_failed_and_is_owned_up_to_passes_every_check(ws: Path) -> No
     # answer must then pass; the run was asked for, and it ran (its program failed)
     thread = Thread(ws, "Run broken.py.", "text", asks_to_run_a_program=True)
     thread.step("x1", "execute_script", script="python3 broken.py")
-    assert review(thread.answer("It failed: boom: bad input.", ("x1", "boom: bad input"))) == []
+    assert review(thread.answer("It failed: boom: bad input.")) == []
 
 
 # --- states_something -----------------------------------------------------------------------
@@ -303,45 +299,40 @@ def test_a_value_asked_for_and_none_stated_fires(ws: Path) -> None:
 
 def test_a_failure_of_the_file_the_task_names_answers_a_value(ws: Path) -> None:
     thread = Thread(ws, "What port does prod.yaml set?")
-    message = thread.step("r1", "read_code", path="prod.yaml")
-    line = message.text.splitlines()[0]
-    found = problems(thread.answer("There is no such file.", ("r1", line)))
+    thread.step("r1", "read_code", path="prod.yaml")
+    found = problems(thread.answer("There is no such file."))
     assert "states_something" not in found
 
 
 def test_a_failure_of_a_file_the_model_thought_up_answers_nothing(ws: Path) -> None:
     thread = Thread(ws, "What port does the app listen on?")
-    message = thread.step("r1", "read_code", path="server.conf")
-    line = message.text.splitlines()[0]
-    assert "states_something" in problems(thread.answer("There is no such file.", ("r1", line)))
+    thread.step("r1", "read_code", path="server.conf")
+    assert "states_something" in problems(thread.answer("There is no such file."))
 
 
 def test_a_failed_computation_on_a_name_of_the_task_answers_nothing(ws: Path) -> None:
     """The failure that excuses a missing value is one of the file the task names, not of
     an expression the model wrote with the task's identifier in it."""
     thread = Thread(ws, "Read settings.py and report the value of MAX_RETRIES.")
-    message = thread.step("c1", "compute", expression="MAX_RETRIES")
-    line = message.text.splitlines()[0]
+    thread.step("c1", "compute", expression="MAX_RETRIES")
     answer = "The value of MAX_RETRIES is not a valid Python expression."
-    assert "states_something" in problems(thread.answer(answer, ("c1", line)))
+    assert "states_something" in problems(thread.answer(answer))
 
 
 def test_a_file_name_asked_for_needs_a_path(ws: Path) -> None:
     thread = Thread(ws, "Which file sets PORT?", "file_name")
-    message = thread.step("s1", "search_files", pattern="PORT")
-    line = next(x for x in message.text.splitlines() if "PORT" in x and ":" in x)
-    assert "states_something" in problems(thread.answer("The one with PORT = 8123.", ("s1", line)))
-    assert "states_something" not in problems(thread.answer("settings.py", ("s1", line)))
+    thread.step("s1", "search_files", pattern="PORT")
+    assert "states_something" in problems(thread.answer("The one with PORT = 8123."))
+    assert "states_something" not in problems(thread.answer("settings.py"))
 
 
 def test_a_word_a_result_holds_is_a_value_stated(ws: Path) -> None:
     (ws / "README.md").write_text("# Service\nRelease codename: marigold\n")
     thread = Thread(ws, "What release codename does README.md give?")
     thread.step("r1", "read_code", path="README.md")
-    cite = ("r1", "Release codename: marigold")
-    assert "states_something" not in problems(thread.answer("The codename is marigold.", cite))
+    assert "states_something" not in problems(thread.answer("The codename is marigold."))
     # a word of the task said back states nothing
-    assert "states_something" in problems(thread.answer("The release codename.", cite))
+    assert "states_something" in problems(thread.answer("The release codename."))
 
 
 def test_a_search_that_found_nothing_grounds_no_value_of_its_own_pattern(ws: Path) -> None:
@@ -350,8 +341,8 @@ def test_a_search_that_found_nothing_grounds_no_value_of_its_own_pattern(ws: Pat
     message = thread.step("s1", "search_files", pattern="PORT = 9999", path="settings.py")
     line = message.text.splitlines()[0]
     assert "9999" in line  # what the model reads
-    found = problems(thread.answer("PORT is 9999.", ("s1", line)))
-    assert "grounded" in found or "cites_exist" in found
+    found = problems(thread.answer("PORT is 9999."))
+    assert "9999" in found["grounded"].message
 
 
 def test_a_csv_row_holds_each_of_its_fields() -> None:
@@ -359,22 +350,20 @@ def test_a_csv_row_holds_each_of_its_fields() -> None:
     assert holds("total 1,270.50", "1270.5") and not holds("total 1,270.50", "270.5")
 
 
-# --- cites_exist ------------------------------------------------------------------------------
+# --- located cites ----------------------------------------------------------------------
 
 
-def test_a_cite_of_no_result_of_this_task_fires(ws: Path) -> None:
-    found = problems(port_read(ws).answer("8123", ("r9", "PORT = 8123")))
-    assert "r9" in found["cites_exist"].message
+def test_an_answer_is_cited_by_the_result_line_that_holds_its_value(ws: Path) -> None:
+    assert [(c.source, c.quote) for c in port_read(ws).answer("8123").cites] == [
+        ("r1", "PORT = 8123")
+    ]
 
 
-def test_a_quote_its_source_does_not_hold_fires(ws: Path) -> None:
-    found = problems(port_read(ws).answer("8123", ("r1", "PORT = 8123 # default")))
-    assert "cites_exist" in found
-
-
-def test_a_quote_with_other_spacing_exists(ws: Path) -> None:
-    found = problems(port_read(ws).answer("8123", ("r1", "PORT  =  8123")))
-    assert "cites_exist" not in found
+def test_a_value_of_an_earlier_task_is_no_evidence(ws: Path) -> None:
+    thread = port_read(ws)
+    thread.messages += [AIMessage("8123"), HumanMessage("And what level does it log at?")]
+    found = problems(thread.answer("It logs at 8123."))
+    assert "8123" in found["grounded"].message
 
 
 # --- computed ---------------------------------------------------------------------------------
@@ -383,7 +372,7 @@ def test_a_quote_with_other_spacing_exists(ws: Path) -> None:
 def test_a_count_read_off_a_file_fires(ws: Path) -> None:
     thread = Thread(ws, "How many rows of data does sales.csv have?", "count")
     thread.step("r1", "read_code", path="sales.csv")
-    problem = problems(thread.answer("3", ("r1", "wed,5")))["computed"]
+    problem = problems(thread.answer("3"))["computed"]
     assert set(problem.tools_allowed or ()) == {"compute", "execute_script"}
 
 
@@ -393,22 +382,21 @@ def test_a_count_computed_passes(ws: Path) -> None:
         "k1", "compute", expression="len(open('sales.csv').read().splitlines()) - 1"
     )
     assert message.status != "error", message.text
-    line = next(line for line in message.text.splitlines() if "3" in line)
-    assert review(thread.answer("sales.csv has 3 rows of data.", ("k1", line))) == []
+    assert review(thread.answer("sales.csv has 3 rows of data.")) == []
 
 
 # --- grounded ---------------------------------------------------------------------------------
 
 
 def test_a_value_cited_from_a_line_that_does_not_hold_it_fails_grounded(ws: Path) -> None:
-    found = problems(port_read(ws).answer("PORT is 8080.", ("r1", "PORT = 8123")))
+    found = problems(port_read(ws).answer("PORT is 8080."))
     assert "8080" in found["grounded"].message
 
 
 def test_a_value_of_the_task_needs_no_cite(ws: Path) -> None:
     thread = Thread(ws, "Is 8123 the port settings.py sets?", "yes_or_no")
     thread.step("r1", "read_code", path="settings.py")
-    assert "grounded" not in problems(thread.answer("Yes, 8123.", ("r1", "PORT = 8123")))
+    assert "grounded" not in problems(thread.answer("Yes, 8123."))
 
 
 def test_general_knowledge_with_no_call_passes_grounded(ws: Path) -> None:
@@ -451,21 +439,20 @@ def test_a_which_file_answer_citing_a_bare_listing_line_fails_on_topic(ws: Path)
     thread = Thread(ws, "Which file defines parse_config?", "file_name")
     listing = thread.step("l1", "list_files", path=".")
     assert "utils.py" in listing.text.splitlines()
-    found = problems(thread.answer("utils.py", ("l1", "utils.py")))
+    found = problems(thread.answer("utils.py"))
     assert "parse_config" in found["on_topic"].message
     assert "grounded" not in found  # the name is in the line: what is missing is the topic
 
 
 def test_a_which_file_answer_citing_the_definition_passes(ws: Path) -> None:
     thread = Thread(ws, "Which file defines parse_config?", "file_name")
-    hits = thread.step("s1", "search_files", pattern="def parse_config")
-    line = next(line for line in hits.text.splitlines() if "utils.py" in line)
-    assert review(thread.answer("utils.py defines it.", ("s1", line))) == []
+    thread.step("s1", "search_files", pattern="def parse_config")
+    assert review(thread.answer("utils.py defines it.")) == []
 
 
 def test_a_cite_of_the_file_the_task_names_is_on_topic(ws: Path) -> None:
     # the quote holds no name of the task, but its call read the file the task names
-    found = problems(port_read(ws).answer("8123", ("r1", "PORT = 8123")))
+    found = problems(port_read(ws).answer("8123"))
     assert "on_topic" not in found
 
 
@@ -475,18 +462,17 @@ def test_a_cite_of_the_file_the_task_names_is_on_topic(ws: Path) -> None:
 def test_a_file_the_answer_names_that_does_not_exist_fires(ws: Path) -> None:
     thread = Thread(ws, "Which file defines parse_config?", "file_name")
     thread.step("s1", "search_files", pattern="def parse_config")
-    found = problems(thread.answer("helpers/config_utils.py", ("s1", "def parse_config(path):")))
+    found = problems(thread.answer("helpers/config_utils.py"))
     assert "helpers/config_utils.py" in found["files_exist"].message
 
 
 def test_a_file_the_answer_names_that_exists_passes(ws: Path) -> None:
-    found = problems(port_read(ws).answer("settings.py sets 8123.", ("r1", "PORT = 8123")))
+    found = problems(port_read(ws).answer("settings.py sets 8123."))
     assert "files_exist" not in found
 
 
 def test_a_missing_file_said_missing_with_the_line_that_says_so_passes(ws: Path) -> None:
     thread = Thread(ws, "What port does prod.yaml set?")
-    message = thread.step("r1", "read_code", path="prod.yaml")
-    line = next(line for line in message.text.splitlines() if "prod.yaml" in line)
-    found = problems(thread.answer("prod.yaml does not exist.", ("r1", line)))
+    thread.step("r1", "read_code", path="prod.yaml")
+    found = problems(thread.answer("prod.yaml does not exist."))
     assert "files_exist" not in found

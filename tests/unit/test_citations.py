@@ -1,4 +1,4 @@
-"""What an answer may cite: the sources of a task, their lines, and the schema of its cites.
+"""What an answer cites: the sources of a task, their lines, and the lines located for it.
 
 The message lists are real langchain messages, as the graph stores them: a task, the
 context attached to it, the model's calls and their tool messages with their artifacts.
@@ -14,15 +14,15 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from jarvis_graph.citations import (
     CONTEXT,
-    MAX_LINES,
-    QUOTE_CHARS,
+    MAX_CITES,
     TASK,
     Cite,
     Source,
-    cites_of,
-    cites_schema,
-    occurs_in,
-    quotable_lines,
+    holds,
+    lines_of,
+    locate,
+    values_in,
+    words_in,
 )
 from jarvis_graph.messages import task_sources
 from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME
@@ -198,99 +198,94 @@ def test_a_run_that_exits_non_zero_or_times_out_is_failed(
     assert by_id(messages)["r1"].failed is failed
 
 
-# --- quotable_lines ----------------------------------------------------------------------
+# --- values_in, holds ---------------------------------------------------------------------
 
 
-def test_quotable_lines_are_stripped_distinct_and_squashed() -> None:
-    text = "  a  =  1 \n\n\ta = 1\nb = 2\n   \nb = 2\n"
-    assert quotable_lines(text) == ["a = 1", "b = 2"]
+def test_values_are_numbers_and_tokens_with_a_digit_or_a_joining_mark() -> None:
+    text = "kim.ortega@example.org has 1,270.50 in ledger_2 since 2024-05-03; see src/app.py"
+    found = values_in(text)
+    assert "1270.50" in found and "kim.ortega@example.org" in found
+    assert {"ledger_2", "src/app.py", "2024-05-03"} <= set(found)
+    assert "has" not in found and "since" not in found  # plain words are no values
 
 
-def test_a_long_line_is_offered_by_its_start() -> None:
-    long = "x" * (QUOTE_CHARS + 50)
-    (line,) = quotable_lines(long)
-    assert line == "x" * QUOTE_CHARS
+def test_a_number_holds_by_value_a_token_whole() -> None:
+    assert holds("total: 270.0", "270") and holds("a,11,7.00", "7")
+    assert not holds("port 80800", "8080")
+    assert holds("PORT = 8123 in settings.py", "settings.py")
+    assert not holds("mysettings.py", "settings.py")
 
 
-def test_the_last_lines_of_a_long_source_are_offered() -> None:
-    lines = quotable_lines("\n".join(f"line {n}" for n in range(MAX_LINES + 10)))
-    assert len(lines) == MAX_LINES
-    assert lines[0] == "line 10" and lines[-1] == f"line {MAX_LINES + 9}"
+def test_words_of_three_characters_or_more_in_any_script() -> None:
+    assert words_in("It is 七个文件 files, Priya") == ["七个文件", "files", "Priya"]
 
 
-# --- cites_schema ------------------------------------------------------------------------
+# --- lines_of, locate -----------------------------------------------------------------------
 
 
-def test_the_schema_names_only_the_given_sources_and_their_lines() -> None:
+def test_the_context_lines_carry_the_file_they_show_and_no_framing() -> None:
+    head = "Workspace context for this task (attached by Jarvis):"
+    text = f"{head}\n--- a.py ---\nX = 1\n--- b.py ---\nY = 2"
+    assert lines_of(Source(CONTEXT, CONTEXT, text)) == [("X = 1", "a.py"), ("Y = 2", "b.py")]
+
+
+def test_each_value_is_cited_by_the_newest_successful_line_that_holds_it() -> None:
     sources = [
         Source(TASK, TASK, "What port does settings.py set?"),
-        Source("c1", "read_code", 'LOG_LEVEL = "info"\nPORT = 8123', args={}),
-        Source("c2", "list_files", "", args={}),  # nothing to quote: not offered
+        Source(CONTEXT, CONTEXT, "--- settings.py ---\nPORT = 8123"),
+        Source("c1", "read_code", "LOG = 1\nPORT = 8123", args={"path": "settings.py"}),
+        Source("c2", "search_files", "no 8123 here", failed=True),
     ]
-    schema = cites_schema(sources)
-    assert schema["type"] == "array" and schema["minItems"] == 1
-    items = schema["items"]["anyOf"]
-    offered = {i["properties"]["source"]["const"]: i["properties"]["quote"]["enum"] for i in items}
-    assert offered == {
-        "c1": ['LOG_LEVEL = "info"', "PORT = 8123"],
-        TASK: ["What port does settings.py set?"],
-    }
-    # the newest result first, the task last: a small model picks from the top
-    assert [i["properties"]["source"]["const"] for i in items] == ["c1", TASK]
-    for item in items:
-        assert item["required"] == ["quote", "source"]
-        assert item["additionalProperties"] is False
-        assert list(item["properties"]) == ["quote", "source"]  # the line before its source
+    cites = locate("settings.py sets PORT to 8123.", sources)
+    # settings.py is the task's own name: no claim; the read beats the failed search and
+    # the context
+    assert cites == [Cite("c1", "PORT = 8123")]
 
 
-def test_one_source_is_the_item_itself() -> None:
-    schema = cites_schema([Source("c1", "read_code", "PORT = 8123", args={})])
-    assert schema["items"]["properties"]["source"] == {"const": "c1"}
-    assert schema["items"]["properties"]["quote"] == {"enum": ["PORT = 8123"]}
-
-
-@pytest.mark.parametrize("sources", [[], [Source("c1", "list_files", "  \n", args={})]])
-def test_no_quotable_source_allows_no_cite(sources: list[Source]) -> None:
-    assert cites_schema(sources) == {"type": "array", "maxItems": 0}
-
-
-# --- occurs_in, cites_of ---------------------------------------------------------------------
-
-
-def test_a_quote_occurs_whitespace_normalised_case_kept() -> None:
-    source = Source("c1", "read_code", "def  total(rows):\n    return   sum(rows)")
-    assert occurs_in("def total(rows): return sum(rows)", source)
-    assert occurs_in("  return sum(rows)  ", source)
-    assert not occurs_in("RETURN SUM(ROWS)", source)
-    assert not occurs_in("return max(rows)", source)
-    assert not occurs_in("   ", source)  # an empty quote occurs nowhere
-
-
-def test_cites_of_drops_malformed_entries() -> None:
-    raw = [
-        {"source": "c1", "quote": "PORT = 8123"},
-        {"source": "c2", "quote": 8123},  # a number quoted: kept, as text
-        {"quote": "no source"},
-        {"source": 3, "quote": "source not a string"},
-        {"source": "c3"},
-        "c1: PORT = 8123",
-        None,
+def test_the_context_is_cited_with_its_file_when_no_call_holds_the_value() -> None:
+    sources = [
+        Source(TASK, TASK, "What port?"),
+        Source(CONTEXT, CONTEXT, "--- settings.py ---\nPORT = 8123"),
     ]
-    assert cites_of(raw) == [Cite("c1", "PORT = 8123"), Cite("c2", "8123")]
+    assert locate("8123", sources) == [Cite(CONTEXT, "PORT = 8123", "settings.py")]
 
 
-@pytest.mark.parametrize("raw", [None, "c1", {"source": "c1", "quote": "x"}, 3])
-def test_cites_of_something_not_a_list_is_none(raw: Any) -> None:
-    assert cites_of(raw) == []
+def test_a_value_no_result_holds_has_no_cite() -> None:
+    sources = [Source(TASK, TASK, "What port?"), Source("c1", "read_code", "PORT = 8123")]
+    assert locate("It is 8080.", sources) == []
+
+
+def test_the_declaration_and_the_task_are_no_evidence() -> None:
+    sources = [
+        Source(TASK, TASK, "Is 42 the answer?"),
+        Source("d", "state_task", "Noted. 7 steps."),
+    ]
+    assert locate("42, in 7 steps", sources, skip=["state_task"]) == []
+
+
+def test_an_answer_of_words_is_cited_by_the_line_holding_most_of_them() -> None:
+    sources = [
+        Source(TASK, TASK, "What status does the script print?"),
+        Source("c1", "execute_script", "exit code: 0\nstatus: scarlet"),
+        Source("c2", "execute_script", "status: scarlet alarm", failed=True),
+    ]
+    assert locate("The status is scarlet.", sources) == [Cite("c1", "status: scarlet")]
+
+
+def test_at_most_max_cites() -> None:
+    text = "\n".join(f"row {n}" for n in range(100, 120))
+    sources = [Source(TASK, TASK, "rows?"), Source("c1", "read_code", text)]
+    answer = " ".join(str(n) for n in range(100, 120))
+    assert len(locate(answer, sources)) == MAX_CITES
 
 
 # --- the attached context's framing ----------------------------------------------------------
 
 
-def test_the_context_framing_is_never_offered_as_a_quote(tmp_path: Path) -> None:
+def test_the_context_framing_is_never_cited(tmp_path: Path) -> None:
     """Every line attachment_text adds around the files matches CONTEXT_FRAME, no file line
-    does: the context is quoted by what the files hold, not by what Jarvis says of them."""
-    from jarvis_graph.citations import CONTEXT_FRAME, quotable_lines
+    does: the context is cited by what the files hold, not by what Jarvis says of them."""
+    from jarvis_graph.citations import CONTEXT_FRAME
     from jarvis_graph.tools.attachments import AttachLimits, attachment_text
 
     (tmp_path / "settings.py").write_text("MAX_RETRIES = 9\nPORT = 8042\n", encoding="utf-8")
@@ -301,7 +296,7 @@ def test_the_context_framing_is_never_offered_as_a_quote(tmp_path: Path) -> None
     files = {"MAX_RETRIES = 9", "PORT = 8042", "settings.py", "long.txt"} | {
         f"row {i}" for i in range(10)
     }
-    offered = quotable_lines(text, CONTEXT_FRAME)
+    offered = [line for line, _ in lines_of(Source(CONTEXT, CONTEXT, text))]
     framing = [line for line in text.splitlines() if line.strip() and line not in files]
     assert "No file of this name is in the workspace now: nope.py" in offered  # a fact
     assert files <= set(offered)

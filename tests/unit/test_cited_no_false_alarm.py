@@ -7,12 +7,10 @@ would leave is built in a fresh workspace from the task's own data, every call r
 it, a read of each file the task names, the files a right run leaves (``good_files``)
 written with ``write_file``, the task's ``solution`` run with ``execute_script``, the
 memory saved with ``save_memory``, and a search for each value the good answer states that
-no result shows yet. ``task.good`` is the final answer; its cites are picked as a careful
-model picks them under the grammar: offered lines (:func:`quotable_lines`, at most ``MAX_CITES``)
-that hold the answer's values, found with the checks' own :func:`values_in` and
-:func:`holds`. The review is assembled as the ``review_answer`` node assembles it
-(``declared_of``, ``cites_of``, the workspace digest before and after, the services' tool
-metadata) and must find no problem.
+no result shows yet. ``task.good`` is the final answer; its cites are located as the
+``review_answer`` node locates them (:func:`locate`), and the review is assembled as that
+node assembles it (``declared_of``, the workspace digest before and after, the services'
+tool metadata); it must find no problem.
 
 A task whose good transcript gets a problem is a false alarm of a check: it is marked
 ``xfail(strict=True)`` with the check and the cause (:data:`FALSE_ALARMS`), so the suite
@@ -33,19 +31,11 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from jarvis_graph.citations import (
-    CITES_KEY,
-    DECLARES_TASK,
-    MAX_CITES,
-    TASK,
-    Source,
-    cites_of,
-    quotable_lines,
-)
+from jarvis_graph.citations import DECLARES_TASK, Source, holds, lines_of, locate, values_in
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.features.answer_check import checks, workspace_digest
 from jarvis_graph.features.base import AnswerReview
-from jarvis_graph.messages import task_sources, text_of
+from jarvis_graph.messages import task_sources
 from jarvis_graph.nodes.review_answer import declared_of
 from jarvis_graph.nodes.run_tools import run_tools
 from jarvis_graph.runtime.services import services_of
@@ -216,19 +206,13 @@ def _hits(artifact: Any) -> int | None:
     return int(artifact.get("matching_lines") or 0)
 
 
-def offered_lines(sources: list[Source]) -> list[tuple[str, str]]:
-    """``(source id, line)`` as the grammar offers quotes: newest result first, task last."""
+def unshown(answer: str, sources: list[Source]) -> list[str]:
+    """The values of ``answer`` that no line of a result holds yet."""
     # not the declaration (it looked at nothing), nor a search that found nothing (its
     # text only says the pattern back)
-    offered = [s for s in sources if s.tool != "state_task" and _hits(s.artifact) != 0]
-    offered = sorted(reversed(offered), key=lambda s: s.id == TASK)
-    return [(s.id, line) for s in offered for line in quotable_lines(s.text)]
-
-
-def unshown(answer: str, sources: list[Source]) -> list[str]:
-    """The values of ``answer`` that no offered line holds yet."""
-    lines = [q for _, q in offered_lines(sources)]
-    return [v for v in checks.values_in(answer) if not any(checks.holds(q, v) for q in lines)]
+    shown = [s for s in sources if s.tool not in ("task", "state_task") and _hits(s.artifact) != 0]
+    lines = [line for s in shown for line, _ in lines_of(s)]
+    return [v for v in values_in(answer) if not any(holds(q, v) for q in lines)]
 
 
 def look_up(run: Run, values: list[str]) -> None:
@@ -246,45 +230,6 @@ def look_up(run: Run, values: list[str]) -> None:
             listed = True
 
 
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"\w{2,}", text.lower()))
-
-
-def pick_cites(answer: str, sources: list[Source], solution: str | None) -> list[dict[str, str]]:
-    """The lines a careful model cites for ``answer``, among those the grammar offers.
-
-    The line of the solution's run (``solution``: its call id) that holds most of the
-    answer's values (or shares most words with it), else its last line: its output is the
-    answer's evidence. Then, while
-    a value is uncited, the offered line that holds most of those left (the run's first).
-    An answer with nothing of a result to cite cites the line sharing most words with it,
-    or the task.
-    """
-    lines = offered_lines(sources)
-    left = checks.values_in(answer)
-
-    def covers(line: tuple[str, str]) -> int:
-        return sum(checks.holds(line[1], v) for v in left)
-
-    cites: list[tuple[str, str]] = []
-    output = [c for c in lines if c[0] == solution]
-    if output:
-        best = max(output, key=lambda c: (covers(c), len(_words(answer) & _words(c[1]))))
-        cites.append(best if covers(best) or _words(answer) & _words(best[1]) else output[-1])
-    while True:
-        left = [v for v in left if not any(checks.holds(q, v) for _, q in cites)]
-        if not left or len(cites) == MAX_CITES:
-            break
-        best = max(lines, key=lambda c: (covers(c), c[0] == solution))
-        if not covers(best):
-            break
-        cites.append(best)
-    if not cites:
-        shared = max(lines, key=lambda c: len(_words(answer) & _words(c[1])))
-        cites = [shared if _words(answer) & _words(shared[1]) else lines[-1]]
-    return [{"source": i, "quote": q} for i, q in cites]
-
-
 def good_review(task: Any, workspace: Path) -> AnswerReview:
     """The review of ``task``'s known-good transcript, as ``review_answer`` assembles it."""
     task.setup(workspace)
@@ -298,14 +243,13 @@ def good_review(task: Any, workspace: Path) -> AnswerReview:
     before = workspace_digest(workspace)
     declared = declaration(task)
     run.step("state_task", **declared)
-    for name in checks.values_in(task.text):  # the files the task names, read first
+    for name in values_in(task.text):  # the files the task names, read first
         if (workspace / name).is_file():
             run.step("read_code", path=name)
     for path, content in task.good_files.items():
         run.step("write_file", path=path, content=content)
-    solution = None
     if not _PRINTS_ONLY.fullmatch(task.solution.strip()):
-        solution = run.step("execute_script", script=task.solution)
+        run.step("execute_script", script=task.solution)
     if task.name in DETAILS:
         run.step("execute_script", script=DETAILS[task.name])
     for record in task.good_memories():
@@ -317,17 +261,16 @@ def good_review(task: Any, workspace: Path) -> AnswerReview:
         run.step("save_memory", memories=[memory])
     if declared["answer"] != "general_knowledge":  # nothing of the workspace to look up
         look_up(run, unshown(task.good, task_sources(run.messages)))
-    cites = pick_cites(task.good, task_sources(run.messages), solution)
-    ai = AIMessage(task.good, additional_kwargs={CITES_KEY: cites})
-    messages = [*run.messages, ai]
+    declaring = [n for n, m in run.tools.items() if m.get(DECLARES_TASK)]
+    messages = [*run.messages, AIMessage(task.good)]
     return AnswerReview(
-        answer=text_of(ai),
-        cites=cites_of(ai.additional_kwargs[CITES_KEY]),
+        answer=task.good,
+        cites=locate(task.good, task_sources(messages), declaring),
         messages=messages,
         workspace=workspace,
         workspace_changed=None if before is None else workspace_digest(workspace) != before,
         tools=run.tools,
-        declared=declared_of(messages, [n for n, m in run.tools.items() if m.get(DECLARES_TASK)]),
+        declared=declared_of(messages, declaring),
     )
 
 
@@ -354,7 +297,6 @@ FALSE_ALARMS: dict[str, tuple[tuple[str, ...], str]] = {
         _WORD_VALUE[1] + " (nor is the earlier turn that holds it a source of this task)",
     ),
     "count_test_files": _NUMBER_WORD,
-    "log_failed_logins": _NUMBER_WORD,
     "csv_filter_count": _NUMBER_WORD,
     "h_zh_count_py_files": _NUMBER_WORD,
     "h_zh_csv_city_sum": (
@@ -364,12 +306,6 @@ FALSE_ALARMS: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "h_yaml_queue_port": _KEY_PATH,
     "h_zh_yaml_db_port": _KEY_PATH,
-    "h_dates_beta_to_launch": (
-        ("on_topic",),
-        "the answer cites the computation of the difference, whose dates were copied from "
-        "milestones.txt (read in the thread): neither its line nor its arguments name the "
-        "file the task names",
-    ),
 }
 """Tasks whose known-good transcript checks reject: task name -> those checks, and why.
 Findings for the checks, not fixed here."""

@@ -1,9 +1,10 @@
 """The checks of a cited answer: a few general ones, in one ordered registry.
 
-Each check reads the answer, its cites, the task's sources (:mod:`jarvis_graph.citations`)
-and what the model declared the task needs (:mod:`.cited`); none reads a word list, so
-they hold in any language. A check returns at most one :class:`Problem`; the first checks
-find what makes the later ones moot (no answer at all, cites of nothing).
+Each check reads the answer, its cites (the result lines that hold what it states,
+:func:`jarvis_graph.citations.locate`), the task's sources and what the model declared the
+task needs (:mod:`.cited`); none reads a word list, so they hold in any language. A check
+returns at most one :class:`Problem`; the first checks find what makes the later ones moot
+(no answer at all, nothing done that was asked).
 """
 
 from __future__ import annotations
@@ -13,18 +14,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jarvis_graph.citations import DECLARES_TASK, Cite, Source, occurs_in, squash
+from jarvis_graph.citations import (
+    CONTEXT,
+    DECLARES_TASK,
+    TASK,
+    Cite,
+    Source,
+    holds,
+    lines_of,
+    squash,
+    values_in,
+    words_in,
+)
 from jarvis_graph.features.answer_check.cited import ANSWER_KINDS, COMPUTED_KINDS
 from jarvis_graph.features.base import AnswerReview, Problem
 from jarvis_graph.messages import task_sources
 from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME
 
-_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/@:]*[A-Za-z0-9_]|[0-9]")
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
-"""A number: ``1,270.50`` whole, a CSV field (``gadget,11,7.00``) each on its own."""
 COPY_CHARS = 16
 """An answer this long found inside a notice of the run is a copy of it (a short one, "9",
 is found in any text)."""
+_NUMERIC = re.compile(r"\d+(?:\.\d+)?")
 _PATHLIKE = re.compile(r"[/\\]|\.[A-Za-z][A-Za-z0-9]{0,7}$")
 
 
@@ -63,41 +73,18 @@ class Facts:
         return tuple(n for n, m in self.review.tools.items() if m.get(key)) or None
 
 
-def values_in(text: str) -> list[str]:
-    """What an answer states that can be checked.
-
-    Numbers, and tokens that hold a digit or a ``_ . / @`` inside: file names, paths,
-    identifiers, versions, addresses, dates. Plain words are not checked.
-    """
-    found = [m.group(0).replace(",", "") for m in _NUMBER.finditer(text)]
-    for token in _TOKEN.findall(text):
-        if any(c.isdigit() for c in token) and _NUMBER.fullmatch(token):
-            continue  # a number: already taken, by value
-        if any(c.isdigit() for c in token) or re.search(r"[_./@]", token):
-            found.append(token)
-    return list(dict.fromkeys(found))
-
-
-def holds(text: str, value: str) -> bool:
-    """Whether ``text`` states ``value``: a number by value, anything else as a token."""
-    if _NUMBER.fullmatch(value):
-        wanted = float(value.replace(",", ""))
-        return any(abs(float(n.replace(",", "")) - wanted) < 1e-9 for n in _NUMBER.findall(text))
-    pattern = rf"(?<![A-Za-z0-9_]){re.escape(value)}(?![A-Za-z0-9_])"
-    return re.search(pattern, text, re.IGNORECASE) is not None
-
-
 def not_an_answer(facts: Facts) -> Problem | None:
-    """Empty, the task said back, a notice of the run copied, or a plan naming tools."""
+    """Empty, the task said back, a notice of the run copied, or a plan naming a tool."""
     answer = squash(facts.review.answer)
-    task = squash(facts.sources["task"].text) if "task" in facts.sources else ""
+    task = squash(facts.sources[TASK].text) if TASK in facts.sources else ""
     notices = [
         squash(str(m.text))
         for m in facts.review.messages
         if getattr(m, "name", None) in (CHECK_NAME, CORRECTION_NAME)
     ]
-    tools = "|".join(re.escape(n) for n in facts.review.tools)
-    plan = bool(tools) and re.search(rf"\b(?:{tools})\b\s*[({{:]", answer) is not None
+    # an answer that names a tool of the run (the task does not) talks about the steps:
+    # a plan, or a call written out, not what they found
+    plan = any(holds(answer, n) and not holds(task, n) for n in facts.review.tools)
     copied = len(answer) >= COPY_CHARS and any(answer in n for n in notices)
     if not answer or answer == task or copied or plan:
         return Problem(
@@ -106,10 +93,6 @@ def not_an_answer(facts: Facts) -> Problem | None:
             "with what it returned.",
         )
     return None
-
-
-_WORD = re.compile(r"\w{3,}")
-"""A word of an answer, in any script (a name, a code word, 七个)."""
 
 
 def _failed(facts: Facts, source_id: str) -> bool:
@@ -124,24 +107,24 @@ VALUE_KINDS = frozenset({"value", "count", "sum", "max_or_min", "date_difference
 def states_something(facts: Facts) -> Problem | None:
     """A task that asks for a value gets one, or is told that what it names failed.
 
-    Failed means a cited call that failed on a file or path the task names (the file it
-    asks about is not there); the failure of a computation the model thought up answers
+    Failed means a call that failed on a file or path the task names (the file it asks
+    about is not there); the failure of a computation the model thought up answers
     nothing. A file name asked for is a path-like value.
     """
     kind = facts.declared.get("answer")
-    task = facts.sources["task"].text if "task" in facts.sources else ""
+    task = facts.sources[TASK].text if TASK in facts.sources else ""
     # the task's own names said back state nothing ("the value of MAX_RETRIES is ..."); a
-    # word counts when a successful cited result holds it ("marigold", "Devi Rao")
+    # word counts when a successful result holds it ("marigold", "Devi Rao")
     stated = [v for v in values_in(facts.review.answer) if not holds(task, v)]
     found = "\n".join(c.quote for c in facts.cites if not _failed(facts, c.source))
-    stated += [w for w in _WORD.findall(facts.review.answer) if holds(found, w)]
+    stated += [w for w in words_in(facts.review.answer) if holds(found, w)]
     stated = [v for v in stated if not holds(task, v)]
     if kind == "file_name":
         stated = [v for v in stated if _PATHLIKE.search(v)]
     if kind not in VALUE_KINDS or stated:
         return None
     named = {v for v in values_in(task) if _PATHLIKE.search(v)}
-    for source in facts.cited():
+    for source in facts.calls():
         args = " ".join(str(v) for v in (source.args or {}).values())
         if source.failed and any(holds(args, n) for n in named):
             return None
@@ -152,32 +135,14 @@ def states_something(facts: Facts) -> Problem | None:
     )
 
 
-def cites_exist(facts: Facts) -> Problem | None:
-    """Each cite names a source of this task and quotes what that source holds."""
-    for cite in facts.cites:
-        source = facts.sources.get(cite.source)
-        if source is None:
-            return Problem(
-                "cites_exist",
-                f"Your answer cites {cite.source!r}, which is no result of this task: cite a "
-                "result's source id, task or context.",
-            )
-        if not occurs_in(cite.quote, source):
-            return Problem(
-                "cites_exist",
-                f"The quote {cite.quote[:80]!r} is not in {cite.source}: quote its text exactly.",
-            )
-    return None
-
-
 def grounded(facts: Facts) -> Problem | None:
-    """Every value the answer states occurs in a quote it cites (or in the task).
+    """Every value the answer states is held by a line of a result (or by the task).
 
     A question of general knowledge (so declared, no tool called, and no file of the
     workspace named in the task) has nothing to cite.
     """
     quotes = "\n".join(c.quote for c in facts.cites if c.source in facts.sources)
-    task = facts.sources["task"].text if "task" in facts.sources else ""
+    task = facts.sources[TASK].text if TASK in facts.sources else ""
     # a value the user gave is no claim of the answer (a change made: actions_done)
     missing = [
         v for v in values_in(facts.review.answer) if not holds(quotes, v) and not holds(task, v)
@@ -187,8 +152,8 @@ def grounded(facts: Facts) -> Problem | None:
     shown = ", ".join(missing[:3])
     return Problem(
         "grounded",
-        f"{shown} appears in no quote your answer cites: cite the result line that holds it, "
-        "or get it with a tool first.",
+        f"{shown} appears in no result of this task: get it with a tool first, or answer "
+        "with what the results above hold.",
     )
 
 
@@ -196,7 +161,7 @@ def knowledge(facts: Facts) -> bool:
     """Whether the task is a question of general knowledge (nothing of it to look up)."""
     if facts.declared.get("answer") != "general_knowledge" or facts.calls():
         return False
-    task = facts.sources["task"].text if "task" in facts.sources else ""
+    task = facts.sources[TASK].text if TASK in facts.sources else ""
     workspace = facts.review.workspace
     named = [v for v in values_in(task) if _PATHLIKE.search(v)]
     return not any((workspace / v).exists() or any(workspace.rglob(v)) for v in named)
@@ -206,28 +171,40 @@ _IDENTIFIER = re.compile(r"\b(?:[A-Za-z]+_[A-Za-z0-9_]+|[a-z]+[A-Z]\w*|[A-Z][A-Z
 
 
 def on_topic(facts: Facts) -> Problem | None:
-    """The cites touch what the task names.
+    """A file given as the answer is shown to hold what the task names.
 
-    A quote holds one of the task's values or names, or a cited call was made with one
-    (the file the task asks about, read). A line that holds the answer's value but nothing
-    the task asks about (a file name in a listing, for "which file defines f") shows that
-    the value exists, not that it answers.
+    A line of a result holds both the file and one of the task's names (a search's hit
+    ``src/wire.py:3: def checksum``), or a call made on that file returned one of them (a
+    read of it), or a call made with one returned the file (``grep -l``), or the attached
+    context shows one of them in that file's part. A listing line shows that the file
+    exists, not that it is the one asked for.
     """
-    task = facts.sources["task"].text if "task" in facts.sources else ""
-    named = set(values_in(task)) | set(_IDENTIFIER.findall(task))
-    cited = [c for c in facts.cites if c.source in facts.sources and c.source != "task"]
-    if not named or not cited or knowledge(facts):
+    if facts.declared.get("answer") != "file_name":
         return None
-    for cite in cited:
-        args = " ".join(str(v) for v in (facts.sources[cite.source].args or {}).values())
-        if any(holds(cite.quote, n) or holds(args, n) for n in named):
-            return None
-    shown = ", ".join(sorted(named)[:3])
+    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    named = set(values_in(task)) | set(_IDENTIFIER.findall(task))
+    answer = facts.review.answer
+    files = [v for v in values_in(answer) if _PATHLIKE.search(v) and not holds(task, v)]
+    if not named or not files:
+        return None
+    shown = [s for s in facts.calls() if not s.failed]
+    shown += [s for s in facts.sources.values() if s.id == CONTEXT]
+    for source in shown:
+        asked = any(holds(_args_text(source), n) for n in named)
+        for line, where in lines_of(source):
+            for file in files:
+                about = holds(line, file) or holds(where or _args_text(source), file)
+                if about and (asked and holds(line, file) or any(holds(line, n) for n in named)):
+                    return None
     return Problem(
         "on_topic",
-        f"The lines you cite say nothing of what the task asks about ({shown}): find the "
-        "lines that do with a tool, and cite them.",
+        f"Nothing shows that {files[0]} holds what the task asks about "
+        f"({', '.join(sorted(named)[:3])}): look for it with a tool, and answer from that.",
     )
+
+
+def _args_text(source: Source) -> str:
+    return " ".join(str(v) for v in (source.args or {}).values())
 
 
 COUNTING_ARTIFACTS = frozenset({"computation", "run", "listing", "search"})
@@ -236,10 +213,16 @@ as their typed artifacts say: a count cited from them was not counted by reading
 
 
 def computed(facts: Facts) -> Problem | None:
-    """A count, total, extreme or date difference comes from a computation or a run."""
+    """A count, total, extreme or date difference comes from a computation or a run.
+
+    The line that holds the answer's number comes from one; an answer whose number is a
+    word ("nine", 九) is located nowhere, and then a computation or a run of the task
+    that succeeded is what is asked.
+    """
     if facts.declared.get("answer") not in COMPUTED_KINDS:
         return None
-    for source in facts.cited():
+    numeric = any(_NUMERIC.fullmatch(v) for v in values_in(facts.review.answer))
+    for source in facts.cited() if numeric else facts.calls():
         meta = facts.meta(source)
         kind = source.artifact.get("kind") if isinstance(source.artifact, dict) else None
         if source.failed:
@@ -252,7 +235,7 @@ def computed(facts: Facts) -> Problem | None:
     return Problem(
         "computed",
         f"A {facts.declared['answer'].replace('_', ' ')} must come from a computation or a "
-        "run, not from reading: compute it with a tool, then cite that result.",
+        "run, not from reading: compute it with a tool, then answer with its result.",
         tools_allowed=tools or None,
     )
 
@@ -294,16 +277,21 @@ def actions_done(facts: Facts) -> Problem | None:
 
 
 def files_exist(facts: Facts) -> Problem | None:
-    """A file the answer names exists, unless a failed call it cites says otherwise."""
+    """A file the answer names exists, unless a result line says otherwise.
+
+    A file the task names is the user's word, not a claim of the answer ("prod.yaml does
+    not exist"); a value the answer gives about it is grounded or not.
+    """
     workspace = facts.review.workspace
+    task = facts.sources[TASK].text if TASK in facts.sources else ""
     for value in values_in(facts.review.answer):
-        if not _PATHLIKE.search(value) or "@" in value or "://" in value:
+        if not _PATHLIKE.search(value) or "@" in value or "://" in value or holds(task, value):
             continue
         name = value.strip("/")
         if (workspace / name).exists() or any(workspace.rglob(name.split("/")[-1])):
             continue
         if any(holds(c.quote, value) for c in facts.cites):
-            continue  # said of the file with a line that names it: "it does not exist"
+            continue  # said of the file with a result line that names it: "not found"
         return Problem(
             "files_exist",
             f"{value} is not a file of the workspace: name the file that holds the answer, "
@@ -313,14 +301,22 @@ def files_exist(facts: Facts) -> Problem | None:
 
 
 def failure_owned(facts: Facts) -> Problem | None:
-    """The last run's failure is not hidden: an answer after a failed run cites it."""
+    """The last run's failure is not hidden: an answer after a failed run says what failed.
+
+    It states a value or a word of the failed run's output that the task does not hold
+    (the error's name, the line, the message).
+    """
     runs = [s for s in facts.calls() if facts.meta(s).get("runs_code")]
-    if not runs or not runs[-1].failed or runs[-1] in facts.cited():
+    if not runs or not runs[-1].failed:
+        return None
+    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    said = values_in(facts.review.answer) + words_in(facts.review.answer)
+    if any(holds(runs[-1].text, w) and not holds(task, w) for w in said):
         return None
     return Problem(
         "failure_owned",
         "Your last run failed: fix the cause and run it again, or answer that it failed, "
-        "citing its output.",
+        "with what its output says.",
     )
 
 
@@ -329,7 +325,6 @@ CHECKS: tuple[Callable[[Facts], Problem | None], ...] = (
     actions_done,
     failure_owned,
     states_something,
-    cites_exist,
     computed,
     grounded,
     on_topic,
@@ -350,4 +345,4 @@ def review(answer: AnswerReview) -> list[Problem]:
     return [p for p in found if p is not None]
 
 
-__all__ = ["CHECKS", "Facts", "holds", "review", "values_in"]
+__all__ = ["CHECKS", "Facts", "review"]

@@ -1,24 +1,21 @@
-"""The two tools of cited answers: the task's declaration, and the final answer with cites.
+"""The tool of cited answers: the task's declaration.
 
 ``state_task`` is the first call of every task: the model states, under the tool's schema,
 what the task needs done (run, change files, remember) and what kind of answer it asks for.
 The checks hold the answer to that statement, so learning what a task asks takes no word
-list and works in any language the model reads.
-
-``final_answer`` is how a task ends: the answer and its cites. It is never run; the call
-becomes the reply's answer (see ``nodes.call_model``), its cites kept with it.
+list and works in any language the model reads. The answer itself is words; its cites are
+located in the results (:func:`jarvis_graph.citations.locate`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from jarvis_graph.citations import ALWAYS_OFFERED, ANSWERS_TASK, CITES_MARK, DECLARES_TASK
+from jarvis_graph.citations import ALWAYS_OFFERED, DECLARES_TASK
 from jarvis_graph.features.base import run_tool
 
 COMPUTED_KINDS = frozenset({"count", "sum", "max_or_min", "date_difference"})
 """Answer kinds that come from a computation or a run, never from reading."""
-ANSWER_CHARS = 400
 
 AnswerKind = Literal[
     "value",
@@ -44,9 +41,12 @@ def state_task(
     """Say what this task needs before its first step (call it once, first).
 
     Args:
-        answer: What kind of answer the task asks for: value (looked up in a file or a
-            result), count, sum, max_or_min, date_difference, file_name, yes_or_no,
-            general_knowledge (nothing in this workspace to look up), text, or nothing
+        answer: What kind of answer the task asks for: value (one value looked up in a
+            file or a result), count (how many of something), sum (a total of several
+            numbers), max_or_min (the largest or smallest), date_difference (days between
+            dates), file_name (which file), yes_or_no, general_knowledge (a question that
+            nothing in this workspace answers: never when it asks about files, code or
+            the workspace), text (a name, a word, or what a program prints), or nothing
             (the task only asks for something to be done).
         asks_to_run_a_program: The user asks you to run or execute a given script,
             command or test suite (false when you only need to look something up).
@@ -56,47 +56,9 @@ def state_task(
     return "Noted. Now take the first step: call the tool it needs."
 
 
-def final_answer(cites: list[dict[str, str]], answer: str) -> str:
-    """Give the final answer of the task, with the lines of the results it comes from."""
-    return answer
-
-
-CITES_PARAM: dict[str, Any] = {
-    "type": "array",
-    CITES_MARK: True,
-    "description": (
-        'The evidence: [{"quote": LINE, "source": ID}], LINE a line of a result that holds '
-        'what the answer states, ID that result\'s source id ("task" or "context" for those)'
-    ),
-    "items": {
-        "type": "object",
-        "properties": {"quote": {"type": "string"}, "source": {"type": "string"}},
-        "required": ["quote", "source"],
-    },
-}
-FINAL_ANSWER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    # the evidence before the answer: a small model picks the lines, then answers from them
-    "properties": {
-        "cites": CITES_PARAM,
-        "answer": {
-            "type": "string",
-            "maxLength": ANSWER_CHARS,
-            "description": "The answer, briefly, in the language of the task, numbers in digits",
-        },
-    },
-    "required": ["cites", "answer"],
-}
-
-
 def cited_tools() -> list[Any]:
-    """``state_task`` and ``final_answer``, marked for the graph by their metadata."""
+    """``state_task``, marked for the graph by its metadata."""
     declare = run_tool(
         state_task, parse_docstring=True, metadata={DECLARES_TASK: True, ALWAYS_OFFERED: True}
     )
-    answer = run_tool(
-        final_answer,
-        args_schema=FINAL_ANSWER_SCHEMA,
-        metadata={ANSWERS_TASK: True, ALWAYS_OFFERED: True},
-    )
-    return [declare, answer]
+    return [declare]

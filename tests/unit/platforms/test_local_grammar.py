@@ -1,5 +1,5 @@
-"""The local model's reply grammar with cited answers: narrowed to the task's sources, and
-parsable by llama.cpp whatever a cited line holds.
+"""The local model's reply grammar: parsable by llama.cpp whatever a literal of a tool's
+schema holds (an enum, a const), and writing those literals as they read.
 
 The grammars are parsed by llama.cpp itself (``llama_sampler_init_grammar``, the call
 llama-cpp-python makes when it samples under a grammar). Parsing reads no vocabulary
@@ -18,19 +18,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from jarvis_graph.citations import CITES_MARK, TASK, Source, cites_schema
-from jarvis_graph.features.answer_check.cited import cited_tools
+from jarvis_graph.features.answer_check.cited import ANSWER_KINDS, cited_tools
 from jarvis_graph.platforms import local_protocol as proto
-from jarvis_graph.platforms.local import LocalChatModel, _grammar
-from jarvis_graph.tools import artifacts
+from jarvis_graph.platforms.local import _grammar
 from jarvis_graph.tools.builtin import read_code
-from tests.support.fake_llama import FakeLlama, use_fake_llama
 
-DECLARE, ANSWER = cited_tools()
-CITED_TOOLS = [convert_to_openai_tool(t) for t in (read_code, DECLARE, ANSWER)]
+(DECLARE,) = cited_tools()
+TOOLS = [convert_to_openai_tool(t) for t in (read_code, DECLARE)]
 
 AWKWARD = [
     'LOG_LEVEL = "info"',
@@ -64,87 +60,6 @@ def text_of(grammar: Any) -> str:
     return str(grammar._grammar)
 
 
-def final_answer_arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    (option,) = [o for o in schema["oneOf"] if o["properties"]["tool"]["const"] == "final_answer"]
-    return option["properties"]["arguments"]
-
-
-# --- reply_schema ------------------------------------------------------------------------
-
-
-def test_the_cites_parameter_is_marked_for_the_platform() -> None:
-    props = CITED_TOOLS[2]["function"]["parameters"]["properties"]
-    assert props["cites"][CITES_MARK] is True
-
-
-def test_reply_schema_narrows_a_cites_parameter_to_the_sources() -> None:
-    sources = [
-        Source(TASK, TASK, "What level does settings.py log at?"),
-        Source("r1", "read_code", 'LOG_LEVEL = "info"\nPORT = 8123', args={"path": "settings.py"}),
-    ]
-    schema = proto.reply_schema(CITED_TOOLS, sources)
-    arguments = final_answer_arguments(schema)
-    assert arguments["properties"]["cites"] == cites_schema(sources)
-    assert arguments["properties"]["answer"]["maxLength"] > 0  # the rest as the tool has it
-    assert arguments["additionalProperties"] is False
-    # the other tools keep their parameters: nothing else is marked
-    by_tool = {o["properties"]["tool"]["const"]: o for o in schema["oneOf"]}
-    read = by_tool["read_code"]["properties"]["arguments"]["properties"]
-    assert read == CITED_TOOLS[0]["function"]["parameters"]["properties"]
-
-
-def test_without_sources_the_answer_can_cite_nothing() -> None:
-    arguments = final_answer_arguments(proto.reply_schema(CITED_TOOLS))
-    assert arguments["properties"]["cites"] == {"type": "array", "maxItems": 0}
-
-
-def test_a_tool_without_cites_is_not_narrowed() -> None:
-    tools = [convert_to_openai_tool(read_code)]
-    sources = [Source("r1", "read_code", "PORT = 8123", args={})]
-    assert proto.reply_schema(tools, sources) == proto.reply_schema(tools)
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> FakeLlama:
-    return use_fake_llama(monkeypatch)  # its _grammar hands the schema through as text
-
-
-def test_a_cited_answer_is_decoded_under_the_threads_sources(fake: FakeLlama) -> None:
-    answer = {
-        "cites": [{"quote": 'LOG_LEVEL = "info"', "source": "r1"}],
-        "answer": "It logs at info.",
-    }
-    fake.script = lambda p: [
-        json.dumps({"thought": "", "tool": "final_answer", "arguments": answer})
-    ]
-    read = 'settings.py (lines 1-2 of 2)\n 1 | LOG_LEVEL = "info"\n 2 | PORT = 8123'
-    messages = [
-        HumanMessage("What level does settings.py log at?"),
-        AIMessage("", tool_calls=[{"name": "read_code", "args": {"path": "x"}, "id": "r1"}]),
-        ToolMessage(read, tool_call_id="r1", name="read_code", artifact=_read_artifact()),
-    ]
-    model = LocalChatModel(model_path="unused.gguf").bind_tools(
-        [read_code, DECLARE, ANSWER], tool_choice="required", callable_tools=["final_answer"]
-    )
-    reply = model.invoke(messages)
-    assert reply.tool_calls[0]["args"] == answer
-    grammar = json.loads(next(c["grammar"] for c in fake.calls if c["grammar"] is not None))
-    cites = grammar["properties"]["arguments"]["properties"]["cites"]
-    offered = {
-        i["properties"]["source"]["const"]: i["properties"]["quote"]["enum"]
-        for i in cites["items"]["anyOf"]
-    }
-    # the read's lines without the header and the line-number column; the task; nothing else
-    assert offered == {
-        "r1": ['LOG_LEVEL = "info"', "PORT = 8123"],
-        TASK: ["What level does settings.py log at?"],
-    }
-
-
-def _read_artifact() -> dict[str, Any]:
-    return artifacts.read("settings.py", 1, 2, 2)
-
-
 # --- _grammar: llama.cpp parses it ------------------------------------------------------
 
 
@@ -167,15 +82,20 @@ def test_a_const_value_becomes_a_parsable_literal(value: str) -> None:
     assert parses(grammar), grammar
 
 
-def test_a_cited_reply_grammar_over_awkward_lines_parses() -> None:
-    lines = "\n".join(v for v in AWKWARD if v.strip())
-    sources = [
-        Source(TASK, TASK, 'Which "level" does C:\\app\\settings.py log at?'),
-        Source("call_0_1", "read_code", lines, args={"path": "settings.py"}),
-        Source("call_1_0", "execute_script", 'echo "\\\\"\n\\n is a newline', args={}),
-    ]
-    schema = proto.reply_schema(CITED_TOOLS, sources)
-    grammar = text_of(_grammar(json.dumps(schema)))
+def test_a_reply_grammar_over_awkward_literals_parses() -> None:
+    awkward = {
+        "type": "function",
+        "function": {
+            "name": "pick",
+            "description": "Pick one.",
+            "parameters": {
+                "type": "object",
+                "properties": {"value": {"enum": [v for v in AWKWARD if v]}},
+                "required": ["value"],
+            },
+        },
+    }
+    grammar = text_of(_grammar(json.dumps(proto.reply_schema([*TOOLS, awkward]))))
     assert parses(grammar)
 
 
@@ -270,21 +190,18 @@ def test_a_line_in_chinese_is_quoted_as_it_reads_not_as_escapes(vocab: Any) -> N
 
 
 @pytest.mark.slow
-def test_a_cited_answer_may_quote_only_a_line_of_a_real_source(vocab: Any) -> None:
-    sources = [
-        Source(TASK, TASK, "What level does settings.py log at?"),
-        Source("r1", "read_code", 'LOG_LEVEL = "info"\nPORT = 8123', args={"path": "settings.py"}),
-    ]
-    answer_only = [t for t in CITED_TOOLS if t["function"]["name"] == "final_answer"]
-    grammar = _grammar(json.dumps(proto.reply_schema(answer_only, sources)))
+def test_a_declaration_may_state_only_a_listed_answer_kind(vocab: Any) -> None:
+    only = [t for t in TOOLS if t["function"]["name"] == DECLARE.name]
+    grammar = _grammar(json.dumps(proto.reply_schema(only)))
 
-    def reply(quote: str, source: str) -> str:
-        cites = [{"quote": quote, "source": source}]
-        arguments = {"cites": cites, "answer": "It logs at info."}
-        return json.dumps({"thought": "", "tool": "final_answer", "arguments": arguments})
+    def reply(kind: str) -> str:
+        arguments = {
+            "answer": kind,
+            "asks_to_run_a_program": False,
+            "asks_to_change_files": False,
+            "asks_to_remember": False,
+        }
+        return json.dumps({"thought": "", "tool": DECLARE.name, "arguments": arguments})
 
-    assert writes(vocab, grammar, reply('LOG_LEVEL = "info"', "r1"))
-    assert writes(vocab, grammar, reply("What level does settings.py log at?", TASK))
-    assert not writes(vocab, grammar, reply('LOG_LEVEL = "debug"', "r1"))  # not in r1
-    assert not writes(vocab, grammar, reply('LOG_LEVEL = "info"', "r2"))  # no such call
-    assert not writes(vocab, grammar, reply("PORT = 8123", TASK))  # a line of another source
+    assert writes(vocab, grammar, reply(ANSWER_KINDS[0]))
+    assert not writes(vocab, grammar, reply("a guess"))

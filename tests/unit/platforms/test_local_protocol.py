@@ -156,7 +156,7 @@ def test_an_answer_the_check_sent_back_is_not_shown_again() -> None:
     ]
     prompt = _model().build_prompt(messages)
     assert "<|im_start|>assistant\n4<|im_end|>" not in prompt
-    assert f"<|im_start|>assistant\n{proto.REJECTED_ANSWER}<|im_end|>" in prompt
+    assert proto.REJECTED_ANSWER not in prompt  # nothing stands in for it, to be copied
     assert "Your answer is not supported: read b.txt." in prompt
     accepted = [HumanMessage("How many?"), AIMessage("9"), HumanMessage("And now?")]
     assert "<|im_start|>assistant\n9<|im_end|>" in _model().build_prompt(accepted)
