@@ -214,6 +214,24 @@ def test_an_answer_is_an_answer(ws: Path) -> None:
     assert "not_an_answer" not in found
 
 
+# --- looked -------------------------------------------------------------------------------
+
+
+def test_an_answer_about_a_workspace_file_before_any_look_fires(ws: Path) -> None:
+    # declared general knowledge, so no call was required: the declaration was wrong
+    thread = Thread(ws, "Run app.py with python3; what does it print?", "general_knowledge")
+    problem = problems(thread.answer("No knowledge."))["looked"]
+    assert "app.py" in problem.message and problem.tools_allowed is None
+
+
+def test_a_look_or_a_question_of_knowledge_passes_looked(ws: Path) -> None:
+    assert "looked" not in problems(port_read(ws).answer("8123"))
+    thread = Thread(ws, "How many days does a leap year have?", "general_knowledge")
+    assert "looked" not in problems(thread.answer("366"))
+    thread = Thread(ws, "What does prod.yaml set?", "general_knowledge")  # not in the workspace
+    assert "looked" not in problems(thread.answer("It is not there."))
+
+
 # --- actions_done -----------------------------------------------------------------------
 
 
@@ -383,6 +401,17 @@ def test_a_count_computed_passes(ws: Path) -> None:
     )
     assert message.status != "error", message.text
     assert review(thread.answer("sales.csv has 3 rows of data.")) == []
+
+
+def test_a_number_of_the_code_not_of_the_run_asked_for_fires(ws: Path) -> None:
+    (ws / "magic.py").write_text('print("the magic number is", 6 * 7 + 1000)\n')
+    thread = Thread(ws, "Run magic.py; what number does it print?", asks_to_run_a_program=True)
+    thread.step("r1", "read_code", path="magic.py")
+    thread.step("x1", "execute_script", script="python3 magic.py")
+    problem = problems(thread.answer("It prints 6 * 7 + 1000."))["computed"]
+    assert problem.message.startswith("6 is not in what the run printed")
+    assert problem.tools_allowed == ("execute_script",)
+    assert "computed" not in problems(thread.answer("It prints 1042."))
 
 
 # --- grounded ---------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from jarvis_graph.citations import (
     words_in,
 )
 from jarvis_graph.features.answer_check.cited import ANSWER_KINDS, COMPUTED_KINDS
+from jarvis_graph.features.answer_check.workspace import exists
 from jarvis_graph.features.base import AnswerReview, Problem
 from jarvis_graph.messages import task_sources
 from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME
@@ -105,33 +106,38 @@ VALUE_KINDS = frozenset({"value", "count", "sum", "max_or_min", "date_difference
 
 
 def states_something(facts: Facts) -> Problem | None:
-    """A task that asks for a value gets one, or is told that what it names failed.
+    """A task that asks for a value or an answer gets one, or is told what it names failed.
 
-    Failed means a call that failed on a file or path the task names (the file it asks
+    Stated means a value or a word a successful result holds (not the task's own). Failed
+    means a call that failed on a file or path the task names (the file it asks
     about is not there); the failure of a computation the model thought up answers
     nothing. A file name asked for is a path-like value.
     """
     kind = facts.declared.get("answer")
     task = facts.sources[TASK].text if TASK in facts.sources else ""
     # the task's own names said back state nothing ("the value of MAX_RETRIES is ..."); a
-    # word counts when a successful result holds it ("marigold", "Devi Rao")
+    # word counts when a successful result holds it (a codename, a person's name)
     stated = [v for v in values_in(facts.review.answer) if not holds(task, v)]
     found = "\n".join(c.quote for c in facts.cites if not _failed(facts, c.source))
     stated += [w for w in words_in(facts.review.answer) if holds(found, w)]
     stated = [v for v in stated if not holds(task, v)]
     if kind == "file_name":
         stated = [v for v in stated if _PATHLIKE.search(v)]
-    if kind not in VALUE_KINDS or stated:
+    acts = any(facts.declared.get(need) is True for need, _, _ in ACTIONS)
+    # a task declared to ask for nothing and to do nothing still asks for something
+    asks = kind in VALUE_KINDS or kind == "text" or (kind == "nothing" and not acts)
+    if not asks or stated:
         return None
     named = {v for v in values_in(task) if _PATHLIKE.search(v)}
     for source in facts.calls():
         args = " ".join(str(v) for v in (source.args or {}).values())
         if source.failed and any(holds(args, n) for n in named):
             return None
+    what = f"a {kind.replace('_', ' ')}" if kind in VALUE_KINDS else "an answer"
     return Problem(
         "states_something",
-        f"The task asks for a {str(kind).replace('_', ' ')}, and your answer states none: "
-        "answer with it, from the results above or from a further step.",
+        f"The task asks for {what}, and yours states nothing the results above hold: "
+        "answer from them, or take a further step.",
     )
 
 
@@ -164,7 +170,28 @@ def knowledge(facts: Facts) -> bool:
     task = facts.sources[TASK].text if TASK in facts.sources else ""
     workspace = facts.review.workspace
     named = [v for v in values_in(task) if _PATHLIKE.search(v)]
-    return not any((workspace / v).exists() or any(workspace.rglob(v)) for v in named)
+    return not any(exists(workspace, v) for v in named)
+
+
+def looked(facts: Facts) -> Problem | None:
+    """A task that names a file of the workspace gets a look at it before its answer.
+
+    The first step is a call unless the task was declared general knowledge; a task so
+    declared that names a workspace file was declared wrong, and its answer looked at
+    nothing.
+    """
+    if facts.calls():
+        return None
+    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    named = [v for v in values_in(task) if _PATHLIKE.search(v)]
+    here = [v for v in named if exists(facts.review.workspace, v)]
+    if not here:
+        return None
+    return Problem(
+        "looked",
+        f"The task is about {here[0]}, a file of this workspace: look at it with a tool, "
+        "then answer from what it shows.",
+    )
 
 
 _IDENTIFIER = re.compile(r"\b(?:[A-Za-z]+_[A-Za-z0-9_]+|[a-z]+[A-Z]\w*|[A-Z][A-Z0-9]{2,})\b")
@@ -174,7 +201,7 @@ def on_topic(facts: Facts) -> Problem | None:
     """A file given as the answer is shown to hold what the task names.
 
     A line of a result holds both the file and one of the task's names (a search's hit
-    ``src/wire.py:3: def checksum``), or a call made on that file returned one of them (a
+    ``src/hashing.py:3: def digest``), or a call made on that file returned one of them (a
     read of it), or a call made with one returned the file (``grep -l``), or the attached
     context shows one of them in that file's part. A listing line shows that the file
     exists, not that it is the one asked for.
@@ -213,14 +240,18 @@ as their typed artifacts say: a count cited from them was not counted by reading
 
 
 def computed(facts: Facts) -> Problem | None:
-    """A count, total, extreme or date difference comes from a computation or a run.
+    """A number comes from what computed it: a run the task asks for, or a computation.
 
-    The line that holds the answer's number comes from one; an answer whose number is a
-    word ("nine", 九) is located nowhere, and then a computation or a run of the task
-    that succeeded is what is asked.
+    When the task asks for a program to be run and a run worked, the answer's numbers are
+    ones a run printed (not the numbers of the code it runs: ``6 * 7 + 1000``). A count,
+    total, extreme or date difference comes from a computation or a run: the line that
+    holds the answer's number comes from one; an answer whose number is a word ("nine",
+    九) is located nowhere, and then a computation or a run of the task that succeeded is
+    what is asked.
     """
-    if facts.declared.get("answer") not in COMPUTED_KINDS:
-        return None
+    problem = _printed(facts)
+    if problem is not None or facts.declared.get("answer") not in COMPUTED_KINDS:
+        return problem
     numeric = any(_NUMERIC.fullmatch(v) for v in values_in(facts.review.answer))
     for source in facts.cited() if numeric else facts.calls():
         meta = facts.meta(source)
@@ -237,6 +268,33 @@ def computed(facts: Facts) -> Problem | None:
         f"A {facts.declared['answer'].replace('_', ' ')} must come from a computation or a "
         "run, not from reading: compute it with a tool, then answer with its result.",
         tools_allowed=tools or None,
+    )
+
+
+def _printed(facts: Facts) -> Problem | None:
+    """The answer's numbers, for a task that asks for a run, are ones a run printed."""
+    runs = [s for s in facts.calls() if facts.meta(s).get("runs_code") and not s.failed]
+    if facts.declared.get("asks_to_run_a_program") is not True or not runs:
+        return None
+    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    values = values_in(facts.review.answer)
+    # a number, not the start of a version or a date the answer also states (2.3 of 2.3.1)
+    numbers = [
+        v
+        for v in values
+        if _NUMERIC.fullmatch(v)
+        and not holds(task, v)
+        and not any(w != v and w.startswith(v) for w in values)
+    ]
+    printed = "\n".join(s.text for s in runs)
+    missing = [n for n in numbers if not holds(printed, n)]
+    if not missing:
+        return None
+    return Problem(
+        "computed",
+        f"{missing[0]} is not in what the run printed: answer with the run's output, or run "
+        "what prints it.",
+        tools_allowed=tuple(n for n, m in facts.review.tools.items() if m.get("runs_code")) or None,
     )
 
 
@@ -288,7 +346,7 @@ def files_exist(facts: Facts) -> Problem | None:
         if not _PATHLIKE.search(value) or "@" in value or "://" in value or holds(task, value):
             continue
         name = value.strip("/")
-        if (workspace / name).exists() or any(workspace.rglob(name.split("/")[-1])):
+        if exists(workspace, name) or exists(workspace, name.split("/")[-1]):
             continue
         if any(holds(c.quote, value) for c in facts.cites):
             continue  # said of the file with a result line that names it: "not found"
@@ -323,6 +381,7 @@ def failure_owned(facts: Facts) -> Problem | None:
 CHECKS: tuple[Callable[[Facts], Problem | None], ...] = (
     not_an_answer,
     actions_done,
+    looked,
     failure_owned,
     states_something,
     computed,
