@@ -27,7 +27,6 @@ from jarvis_graph.features.code import CodeTools
 from jarvis_graph.features.compute import Compute
 from jarvis_graph.features.documents import Documents
 from jarvis_graph.features.files import FileTools
-from jarvis_graph.features.focused_answer import FocusedAnswer
 from jarvis_graph.features.handoff import Handoff
 from jarvis_graph.features.images import Images
 from jarvis_graph.features.lessons import Lessons
@@ -71,7 +70,6 @@ FEATURES: tuple[Feature, ...] = (
     SubAgents(),
     Planner(),
     Handoff(),
-    FocusedAnswer(),
     AnswerCheck(),
     Chains(),
 )

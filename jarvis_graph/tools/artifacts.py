@@ -124,7 +124,7 @@ class ComputationArtifact(TypedDict):
     value: str
     read_as: str
     """The expression actually computed when the calculator read the given one as another
-    (``sum(numbers.txt)``); ``""`` when it computed the one given."""
+    (``sum(readings.txt)``); ``""`` when it computed the one given."""
 
 
 class EditedFile(TypedDict):
