@@ -1796,6 +1796,8 @@ def describe(message: Any) -> list[str]:
         for cite in message.additional_kwargs.get("cites") or []:
             if isinstance(cite, dict):
                 lines.append(f"    cites {cite.get('source')}: {short(cite.get('quote'), 120)}")
+        if (before := message.response_metadata.get("focused_from")) is not None:
+            lines.append(f"    (focused answer, written again from: {short(before, 160)})")
         return lines
     if kind == "tool":
         return [f"    -> {short(message.content)}"]
@@ -1849,25 +1851,20 @@ def compile_graph() -> Any:
     return build_agent_graph().compile(checkpointer=InMemorySaver(), store=memory_store())
 
 
-def _seen(message: Any) -> tuple[Any, str, str]:
-    cites = (getattr(message, "additional_kwargs", None) or {}).get("cites")
-    return message.id, str(message.content), str(cites)
-
-
 def run_turn(
     graph: Any, text: str, thread_id: str, ctx: dict[str, Any], log: list[str], verbose: bool
 ) -> dict[str, Any]:
     """One user turn on ``thread_id``; new messages go to ``log``. Returns the final state."""
     config = {"recursion_limit": RECURSION_LIMIT, "configurable": {"thread_id": thread_id}}
     before = graph.get_state(config).values.get("messages") or []
-    # an answer the review gave its cites keeps its message's id: shown again, with them
-    seen = {_seen(m) for m in before}
+    # an answer written again (the focused answer) keeps its message's id: both are shown
+    seen = {(m.id, str(m.content)) for m in before}
     state: dict[str, Any] = {}
     for state in graph.stream({"task": text}, config=config, context=ctx, stream_mode="values"):
         for message in state.get("messages", []):
-            if _seen(message) in seen:
+            if (message.id, str(message.content)) in seen:
                 continue
-            seen.add(_seen(message))
+            seen.add((message.id, str(message.content)))
             lines = describe(message)
             log.extend(lines)
             if verbose:
@@ -2309,7 +2306,7 @@ def main() -> int:
     )
     parser.add_argument(
         "--answer-check",
-        choices=("auto", "on", "off"),
+        choices=("auto", "cited", "rules", "off"),
         help="the answer_check setting of the runs (default: the project's default)",
     )
     parser.add_argument("--tasks", type=int, help="run only the first N tasks")

@@ -223,15 +223,19 @@ class Settings(BaseModel):
         default_factory=lambda: {"default": {"normal": ModelSpec(), "cheap": ModelSpec()}}
     )
     confirm: ConfirmMode = "risky"
-    answer_check: Literal["auto", "on", "off"] = "auto"
-    """Cited answers (see README): the task declared first, each final answer checked
-    against the lines of the results that hold what it states. ``auto`` for models of the
-    local platform, ``on`` for every model, ``off`` never."""
+    answer_check: Literal["auto", "cited", "rules", "off"] = "auto"
+    """Check each final answer against the tool results (see README): ``auto`` for models
+    of the local platform, ``rules`` for every model, ``cited`` for every model with cited
+    answers (the task declared first, the answer citing its sources), ``off`` never."""
+    focused_answers: Literal["auto", "on", "off"] = "auto"
+    """Write the final answer again from the task's facts (``focus_answer`` node): ``auto``
+    for models of the local platform."""
     answer_check_retries: int = Field(default=2, ge=0)
     """Times a failed answer goes back to the model before the run ends ``unverified``."""
 
     @field_validator(
         "answer_check",
+        "focused_answers",
         "sub_agents",
         "code_agent_switch",
         "chains",
@@ -240,9 +244,11 @@ class Settings(BaseModel):
     )
     @classmethod
     def _yaml_switch(cls, value: Any, info: Any) -> Any:
-        """YAML reads ``off``/``on`` as booleans: ``off``, and ``ask``, ``auto`` or ``on``."""
+        """YAML reads ``off``/``on`` as booleans: ``off``, and ``rules``, ``ask`` or ``on``."""
         if isinstance(value, bool):
-            on = {"code_agent_switch": "ask", "sandbox": "auto"}.get(info.field_name, "on")
+            on = {"answer_check": "rules", "code_agent_switch": "ask", "sandbox": "auto"}.get(
+                info.field_name, "on"
+            )
             return on if value else "off"
         return value
 
@@ -392,6 +398,7 @@ SETTING_TRUST: dict[str, TrustClass] = {
     "model_groups": "per_model",
     "confirm": "needs_trust",  # lowers confirmation
     "answer_check": "safe",
+    "focused_answers": "safe",
     "answer_check_retries": "safe",
     "max_iterations": "safe",
     "tool_output_limit": "safe",
@@ -692,13 +699,6 @@ def _merge_by_name(base: list[Any], over: list[Any]) -> list[Any]:
     return [*kept, *over]
 
 
-REMOVED_KEYS = {
-    "focused_answers": "cited answers (answer_check) made the rewritten answer unneeded; "
-    "delete the key",
-}
-"""Settings an earlier version had: what a file that still sets one is told."""
-
-
 def _validate_file(path: Path, data: dict[str, Any], node: yaml.Node | None) -> None:
     """Validate one file on its own so errors name the file that holds them."""
     try:
@@ -714,9 +714,7 @@ def _describe(exc: ValidationError, source: str, node: yaml.Node | None) -> str:
         key = ".".join(str(p) for p in loc)
         line = _line_of(node, loc)
         where = f"{source}:{line}" if line else source
-        if err["type"] == "extra_forbidden" and key in REMOVED_KEYS:
-            lines.append(f"{where}: {key!r} was removed: {REMOVED_KEYS[key]}")
-        elif err["type"] == "extra_forbidden":
+        if err["type"] == "extra_forbidden":
             lines.append(f"{where}: unknown key {key!r}")
         else:
             got = _shown_input(loc, err.get("input"))

@@ -19,10 +19,11 @@ from jarvis_graph.marker import strip_complete_marker
 from jarvis_graph.state import CHECK_NAME
 
 _QUIET_EVENTS = {"before_tool_call", "after_tool_call", "before_model_call", "after_model_call"}
-ANSWER_NODES = frozenset({"call_model"})
-"""Nodes whose AI messages are the model's replies."""
-CHECK_NODES = frozenset({"review_answer"})
-"""Nodes that pass or send back an answer (and put it back with its cites)."""
+ANSWER_NODES = frozenset({"call_model", "focus_answer"})
+"""Nodes whose AI messages are the model's replies (a focused answer replaces one); a
+check node may put back the model's own answer."""
+CHECK_NODES = frozenset({"review_answer", "check_answer"})
+"""Nodes that pass or send back an answer."""
 
 
 class TerminalConsole(Console):
@@ -125,7 +126,7 @@ class RunRenderer:
         for message in messages:  # names, arguments and output are text, never markup
             kind = getattr(message, "type", "")
             if kind == "ai" and node in ANSWER_NODES | CHECK_NODES:
-                self._on_reply(message)  # a reply, or the answer a review gave its cites
+                self._on_reply(message)  # a reply, a focused one, or one a check restored
             elif kind == "tool":
                 self._tool_names[str(message.tool_call_id)] = str(message.name)
                 colour = "red" if getattr(message, "status", "") == "error" else "green"

@@ -21,6 +21,8 @@ from jarvis_graph.nodes.call_text import (
     corrections_in_a_row,
     tool_in_text,
 )
+from jarvis_graph.nodes.check_answer import answer_only, check_enabled, tools_asked_for
+from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.nodes.review_answer import declared_of, next_turn, reviewers
 from jarvis_graph.nodes.run_tools import refused_repeats
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS, parse_arguments
@@ -30,7 +32,7 @@ from jarvis_graph.platforms.openai import counting_requests
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.secrets import redact_url, redact_urls
-from jarvis_graph.state import CORRECTION_NAME, AgentState, is_task_message
+from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, AgentState, is_task_message
 from jarvis_graph.tools.protected import protected_targets
 from jarvis_graph.tools.registry import asks_user, is_risky
 
@@ -145,14 +147,16 @@ def _asked(
 ) -> list[str] | None:
     """The tools this turn may call, when the last notice decides them (else any offered).
 
-    On the turn that must call after a model wrote the same call as text twice: the tool
-    it wrote (it wrote ``read_code``; made to call, a small model otherwise picks another
-    tool at random). A review's notice decides its turn elsewhere (:func:`_cited_turn`).
+    After the check's notice: the tools it names. On the turn that must call after a
+    model wrote the same call as text twice: the tool it wrote (it wrote ``read_code``;
+    made to call, a small model otherwise picks another tool at random).
     """
     selected = state.get("selected_tools")
     messages = state["messages"]
     last = getattr(messages[-1], "name", None) if messages else None
     pool = [n for n in services.tools if selected is None or n in selected]
+    if last == CHECK_NAME:
+        return tools_asked_for(state.get("answer_problems") or [], pool)
     if last == CORRECTION_NAME and choice == "required" and len(messages) >= 2:
         written = tool_in_text(text_of(messages[-2]), pool)
         return [written] if written else None
@@ -164,14 +168,19 @@ def _tool_choice(state: AgentState) -> Literal["auto", "none", "required"]:
 
     - ``none``: a repeat was refused. Asked again, a small model repeats it once more or
       calls something else at random; the results it needs are above, so this turn must
-      answer.
-    - ``required``: after a second notice that a reply wrote a tool call as text: the
-      model means to call, and wrote the same prose again after the first notice.
+      answer (the answer check then holds the answer to them). Also after a notice of the
+      answer check that needs no tool: a file the task names is not there, say so.
+    - ``required``: the answer check just sent its notice. What it found missing is
+      evidence, which only a tool gets; answered freely, a small model gives the same
+      answer again. Also after a second notice that a reply wrote a tool call as text:
+      the model means to call, and wrote the same prose again after the first notice.
     """
     messages = state["messages"]
     if refused_repeats(messages):
         return "none"
     last = getattr(messages[-1], "name", None) if messages else None
+    if last == CHECK_NAME:
+        return "none" if answer_only(state.get("answer_problems") or []) else "required"
     if last == CORRECTION_NAME and corrections_in_a_row(messages) >= 2:
         return "required"
     return "auto"
@@ -346,6 +355,8 @@ def route_after_model(
     "run_tools",
     "correct_call_text",
     "ask_user",
+    "focus_answer",
+    "check_answer",
     "review_answer",
     "complete_task",
 ]:
@@ -353,7 +364,7 @@ def route_after_model(
 
     A reply that holds a tool call written as text goes back to the model with a
     correction, at most ``MAX_CORRECTIONS`` times; then ``complete_task`` says so. A final
-    answer goes through ``review_answer`` first when the run reviews its answers; one that
+    answer goes through ``check_answer`` first when the run checks its answers; one that
     was cut off (:func:`~jarvis_graph.platforms.finish.cut_off`) is no answer: the run
     ends ``truncated``.
     """
@@ -375,5 +386,9 @@ def route_after_model(
     if services.context.non_interactive or has_complete_marker(text) or reviewed:
         # An answer given on the last allowed call is checked too (the check sends no
         # notice then: the run ends ``unverified`` when the answer has problems).
-        return "review_answer" if reviewed else "complete_task"
+        if reviewed:
+            return "review_answer"
+        if focus_enabled(services) and not capped:
+            return "focus_answer"
+        return "check_answer" if check_enabled(services) else "complete_task"
     return "ask_user"

@@ -23,6 +23,7 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.features.answer_check import workspace_digest
 from jarvis_graph.features.base import AnswerReview, Problem
 from jarvis_graph.messages import last_ai, task_sources, text_of
+from jarvis_graph.nodes.check_answer import checks_since_task
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import CHECK_NAME, AgentState, is_task_message
 
@@ -72,16 +73,6 @@ def review_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
     if shown:
         update["messages"] = shown
     return update
-
-
-def checks_since_task(messages: list[Any]) -> int:
-    """Review notices sent since the user's last task message."""
-    count = 0
-    for message in reversed(messages):
-        if is_task_message(message):
-            break
-        count += getattr(message, "name", None) == CHECK_NAME
-    return count
 
 
 def declared_of(messages: list[Any], names: Collection[str]) -> dict[str, Any] | None:

@@ -21,8 +21,9 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, EventBus
 from jarvis_graph.history import over_budget
 from jarvis_graph.messages import pending_tool_calls, refused_call, shorten
+from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.platforms.registry import resolve_platform
-from jarvis_graph.runtime.services import current_settings, services_of
+from jarvis_graph.runtime.services import current_services, current_settings, services_of
 from jarvis_graph.state import AgentState, is_task_message
 from jarvis_graph.tools.artifacts import Artifact, masked
 from jarvis_graph.tools.base import ToolEnv, limit_output
@@ -128,6 +129,12 @@ def refused_repeats(messages: list[AnyMessage]) -> set[str]:
     return {m.name or "" for m in _latest_tool_turn(messages) if _repeat_refused(m)}
 
 
+def only_repeats(messages: list[AnyMessage]) -> bool:
+    """Whether the latest tool turn holds only calls refused as repeats."""
+    turn = _latest_tool_turn(messages)
+    return bool(turn) and all(_repeat_refused(m) for m in turn)
+
+
 def _not_again(call: dict[str, Any], messages: list[AnyMessage]) -> ToolMessage:
     """The refusal of a repeated call; when the call failed before, its error said again.
 
@@ -202,12 +209,26 @@ def _run_one(
     )
 
 
-def route_after_tools(state: AgentState) -> Literal["summarize_history", "call_model"]:
+def route_after_tools(
+    state: AgentState,
+) -> Literal["summarize_history", "call_model", "focus_answer"]:
     """Summarize first when the next request would exceed the budget.
+
+    When every call of the turn was refused as a repeat in a run that writes focused
+    answers and asks nobody, the results the model needs are above and it is stuck: the
+    answer is written from them now, without another turn of the model.
 
     The run context is looked up rather than injected: ``update_state(...,
     as_node="run_tools")`` (how the CLI records interrupted calls) routes without one.
     """
+    services = current_services()
+    if (
+        services is not None
+        and services.context.non_interactive
+        and focus_enabled(services)
+        and only_repeats(state["messages"])
+    ):
+        return "focus_answer"
     settings = current_settings()
     budget, rounds = settings.max_input_tokens, settings.auto_summary_rounds
     spec = settings.model_for("normal")

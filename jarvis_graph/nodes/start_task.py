@@ -12,6 +12,7 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event
 from jarvis_graph.features.answer_check import workspace_digest
 from jarvis_graph.messages import text_of
+from jarvis_graph.nodes.check_answer import check_enabled
 from jarvis_graph.nodes.review_answer import reviewers
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import CONTEXT_NAME, AgentState
@@ -52,7 +53,7 @@ def start_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     max_iterations = services.settings.max_iterations
     services.bus.emit(Event.TASK_STARTED, {"task": task, "max_iterations": max_iterations})
     update: dict[str, Any] = {}
-    if fresh and reviewers(services):  # compared at the end
+    if fresh and (check_enabled(services) or reviewers(services)):  # compared at the end
         update["workspace_digest"] = workspace_digest(services.workspace)
     elif fresh and state.get("workspace_digest") is not None:
         update["workspace_digest"] = None  # an earlier task's: not this one's

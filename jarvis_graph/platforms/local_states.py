@@ -2,7 +2,7 @@
 
 llama.cpp keeps one context: the tokens of the last completion, which the next completion
 reuses as far as its prompt starts with them. An agent turn of the local model is followed
-by helper completions on the same model (a sub-agent, a summary, a
+by helper completions on the same model (the focused answer, the answer check's model, a
 tool filter's pick), each with a prompt of its own; the next turn then shared only a few
 tokens with the context and processed its whole prompt again: about 10 s per 1000 tokens
 for the 0.5B model on two cores, most of a task's time.

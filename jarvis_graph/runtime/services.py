@@ -27,6 +27,7 @@ from jarvis_graph.features.code import CodeTools
 from jarvis_graph.features.compute import Compute
 from jarvis_graph.features.documents import Documents
 from jarvis_graph.features.files import FileTools
+from jarvis_graph.features.focused_answer import FocusedAnswer
 from jarvis_graph.features.handoff import Handoff
 from jarvis_graph.features.images import Images
 from jarvis_graph.features.lessons import Lessons
@@ -70,6 +71,7 @@ FEATURES: tuple[Feature, ...] = (
     SubAgents(),
     Planner(),
     Handoff(),
+    FocusedAnswer(),
     AnswerCheck(),
     Chains(),
 )

@@ -124,7 +124,7 @@ class ComputationArtifact(TypedDict):
     value: str
     read_as: str
     """The expression actually computed when the calculator read the given one as another
-    (``sum(readings.txt)``); ``""`` when it computed the one given."""
+    (``sum(numbers.txt)``); ``""`` when it computed the one given."""
 
 
 class EditedFile(TypedDict):

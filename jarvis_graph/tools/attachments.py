@@ -1,6 +1,6 @@
 """Workspace context attached to a new task: the files it names, a small workspace's list.
 
-A task that names ``service.yaml`` needs its content; attaching it (as editors attach files
+A task that names ``app.json`` needs its content; attaching it (as editors attach files
 mentioned in a chat) saves the model a tool round trip, and spares a small local model the
 step it most often skips: it answers from imagination instead of reading the file. Only text
 files inside the workspace are attached, never hidden files or files that look like secrets.

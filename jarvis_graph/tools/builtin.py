@@ -590,7 +590,7 @@ INTERPRETERS = {".py": "python3", ".sh": "bash", ".js": "node", ".rb": "ruby", "
 
 
 def _run_file_hint(script: str, workdir: Path) -> str:
-    """How to run a file that was given as a command (``stats_tool.py`` alone: "not found")."""
+    """How to run a file that was given as a command (``compute.py`` alone: "not found")."""
     words = script.split()
     name = words[0] if words else ""
     interpreter = INTERPRETERS.get(PurePosixPath(name).suffix.lower())

@@ -10,8 +10,8 @@ Python process with memory and CPU limits and a timeout, so that ``9**9**9`` or 
 ``range`` costs at most that.
 
 Given a workspace, the expression may also read it: a Coder model computes "how many test
-files", "the largest value in readings.txt" or "the shipped orders in shipments.csv" far more
-reliably as ``len(glob('**/test_*.py'))`` or ``max(float(n) for n in open('readings.txt'))``
+files", "the largest value in numbers.txt" or "the shipped orders in orders.csv" far more
+reliably as ``len(glob('**/test_*.py'))`` or ``max(float(n) for n in open('numbers.txt'))``
 than by copying every value into a literal. ``open`` only reads, only inside the workspace,
 never hidden or secret-looking files; ``glob`` lists inside the workspace; ``csv``, ``json``
 and ``re`` parse. The process may not write a byte to any file (``RLIMIT_FSIZE`` 0).
@@ -140,7 +140,7 @@ def _unknown_name(name: str, files: bool) -> str:
     return (
         f"unknown name {name!r}: an expression has no variables; read the values from the "
         f"file inside it, as in sum(float(r['{column}']) for r in csv.DictReader(open("
-        "'data.csv'))) for a CSV column, or len(open('server.log').read().splitlines()) for "
+        "'data.csv'))) for a CSV column, or len(open('app.log').read().splitlines()) for "
         "the lines of a file (use the task's file names)"
     )
 
@@ -166,7 +166,7 @@ def check(expression: str, files: bool = False) -> ast.Expression:
             raise CalculationError(_unknown_name(node.id, files))
         if isinstance(node, ast.Attribute) and node.attr not in methods:
             if files and isinstance(node.value, ast.Name) and node.value.id not in names:
-                name = f"{node.value.id}.{node.attr}"  # a file name written bare: readings.txt
+                name = f"{node.value.id}.{node.attr}"  # a file name written bare: numbers.txt
                 example = (
                     f"len(list(csv.DictReader(open('{name}')))) for its data rows"
                     if node.attr.lower() == "csv"
@@ -252,7 +252,7 @@ def calculate(
         check(expression, files=workspace is not None)
     except CalculationError as exc:
         meant = reading(expression, workspace, private) if workspace is not None else None
-        if meant:  # sum(readings.txt), max(celsius): one reading only, said with the value
+        if meant:  # sum(numbers.txt), max(temp_c): one reading only, said with the value
             return Calculation(calculate(meant, timeout, workspace, private, sandbox).value, meant)
         example = suggestion(expression, workspace, private) if workspace is not None else None
         if example:
@@ -300,7 +300,7 @@ _SCAN_FILES = 2_000
 def suggestion(expression: str, workspace: Path, private: Sequence[str]) -> str | None:
     """A runnable expression for what a refused one meant, with the workspace's file.
 
-    Small models write ``max(celsius)`` for a CSV column and ``len(members.csv)`` for a file:
+    Small models write ``max(temp_c)`` for a CSV column and ``len(users.csv)`` for a file:
     the expression they meant reads the one file that has that column (or that name).
     Only a suggestion for the model's next call: nothing is run here.
     """
@@ -314,7 +314,7 @@ def suggestion(expression: str, workspace: Path, private: Sequence[str]) -> str 
     for node in ast.walk(tree):
         func = _enclosing_aggregate(node, parents)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if node.value.id not in known:  # a file name written bare: readings.txt
+            if node.value.id not in known:  # a file name written bare: numbers.txt
                 files = _workspace_files(workspace, private) if files is None else files
                 path = _named_file(files, f"{node.value.id}.{node.attr}")
                 if path is not None:
@@ -329,13 +329,13 @@ def suggestion(expression: str, workspace: Path, private: Sequence[str]) -> str 
 
 _READ_AS = ("sum", "max", "min")
 READ_AS_NOTE = " (read as "
-"""How a result says what its expression was read as (``sum(readings.txt) = 256 (read as ...)``)."""
+"""How a result says what its expression was read as (``sum(numbers.txt) = 256 (read as ...)``)."""
 
 
 def single_call(expression: str, names: Collection[str]) -> tuple[str, ast.expr] | None:
     """``(function, argument)`` of an expression that is one call of ``names``, one argument.
 
-    ``sum(readings.txt)`` is; ``sum(a) + 1``, ``max(a, b)``, ``sum(x, start=1)`` and text
+    ``sum(numbers.txt)`` is; ``sum(a) + 1``, ``max(a, b)``, ``sum(x, start=1)`` and text
     that does not parse are not.
     """
     try:
@@ -356,9 +356,9 @@ def single_call(expression: str, names: Collection[str]) -> tuple[str, ast.expr]
 def reading(expression: str, workspace: Path, private: Sequence[str]) -> str | None:
     """The expression ``sum``/``max``/``min`` of one bare name means, if it means one.
 
-    ``max(readings.txt)`` is the largest number in the workspace's one file of that name
+    ``max(numbers.txt)`` is the largest number in the workspace's one file of that name
     (not a CSV file: which column would it be?), ``sum(qty)`` the sum of the column of the
-    one CSV file that has it. Anything more (``len(members.csv) - 1``, two names) is not
+    one CSV file that has it. Anything more (``len(users.csv) - 1``, two names) is not
     read: the refusal then suggests an expression for the model to write itself.
     """
     call = single_call(expression, _READ_AS)

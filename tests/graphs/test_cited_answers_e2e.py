@@ -1,4 +1,4 @@
-"""Cited answers end to end (``answer_check: on``): the agent graph with a scripted model.
+"""Cited answers end to end (``answer_check: cited``): the agent graph with a scripted model.
 
 A task is declared with ``state_task``, its steps run real tools on real files, and it ends
 with an answer in words whose cites the ``review_answer`` node locates in the results.
@@ -47,7 +47,7 @@ def answer(text: str) -> dict[str, Any]:
 def ws(workspace: Path) -> Path:
     """A workspace whose project settings turn cited answers on, with one file to read."""
     (workspace / ".jarvis").mkdir()
-    config = {"answer_check": "on", "answer_check_retries": 1}
+    config = {"answer_check": "cited", "answer_check_retries": 1}
     (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump(config))
     (workspace / "settings.py").write_text('LOG_LEVEL = "info"\nPORT = 8123\n')
     return workspace

@@ -2,8 +2,7 @@
 
 What the graph does with the local model's replies: a prose answer ends the run, a call
 decided at the first token runs, and a call written as lines of text is sent back with the
-local model's own way of calling (a JSON object), then made properly. Those run with the
-answer check off (``checked`` turns it on: the local model's default).
+local model's own way of calling (a JSON object), then made properly.
 """
 
 from __future__ import annotations
@@ -30,12 +29,7 @@ def llama(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeLlama:
     return use_fake_llama(monkeypatch)
 
 
-def run(
-    workspace: Path, tmp_path: Path, task: str, checked: bool = False, **context: Any
-) -> dict[str, Any]:
-    if not checked:
-        (workspace / ".jarvis").mkdir(exist_ok=True)
-        (workspace / ".jarvis" / "config.yaml").write_text("answer_check: 'off'\n")
+def run(workspace: Path, tmp_path: Path, task: str, **context: Any) -> dict[str, Any]:
     conn = sqlite3.connect(str(tmp_path / "sessions.sqlite"), check_same_thread=False)
     try:
         graph = build_agent_graph().compile(checkpointer=SqliteSaver(conn))
@@ -126,38 +120,22 @@ def test_the_turn_after_a_notice_may_call_only_the_tools_it_names(
     """
     (workspace / "a.py").write_text("print('hi from a')\n")
 
-    notice = "no call did that yet"
-    declared = {
-        "answer": "text",
-        "asks_to_run_a_program": True,
-        "asks_to_change_files": False,
-        "asks_to_remember": False,
-    }
-
     def script(prompt: str) -> list[str]:
         if "Result of execute_script" in prompt:
             return ["It prints hi from a."]
-        if notice in prompt:
+        if "no tool ran anything" in prompt:
             return [call("execute_script", script="python3 a.py")]
-        if "Result of read_code" in prompt:
-            return ["It prints hello."]  # answered without running anything
-        if "Result of state_task" in prompt:
-            return [call("read_code", path="a.py")]
-        return [call("state_task", **declared)]
+        return ["It prints hello."]  # answered without running anything
 
     llama.script = script
     out = run(
-        workspace,
-        tmp_path,
-        "Run a.py with python3 and tell me what it prints.",
-        checked=True,
-        confirm="never",
+        workspace, tmp_path, "Run a.py with python3 and tell me what it prints.", confirm="never"
     )
 
     assert out["status"] == "completed" and "hi from a" in out["final_answer"]
-    after = [c for c in llama.calls if notice in c["prompt"]]
-    after = [c for c in after if "Result of execute_script" not in c["prompt"]]
-    before = [c for c in llama.calls if notice not in c["prompt"]]
+    after = [c for c in llama.calls if "no tool ran anything" in c["prompt"]]
+    after = [c for c in after if "Result of" not in c["prompt"]]
+    before = [c for c in llama.calls if "no tool ran anything" not in c["prompt"]]
     assert after and before
     tools_after = after[0]["prompt"].split("# How to reply")[0]
     tools_before = before[0]["prompt"].split("# How to reply")[0]

@@ -43,7 +43,7 @@ def test_a_rejected_draft_is_one_dim_line_and_the_answer_is_shown_once_with_its_
     workspace: Path, tmp_path: Path
 ) -> None:
     (workspace / ".jarvis").mkdir()
-    (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump({"answer_check": "on"}))
+    (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump({"answer_check": "cited"}))
     (workspace / "report.py").write_text("rows = [90, 80, 100]\nprint(f'total {sum(rows)}')\n")
     run = {"name": "execute_script", "id": RUN, "args": {"script": "python3 report.py"}}
     read = {"name": "read_code", "id": "read1", "args": {"path": "report.py"}}
@@ -76,3 +76,26 @@ def test_without_a_check_the_answer_is_shown_once(workspace: Path, tmp_path: Pat
     assert code == 0, screen
     assert screen.count("All done: 42.") == 1, screen
     assert "COMPLETE" not in screen, screen
+
+
+def test_with_the_rules_a_rejected_draft_names_its_first_problem(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / ".jarvis").mkdir()
+    (workspace / ".jarvis" / "config.yaml").write_text(yaml.safe_dump({"answer_check": "rules"}))
+    (workspace / "report.py").write_text("rows = [90, 80, 100]\nprint(f'total {sum(rows)}')\n")
+    run = {"name": "execute_script", "args": {"script": "python3 report.py"}}
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"text": "The total printed by report.py is 123.45. !!!COMPLETE!!!"},
+            {"tool_calls": [run]},
+            {"text": "The total printed by report.py is 270. !!!COMPLETE!!!"},
+        ],
+    )
+    code, screen = run_in_pty(workspace, script, TASK)
+    assert code == 0, screen
+    assert "report.py is 123.45" not in screen, screen
+    rejected = [line for line in screen.splitlines() if line.startswith("draft rejected:")]
+    assert len(rejected) == 1 and "123.45" in rejected[0], screen
+    assert screen.count("The total printed by report.py is 270.") == 1, screen

@@ -2,7 +2,7 @@
 
 For every task of both splits of ``bench/local_agent.py``, the transcript a careful model
 would leave is built in a fresh workspace from the task's own data, every call run by the
-``run_tools`` node with the real tools (``answer_check: on``, so the run's services offer
+``run_tools`` node with the real tools (``answer_check: cited``, so the run's services offer
 ``state_task``): the task (after its earlier turns), a ``state_task`` declaration that fits
 it, a read of each file the task names, the files a right run leaves (``good_files``)
 written with ``write_file``, the task's ``solution`` run with ``execute_script``, the
@@ -235,7 +235,7 @@ def good_review(task: Any, workspace: Path) -> AnswerReview:
     task.setup(workspace)
     config = workspace / ".jarvis" / "config.yaml"  # hidden: not in the workspace digest
     config.parent.mkdir(exist_ok=True)
-    config.write_text("answer_check: on\n")
+    config.write_text("answer_check: cited\n")
     run = Run(workspace)
     for turn in task.turns:  # an earlier task and its answer; no source of this one
         run.messages += [HumanMessage(turn), AIMessage("Done.")]

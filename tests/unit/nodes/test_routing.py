@@ -83,22 +83,17 @@ def test_iteration_cap_with_pending_calls_completes(ws: str) -> None:
 
 def test_answer_without_marker_asks_the_user_in_interactive_runs(ws: str) -> None:
     s = state(AIMessage("Here is a draft."))
-    # no key configured: the local model, whose answers are reviewed (auto): a reply in
-    # words is its answer, in any run
-    assert route_after_model(s, rt(workspace=ws)) == "review_answer"
-    assert route_after_model(s, rt(workspace=ws, non_interactive=True)) == "review_answer"
-    config = Path(ws) / ".jarvis" / "config.yaml"
-    config.parent.mkdir(exist_ok=True)
-    config.write_text("answer_check: 'off'\n", encoding="utf-8")
     assert route_after_model(s, rt(workspace=ws)) == "ask_user"
+    # no key configured: the local model, whose answers are focused, then checked (auto)
+    assert route_after_model(s, rt(workspace=ws, non_interactive=True)) == "focus_answer"
 
 
 def test_answer_with_marker_completes(ws: str) -> None:
     s = state(AIMessage("Done. !!!COMPLETE!!!"))
-    assert route_after_model(s, rt(workspace=ws)) == "review_answer"
+    assert route_after_model(s, rt(workspace=ws)) == "focus_answer"
 
 
-@pytest.mark.parametrize(("mode", "node"), [("off", "complete_task"), ("on", "review_answer")])
+@pytest.mark.parametrize(("mode", "node"), [("off", "complete_task"), ("rules", "check_answer")])
 def test_the_answer_check_setting_decides_for_every_platform(
     ws: str, mode: str, node: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -111,14 +106,14 @@ def test_the_answer_check_setting_decides_for_every_platform(
     assert route_after_model(s, rt(workspace=ws)) == node
 
 
-def test_a_capped_answer_is_still_reviewed(ws: str) -> None:
-    """The last allowed call's answer goes to the review (which sends no notice then, so a
-    wrong answer ends unverified)."""
+def test_a_capped_answer_is_still_checked_but_not_written_again(ws: str) -> None:
+    """The last allowed call's answer goes to the check (which sends no notice then, so a
+    wrong answer ends unverified), never to a focused answer (another model call)."""
     s = state(AIMessage("Done. !!!COMPLETE!!!"), iteration=10, max_iterations=10)
     config = Path(ws) / ".jarvis" / "config.yaml"
     config.parent.mkdir(exist_ok=True)
-    for mode, node in (("'on'", "review_answer"), ("'off'", "complete_task")):
-        config.write_text(f"answer_check: {mode}\n", encoding="utf-8")
+    for mode, node in (("rules", "check_answer"), ("'off'", "complete_task")):
+        config.write_text(f"answer_check: {mode}\nfocused_answers: 'on'\n", encoding="utf-8")
         assert route_after_model(s, rt(workspace=ws)) == node
 
 

@@ -88,7 +88,7 @@ def test_unknown_tool_lists_the_available_ones(workspace: Path) -> None:
         "There is no tool named 'delete_all'. Available tools: "
         "ask_document, ask_user, clear_memory, compute, edit_file, execute_script, list_files, "
         "methodology, read_code, read_document, retrieve_memory, save_memory, "
-        "search_episodic_memory, search_files, state_task, write_file."
+        "search_episodic_memory, search_files, write_file."
     )
 
 
@@ -275,19 +275,28 @@ def test_a_local_models_history_is_summarized_within_its_window(
 
 
 def test_what_the_next_turn_may_do() -> None:
-    """After a refused repeat the turn must answer; after a call written as text twice, call.
+    """After a refused repeat the turn must answer; after the answer check's notice, call.
 
-    (With checked answers a review's notice decides its turn: ``_cited_turn``.)
+    Unless all the notice tells is that a file the task names is not there.
     """
     from jarvis_graph.nodes.call_model import _tool_choice
-    from jarvis_graph.state import CORRECTION_NAME
+    from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME
 
-    def choice(messages: list) -> str:
-        return _tool_choice({"messages": messages})
+    def choice(messages: list, problems: list[str] | None = None) -> str:
+        return _tool_choice({"messages": messages, "answer_problems": problems or []})
 
     first = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "1")])
     done = [HumanMessage("task"), first, ToolMessage("a.py", tool_call_id="1", name="list_files")]
     assert choice(done) == "auto"
+    notice = HumanMessage("Your answer is not supported ...", name=CHECK_NAME)
+    unsupported = ["the number 42 appears in no tool result: look it up"]
+    assert choice([*done, AIMessage("42"), notice], unsupported) == "required"
+    missing = [
+        "the number 42 appears in no tool result: look it up",
+        "the task names b.py, which is not in the workspace, and the answer does not say so: "
+        "say plainly that it does not exist",
+    ]
+    assert choice([*done, AIMessage("42"), notice], missing) == "none"  # say so: no tool
     refused = ToolMessage("Not run again: you already called list_files", tool_call_id="2")
     again = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "2")])
     assert choice([*done, again, refused]) == "none"
