@@ -83,6 +83,7 @@ function assistantId(graphId) {
 }
 
 function showToolCall(call) {
+  if (call.id) toolNames[call.id] = call.name;
   const args = JSON.stringify(call.args ?? {});
   return log(el("details", { class: "tool", "data-call": call.id || "" },
     el("summary", {}, `⚙ ${call.name} ${args.length > 160 ? `${args.slice(0, 160)}…` : args}`)));
@@ -97,11 +98,35 @@ function showToolResult(message) {
   node.querySelector("summary").append(message.status === "error" ? "  ✗" : "  ✓");
 }
 
-let live = null; // the answer being streamed, token by token
+// A reply is shown once it is an answer that passed its check: while it is written, only
+// how far it got; a draft the check sends back is one dim line, never its text.
+const CHECK_NAME = "jarvis_answer_check";
+const CHECK_NODES = ["review_answer", "check_answer"]; // they pass or send back an answer
+let live = null; // the reply being written
+let written = 0;
+let cites = []; // the sources of the answer that passed: [{source, quote}]
+const toolNames = {}; // call id -> tool, to name an answer's sources
+
 function onMessageChunk([chunk, meta]) {
   if (meta?.langgraph_node !== "call_model" || typeof chunk?.content !== "string" || !chunk.content) return;
-  live = live || say("", "answer live");
-  live.textContent += chunk.content.replace("!!!COMPLETE!!!", "");
+  live = live || say("", "draft live");
+  written += chunk.content.length;
+  live.textContent = `writing… ${written} characters`;
+}
+
+function dropLive() {
+  if (live) live.remove();
+  live = null;
+  written = 0;
+}
+
+function showAnswer(text, sources) {
+  say(text || "(no answer)", "answer");
+  for (const cite of sources || []) {
+    const quote = String(cite.quote ?? "");
+    const shown = quote.length > 120 ? `${quote.slice(0, 120)}…` : quote;
+    say(`↳ from ${toolNames[cite.source] || cite.source}: '${shown}'`, "source");
+  }
 }
 
 function onUpdate(update) {
@@ -109,15 +134,25 @@ function onUpdate(update) {
     if (node === "__interrupt__" || !data) continue;
     for (const message of data.messages || []) {
       if (message.type === "ai" && message.tool_calls?.length) {
-        if (live) { live.remove(); live = null; }
+        dropLive();
         message.tool_calls.forEach(showToolCall);
+      } else if (message.type === "ai" && CHECK_NODES.includes(node)) {
+        cites = message.additional_kwargs?.cites || [];
       } else if (message.type === "tool") {
         showToolResult(message);
       }
     }
+    const notice = (data.messages || []).find((m) => m.type === "human" && m.name === CHECK_NAME);
+    if (CHECK_NODES.includes(node) && notice) {
+      dropLive();
+      cites = [];
+      const first = String((data.answer_problems || [])[0] ?? notice.content).split("\n")[0];
+      say(`draft rejected: ${first}`, "status draft-rejected");
+    }
     if (data.status && data.status !== "running" && data.final_answer !== undefined) {
-      if (live) { live.remove(); live = null; }
-      say(data.final_answer || "(no answer)", "answer");
+      dropLive();
+      showAnswer(data.final_answer, data.status === "completed" ? cites : []);
+      cites = [];
       $("#chat-status").textContent = `${data.status} · session ${state.thread}`;
     }
   }
@@ -287,7 +322,9 @@ async function openInChat(threadId) {
     else if (message.type === "ai" && message.tool_calls?.length) message.tool_calls.forEach(showToolCall);
     else if (message.type === "tool") showToolResult(message);
   }
-  if (snapshot.values?.final_answer) say(snapshot.values.final_answer, "answer");
+  const answered = (snapshot.values?.messages || []).filter((m) => m.type === "ai" && !m.tool_calls?.length).pop();
+  const sources = snapshot.values?.status === "completed" ? answered?.additional_kwargs?.cites : [];
+  if (snapshot.values?.final_answer) showAnswer(snapshot.values.final_answer, sources);
   $("#chat-status").textContent = `${snapshot.values?.status || "?"} · session ${threadId}`;
   show("chat");
   await checkInterrupts();

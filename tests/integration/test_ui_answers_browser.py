@@ -1,0 +1,119 @@
+"""Checked answers in the web console (a real browser): one answer, shown once it passed.
+
+``jarvis ui`` over a workspace whose config turns the answer check on for a scripted model
+that drafts a wrong total before it runs the script. What the page ever shows is recorded
+as it changes (a MutationObserver), so a draft shown for a moment and removed is caught.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.test_ui_browser import WAIT_MS, Console
+from tests.support.browser import chromium
+from tests.support.trust import trust
+
+pytestmark = pytest.mark.slow
+
+TASK = "What total does report.py print?"
+DRAFT = "The total printed by report.py is 260.00."
+DECLARE = {
+    "name": "state_task",
+    "args": {
+        "answer": "value",
+        "asks_to_run_a_program": False,
+        "asks_to_change_files": False,
+        "asks_to_remember": False,
+    },
+}
+TURNS = [
+    {"tool_calls": [DECLARE]},
+    {"tool_calls": [{"name": "read_code", "args": {"path": "report.py"}}]},
+    {"text": DRAFT},  # before the script ran: 260.00 is in no result
+    {"tool_calls": [{"name": "execute_script", "args": {"script": "python3 report.py"}}]},
+    {"text": "The total printed by report.py is 270."},
+]
+
+RECORD = """
+window.seen = [];
+new MutationObserver((changes) => {
+  for (const change of changes) {
+    for (const node of change.addedNodes) window.seen.push(node.textContent || "");
+    if (change.type === "characterData" || change.type === "childList") {
+      window.seen.push(change.target.textContent || "");
+    }
+  }
+}).observe(document.querySelector("#chat-log"), {
+  childList: true, subtree: true, characterData: true,
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    home = tmp_path_factory.mktemp("ui-answers")
+    saved = {k: os.environ.get(k) for k in ("HOME", "JARVIS_HOME")}
+    os.environ["HOME"], os.environ["JARVIS_HOME"] = str(home), str(home / ".jarvis")
+    ws = home / "ws"
+    (ws / ".jarvis").mkdir(parents=True)
+    (ws / "report.py").write_text("rows = [90, 80, 100]\nprint(f'total {sum(rows)}')\n")
+    script = ws / ".jarvis" / "script.yaml"
+    script.write_text(json.dumps({"turns": TURNS}))
+    spec = {"platform": "scripted", "script": str(script)}
+    config = {
+        "answer_check": "cited",
+        "confirm": "never",
+        "model_groups": {"default": {"normal": spec, "cheap": spec}},
+    }
+    (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
+    trust(ws)
+    running = Console(ws, home / "ui.log")
+    try:
+        yield running
+    finally:
+        running.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture
+def page(console: Console) -> Iterator[Any]:
+    with chromium() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        opened = context.new_page()
+        errors: list[str] = []
+        opened.on("pageerror", lambda exc: errors.append(str(exc)))
+        opened.goto(console.url)
+        opened.wait_for_selector("body[data-ready=true]", timeout=WAIT_MS)
+        yield opened
+        context.close()
+        assert errors == []  # no script error on the page
+
+
+def test_a_rejected_draft_is_one_dim_line_and_the_answer_shows_once_with_its_source(
+    page: Any, tmp_path: Path
+) -> None:
+    page.evaluate(RECORD)
+    page.click("#chat-new")
+    page.fill("#chat-task", TASK)
+    page.click("#chat-send")
+    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    page.screenshot(path=str(tmp_path / "answers.png"))
+    seen = page.evaluate("window.seen")
+    assert not any(DRAFT in text for text in seen), seen  # never shown, not for a moment
+    rejected = page.locator(".msg.draft-rejected").all_inner_texts()
+    assert len(rejected) == 1 and rejected[0].startswith("draft rejected: 260.00"), rejected
+    answers = page.locator(".msg.answer").all_inner_texts()
+    assert answers == ["The total printed by report.py is 270."]
+    sources = page.locator(".msg.source").all_inner_texts()
+    assert sources == ["↳ from execute_script: 'total 270'"], sources
+    assert page.inner_text("#chat-status").startswith("completed")
