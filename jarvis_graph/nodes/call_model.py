@@ -49,8 +49,10 @@ def call_model(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     messages = state["messages"]
     cited = _cited_turn(state, services)
     declaring = set(services.tools_marked(DECLARES_TASK))
-    # the declaration is no step of the work: it does not use up one of max_iterations
-    counted = not (cited is not None and cited[1] is not None and set(cited[1]) <= declaring)
+    # the declaration is no step of the work: its first try does not use up one of
+    # max_iterations (a model that does not declare when told to still counts every turn)
+    declaring_turn = cited is not None and cited[1] is not None and set(cited[1]) <= declaring
+    counted = not (declaring_turn and not _replied(messages))
     iteration = state.get("iteration", 0) + int(counted)
     bus.emit(Event.BEFORE_MODEL_CALL, {"iteration": iteration, "message_count": len(messages)})
     choice: Literal["auto", "none", "required"]
@@ -130,6 +132,12 @@ def _cited_turn(
     if declared.get("answer") != "general_knowledge" and not _stepped(messages, declaring):
         return "required", rest
     return "auto", rest
+
+
+def _replied(messages: list[Any]) -> bool:
+    """Whether the model replied since the latest task message."""
+    start = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
+    return any(getattr(m, "type", "") == "ai" for m in messages[start + 1 :])
 
 
 def _stepped(messages: list[Any], declaring: list[str]) -> bool:

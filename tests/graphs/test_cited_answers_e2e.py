@@ -208,3 +208,19 @@ def test_an_answer_on_the_last_allowed_call_is_checked_too(ws: Path, tmp_path: P
     assert state["status"] == "unverified", state.get("final_answer")
     assert any("8080" in p for p in state["answer_problems"])
     assert not any(getattr(m, "name", None) == CHECK_NAME for m in state["messages"])
+
+
+def test_a_model_that_never_declares_still_uses_up_its_iterations(
+    ws: Path, tmp_path: Path
+) -> None:
+    """Only the first try of a declaration is free: a model that calls other tools when it
+    must declare (a provider may ignore tool_choice) ends at the cap, not in a loop of free
+    turns."""
+    turns = [
+        {"tool_calls": [{"name": "read_code", "id": f"r{n}", "args": {"path": "settings.py"}}]}
+        for n in range(6)
+    ]
+    state = run(ws, tmp_path, turns, max_iterations=2)
+    replies = [m for m in state["messages"] if isinstance(m, AIMessage)]
+    assert len(replies) == 3, [m.tool_calls for m in replies]  # the free first try, then 2
+    assert state["status"] == "max_iterations"
