@@ -1,8 +1,9 @@
 """Checked answers in the web console (a real browser): one answer, shown once it passed.
 
-``jarvis ui`` over a workspace whose config turns the answer check on for a scripted model
-that drafts a wrong total before it runs the script. What the page ever shows is recorded
-as it changes (a MutationObserver), so a draft shown for a moment and removed is caught.
+``jarvis ui`` over a workspace whose config turns the answer check on (the rules, and cited
+answers) for a scripted model that drafts a wrong total before it runs the script. What
+the page ever shows is recorded as it changes (a MutationObserver), so a draft shown for a
+moment and removed is caught.
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ TURNS = [
     {"text": "The total printed by report.py is 270."},
 ]
 
+RULES_TURNS = [
+    {"text": f"{DRAFT} !!!COMPLETE!!!"},  # before the script ran
+    {"tool_calls": [{"name": "execute_script", "args": {"script": "python3 report.py"}}]},
+    {"text": "The total printed by report.py is 270. !!!COMPLETE!!!"},
+]
+MODES = {"cited": TURNS, "rules": RULES_TURNS}
+
 RECORD = """
 window.seen = [];
 new MutationObserver((changes) => {
@@ -55,19 +63,22 @@ new MutationObserver((changes) => {
 """
 
 
-@pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
-    home = tmp_path_factory.mktemp("ui-answers")
+@pytest.fixture(scope="module", params=sorted(MODES))
+def console(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Console, str]]:
+    mode = request.param
+    home = tmp_path_factory.mktemp(f"ui-answers-{mode}")
     saved = {k: os.environ.get(k) for k in ("HOME", "JARVIS_HOME")}
     os.environ["HOME"], os.environ["JARVIS_HOME"] = str(home), str(home / ".jarvis")
     ws = home / "ws"
     (ws / ".jarvis").mkdir(parents=True)
     (ws / "report.py").write_text("rows = [90, 80, 100]\nprint(f'total {sum(rows)}')\n")
     script = ws / ".jarvis" / "script.yaml"
-    script.write_text(json.dumps({"turns": TURNS}))
+    script.write_text(json.dumps({"turns": MODES[mode]}))
     spec = {"platform": "scripted", "script": str(script)}
     config = {
-        "answer_check": "cited",
+        "answer_check": mode,
         "confirm": "never",
         "model_groups": {"default": {"normal": spec, "cheap": spec}},
     }
@@ -75,7 +86,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     trust(ws)
     running = Console(ws, home / "ui.log")
     try:
-        yield running
+        yield running, mode
     finally:
         running.stop()
         for key, value in saved.items():
@@ -86,13 +97,13 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
 
 
 @pytest.fixture
-def page(console: Console) -> Iterator[Any]:
+def page(console: tuple[Console, str]) -> Iterator[Any]:
     with chromium() as browser:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         opened = context.new_page()
         errors: list[str] = []
         opened.on("pageerror", lambda exc: errors.append(str(exc)))
-        opened.goto(console.url)
+        opened.goto(console[0].url)
         opened.wait_for_selector("body[data-ready=true]", timeout=WAIT_MS)
         yield opened
         context.close()
@@ -100,7 +111,7 @@ def page(console: Console) -> Iterator[Any]:
 
 
 def test_a_rejected_draft_is_one_dim_line_and_the_answer_shows_once_with_its_source(
-    page: Any, tmp_path: Path
+    page: Any, console: tuple[Console, str], tmp_path: Path
 ) -> None:
     page.evaluate(RECORD)
     page.click("#chat-new")
@@ -111,9 +122,15 @@ def test_a_rejected_draft_is_one_dim_line_and_the_answer_shows_once_with_its_sou
     seen = page.evaluate("window.seen")
     assert not any(DRAFT in text for text in seen), seen  # never shown, not for a moment
     rejected = page.locator(".msg.draft-rejected").all_inner_texts()
-    assert len(rejected) == 1 and rejected[0].startswith("draft rejected: 260.00"), rejected
+    assert len(rejected) == 1 and "260" in rejected[0], rejected
+    assert rejected[0].startswith("draft rejected: "), rejected
     answers = page.locator(".msg.answer").all_inner_texts()
-    assert answers == ["The total printed by report.py is 270."]
+    assert [a.replace(" !!!COMPLETE!!!", "") for a in answers] == [
+        "The total printed by report.py is 270."
+    ]
     sources = page.locator(".msg.source").all_inner_texts()
-    assert sources == ["↳ from execute_script: 'total 270'"], sources
+    if console[1] == "cited":
+        assert sources == ["↳ from execute_script: 'total 270'"], sources
+    else:  # the rules cite nothing
+        assert sources == [], sources
     assert page.inner_text("#chat-status").startswith("completed")
