@@ -210,9 +210,7 @@ def test_an_answer_on_the_last_allowed_call_is_checked_too(ws: Path, tmp_path: P
     assert not any(getattr(m, "name", None) == CHECK_NAME for m in state["messages"])
 
 
-def test_a_model_that_never_declares_still_uses_up_its_iterations(
-    ws: Path, tmp_path: Path
-) -> None:
+def test_a_model_that_never_declares_still_uses_up_its_iterations(ws: Path, tmp_path: Path) -> None:
     """Only the first try of a declaration is free: a model that calls other tools when it
     must declare (a provider may ignore tool_choice) ends at the cap, not in a loop of free
     turns."""
