@@ -1905,9 +1905,9 @@ def memories_after(ws: Path, thread_id: str) -> list[dict[str, Any]]:
 
 def model_replies(messages: list[Any]) -> int:
     """The model's replies to the latest task (a declaration too, which the cap skips)."""
-    from jarvis_graph.state import is_task_message
+    from jarvis_graph.state import task_start
 
-    start = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
+    start = task_start(messages)
     return sum(1 for m in messages[start + 1 :] if getattr(m, "type", "") == "ai")
 
 

@@ -33,8 +33,6 @@ CITES_KEY = "cites"
 
 MAX_CITES = 6
 """Cites shown for one answer (a total and the rows it adds up)."""
-QUOTE_CHARS = 160
-"""The longest quote: a longer line is cited by its start."""
 
 _LINE_COLUMN = re.compile(r"^ *\d+ \| ", re.MULTILINE)
 """A read's line-number column: a position in a file, not a value of it."""

@@ -8,7 +8,7 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 
 from jarvis_graph.citations import CONTEXT, TASK, Source, plain
-from jarvis_graph.state import CONTEXT_NAME, is_task_message
+from jarvis_graph.state import CONTEXT_NAME, task_start
 
 
 def last_ai(messages: list[AnyMessage]) -> AIMessage | None:
@@ -89,7 +89,7 @@ def task_sources(messages: Sequence[BaseMessage]) -> list[Source]:
     Refused calls (a repeat not run, a declined call) are no source: their text says what
     did not happen and may quote the model's own reply.
     """
-    start = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
+    start = task_start(messages)
     if start < 0:
         return []
     asked: dict[str, dict[str, Any]] = {}

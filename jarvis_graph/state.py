@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
@@ -32,6 +33,11 @@ def is_task_message(message: object) -> bool:
     return getattr(message, "type", None) == "human" and (
         getattr(message, "name", None) not in NOT_TASK_NAMES
     )
+
+
+def task_start(messages: Sequence[object]) -> int:
+    """The index of the latest task message in ``messages`` (-1: there is none)."""
+    return max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
 
 
 class AgentInput(TypedDict):

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemM
 
 from jarvis_graph.features.base import Feature, RunSetup
 from jarvis_graph.messages import refused_call
-from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, is_task_message
+from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, is_task_message, task_start
 
 FROM_REPEATS = "(repeated calls)"
 """``focused_from`` of an answer written after a turn of repeated calls (no answer before)."""
@@ -59,7 +59,7 @@ def facts_of(messages: list[AnyMessage]) -> list[str]:
     The model's answers count only from earlier tasks of the thread (what was said then).
     """
     facts: list[str] = []
-    last_task = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
+    last_task = task_start(messages)
     for index, message in enumerate(messages):
         name = getattr(message, "name", None)
         if index == last_task:

@@ -32,7 +32,7 @@ from jarvis_graph.platforms.openai import counting_requests
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.secrets import redact_url, redact_urls
-from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, AgentState, is_task_message
+from jarvis_graph.state import CHECK_NAME, CORRECTION_NAME, AgentState, task_start
 from jarvis_graph.tools.protected import protected_targets
 from jarvis_graph.tools.registry import asks_user, is_risky
 
@@ -136,13 +136,13 @@ def _cited_turn(
 
 def _replied(messages: list[Any]) -> bool:
     """Whether the model replied since the latest task message."""
-    start = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
+    start = task_start(messages)
     return any(getattr(m, "type", "") == "ai" for m in messages[start + 1 :])
 
 
 def _stepped(messages: list[Any], declaring: list[str]) -> bool:
     """Whether the latest task made a call other than its declaration."""
-    start = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
+    start = task_start(messages)
     return any(
         c["name"] not in declaring
         for m in messages[start + 1 :]

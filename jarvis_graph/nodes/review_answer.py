@@ -25,7 +25,7 @@ from jarvis_graph.features.base import AnswerReview, Problem
 from jarvis_graph.messages import last_ai, task_sources, text_of
 from jarvis_graph.nodes.check_answer import checks_since_task
 from jarvis_graph.runtime.services import RunServices, services_of
-from jarvis_graph.state import CHECK_NAME, AgentState, is_task_message
+from jarvis_graph.state import CHECK_NAME, AgentState, task_start
 
 
 def reviewers(services: RunServices) -> list[Any]:
@@ -77,7 +77,7 @@ def review_answer(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[st
 
 def declared_of(messages: list[Any], names: Collection[str]) -> dict[str, Any] | None:
     """What the latest task's declaration call (a call of one of ``names``) stated."""
-    start = max((i for i, m in enumerate(messages) if is_task_message(m)), default=-1)
+    start = task_start(messages)
     for message in messages[start + 1 :]:
         for call in getattr(message, "tool_calls", None) or []:
             if call.get("name") in names and isinstance(call.get("args"), dict):

@@ -48,6 +48,11 @@ class Facts:
     cites: list[Cite]
     declared: dict[str, Any]
 
+    @property
+    def task(self) -> str:
+        """The text of the task the answer answers."""
+        return self.sources[TASK].text if TASK in self.sources else ""
+
     def cited(self) -> list[Source]:
         """The sources the answer cites (each once, in order)."""
         ids = dict.fromkeys(c.source for c in self.cites)
@@ -77,7 +82,7 @@ class Facts:
 def not_an_answer(facts: Facts) -> Problem | None:
     """Empty, the task said back, a notice of the run copied, or a plan naming a tool."""
     answer = squash(facts.review.answer)
-    task = squash(facts.sources[TASK].text) if TASK in facts.sources else ""
+    task = squash(facts.task)
     notices = [
         squash(str(m.text))
         for m in facts.review.messages
@@ -114,7 +119,7 @@ def states_something(facts: Facts) -> Problem | None:
     nothing. A file name asked for is a path-like value.
     """
     kind = facts.declared.get("answer")
-    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    task = facts.task
     # the task's own names said back state nothing ("the value of MAX_RETRIES is ..."); a
     # word counts when a successful result holds it (a codename, a person's name)
     stated = [v for v in values_in(facts.review.answer) if not holds(task, v)]
@@ -130,8 +135,7 @@ def states_something(facts: Facts) -> Problem | None:
         return None
     named = {v for v in values_in(task) if _PATHLIKE.search(v)}
     for source in facts.calls():
-        args = " ".join(str(v) for v in (source.args or {}).values())
-        if source.failed and any(holds(args, n) for n in named):
+        if source.failed and any(holds(_args_text(source), n) for n in named):
             return None
     what = f"a {kind.replace('_', ' ')}" if kind in VALUE_KINDS else "an answer"
     return Problem(
@@ -148,7 +152,7 @@ def grounded(facts: Facts) -> Problem | None:
     workspace named in the task) has nothing to cite.
     """
     quotes = "\n".join(c.quote for c in facts.cites if c.source in facts.sources)
-    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    task = facts.task
     # a value the user gave is no claim of the answer (a change made: actions_done)
     missing = [
         v for v in values_in(facts.review.answer) if not holds(quotes, v) and not holds(task, v)
@@ -167,7 +171,7 @@ def knowledge(facts: Facts) -> bool:
     """Whether the task is a question of general knowledge (nothing of it to look up)."""
     if facts.declared.get("answer") != "general_knowledge" or facts.calls():
         return False
-    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    task = facts.task
     workspace = facts.review.workspace
     named = [v for v in values_in(task) if _PATHLIKE.search(v)]
     return not any(exists(workspace, v) for v in named)
@@ -182,7 +186,7 @@ def looked(facts: Facts) -> Problem | None:
     """
     if facts.calls():
         return None
-    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    task = facts.task
     named = [v for v in values_in(task) if _PATHLIKE.search(v)]
     here = [v for v in named if exists(facts.review.workspace, v)]
     if not here:
@@ -208,7 +212,7 @@ def on_topic(facts: Facts) -> Problem | None:
     """
     if facts.declared.get("answer") != "file_name":
         return None
-    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    task = facts.task
     named = set(values_in(task)) | set(_IDENTIFIER.findall(task))
     answer = facts.review.answer
     files = [v for v in values_in(answer) if _PATHLIKE.search(v) and not holds(task, v)]
@@ -276,7 +280,7 @@ def _printed(facts: Facts) -> Problem | None:
     runs = [s for s in facts.calls() if facts.meta(s).get("runs_code") and not s.failed]
     if facts.declared.get("asks_to_run_a_program") is not True or not runs:
         return None
-    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    task = facts.task
     values = values_in(facts.review.answer)
     # a number, not the start of a version or a date the answer also states (2.3 of 2.3.1)
     numbers = [
@@ -341,7 +345,7 @@ def files_exist(facts: Facts) -> Problem | None:
     not exist"); a value the answer gives about it is grounded or not.
     """
     workspace = facts.review.workspace
-    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    task = facts.task
     for value in values_in(facts.review.answer):
         if not _PATHLIKE.search(value) or "@" in value or "://" in value or holds(task, value):
             continue
@@ -367,7 +371,7 @@ def failure_owned(facts: Facts) -> Problem | None:
     runs = [s for s in facts.calls() if facts.meta(s).get("runs_code")]
     if not runs or not runs[-1].failed:
         return None
-    task = facts.sources[TASK].text if TASK in facts.sources else ""
+    task = facts.task
     said = values_in(facts.review.answer) + words_in(facts.review.answer)
     if any(holds(runs[-1].text, w) and not holds(task, w) for w in said):
         return None
