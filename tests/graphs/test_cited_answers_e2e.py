@@ -21,19 +21,11 @@ from jarvis_graph.citations import CITES_KEY
 from jarvis_graph.graphs.agent import build_agent_graph
 from jarvis_graph.platforms.scripted import ScriptedChatModel
 from jarvis_graph.state import CHECK_NAME
+from tests.support.answers import declare
 from tests.support.cli import run_process, write_script
 
 TASK = "What port does settings.py set?"
-DECLARE = {
-    "name": "state_task",
-    "id": "declare",
-    "args": {
-        "answer": "value",
-        "asks_to_run_a_program": False,
-        "asks_to_change_files": False,
-        "asks_to_remember": False,
-    },
-}
+DECLARE = declare(call_id="declare")
 READ = {"name": "read_code", "id": "r1", "args": {"path": "settings.py"}}
 RIGHT_CITES = [{"source": "r1", "quote": "PORT = 8123", "where": ""}]
 

@@ -12,20 +12,13 @@ from typing import Any
 
 import yaml
 
+from tests.support.answers import declare
 from tests.support.cli import write_script
 from tests.support.terminal import Terminal
 
 RUN = "run1"
 TASK = "What total does report.py print?"
-DECLARE = {
-    "name": "state_task",
-    "args": {
-        "answer": "value",
-        "asks_to_run_a_program": False,
-        "asks_to_change_files": False,
-        "asks_to_remember": False,
-    },
-}
+DECLARE = declare()
 
 
 def final(text: str) -> dict[str, Any]:

@@ -9,7 +9,6 @@ moment and removed is caught.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.integration.test_ui_browser import WAIT_MS, Console
+from tests.support.answers import declare
 from tests.support.browser import chromium
 from tests.support.trust import trust
 
@@ -24,15 +24,7 @@ pytestmark = pytest.mark.slow
 
 TASK = "What total does report.py print?"
 DRAFT = "The total printed by report.py is 260.00."
-DECLARE = {
-    "name": "state_task",
-    "args": {
-        "answer": "value",
-        "asks_to_run_a_program": False,
-        "asks_to_change_files": False,
-        "asks_to_remember": False,
-    },
-}
+DECLARE = declare()
 TURNS = [
     {"tool_calls": [DECLARE]},
     {"tool_calls": [{"name": "read_code", "args": {"path": "report.py"}}]},
@@ -69,8 +61,9 @@ def console(
 ) -> Iterator[tuple[Console, str]]:
     mode = request.param
     home = tmp_path_factory.mktemp(f"ui-answers-{mode}")
-    saved = {k: os.environ.get(k) for k in ("HOME", "JARVIS_HOME")}
-    os.environ["HOME"], os.environ["JARVIS_HOME"] = str(home), str(home / ".jarvis")
+    env = pytest.MonkeyPatch()  # module scope: monkeypatch itself is per test
+    env.setenv("HOME", str(home))
+    env.setenv("JARVIS_HOME", str(home / ".jarvis"))
     ws = home / "ws"
     (ws / ".jarvis").mkdir(parents=True)
     (ws / "report.py").write_text("rows = [90, 80, 100]\nprint(f'total {sum(rows)}')\n")
@@ -89,11 +82,7 @@ def console(
         yield running, mode
     finally:
         running.stop()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        env.undo()
 
 
 @pytest.fixture

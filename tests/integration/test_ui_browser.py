@@ -161,8 +161,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def console(home: Path) -> Iterator[tuple[Console, Path]]:
     """One console for the module, over a workspace with a scripted model and a C file."""
-    saved = {k: os.environ.get(k) for k in ("HOME", "JARVIS_HOME")}
-    os.environ["HOME"], os.environ["JARVIS_HOME"] = str(home), str(home / ".jarvis")
+    env = pytest.MonkeyPatch()  # module scope: monkeypatch itself is per test
+    env.setenv("HOME", str(home))
+    env.setenv("JARVIS_HOME", str(home / ".jarvis"))
     ws = home / "ws"
     (ws / ".jarvis").mkdir(parents=True)
     (ws / "data.csv").write_text("a,b\n1,2\n")
@@ -187,11 +188,7 @@ def console(home: Path) -> Iterator[tuple[Console, Path]]:
         yield running, ws
     finally:
         running.stop()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        env.undo()
 
 
 @pytest.fixture(scope="module")
