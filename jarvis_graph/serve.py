@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -141,6 +142,22 @@ def check_exposure(options: ServeOptions) -> None:
     raise ServeError(msg)
 
 
+def _port_free(host: str, port: int) -> None:
+    """Refuse a port in use.
+
+    The upstream server would move to another one, and the banner, the user's clients and
+    the other workers would all point at the wrong server.
+    """
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server will
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            reason = exc.strerror or exc
+            msg = f"cannot listen on {host}:{port}: {reason}; pass --port with a free one"
+            raise ServeError(msg) from None
+
+
 def check_options(options: ServeOptions) -> dict[str, Any]:
     """Everything the server needs, checked before it starts; its configuration.
 
@@ -177,6 +194,7 @@ def check_options(options: ServeOptions) -> dict[str, Any]:
     config = server_config(options.config)
     _reach_postgres(options.database_url)
     _reach_redis(options.redis_url)
+    _port_free(options.host, options.port)
     return config
 
 

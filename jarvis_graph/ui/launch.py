@@ -7,7 +7,6 @@ import hashlib
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import httpx
 from jarvis_graph.api_auth import OPEN_ENV, TOKEN_ENV, TOKEN_HEADER
 from jarvis_graph.config import ConfigError, jarvis_home
 from jarvis_graph.context import JarvisContext, resolve_settings
+from jarvis_graph.loopback import PortError, start_listening
 from jarvis_graph.owned_paths import OwnedPathError, open_owned, owned_dir
 from jarvis_graph.ui.server import ConsoleConfig, create_app, langgraph_config
 from jarvis_graph.ui.sessions import WORKSPACE_ENV
@@ -32,13 +32,6 @@ PR_SET_PDEATHSIG = 1
 
 class ApiServerError(RuntimeError):
     """The LangGraph API server could not be started or reached; the message says why."""
-
-
-def free_port() -> int:
-    """A free TCP port on loopback."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -98,36 +91,56 @@ def api_server(workspace: Path, given: str = "") -> Iterator[ApiServer]:
     try:
         config = langgraph_config(home / "langgraph.json")
         owned_dir(home, ".langgraph_api")  # its pickles: made here, never through a link
-        log_fd = open_owned(home, "api.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     except OwnedPathError as exc:
         raise ApiServerError(str(exc)) from None
     log_path = home / "api.log"
-    server = ApiServer(f"http://127.0.0.1:{free_port()}", secrets.token_urlsafe(32))
+    token = secrets.token_urlsafe(32)
     env = {key: value for key, value in os.environ.items() if key != OPEN_ENV}
     env.update(
         LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false"
     )
     # whose session store it keeps runs in, and the only workspace it runs tasks in
     env[WORKSPACE_ENV] = str(workspace.resolve())
-    env[TOKEN_ENV] = server.token  # only this process and the console know it
-    cmd = [str(langgraph), "dev", "--config", str(config), "--host", "127.0.0.1"]
-    cmd += ["--port", server.url.rsplit(":", 1)[1], "--no-browser", "--no-reload"]
+    env[TOKEN_ENV] = token  # only this process and the console know it
+
+    def start(port: int) -> subprocess.Popen[bytes]:
+        cmd = [str(langgraph), "dev", "--config", str(config), "--host", "127.0.0.1"]
+        cmd += ["--port", str(port), "--no-browser", "--no-reload"]
+        try:
+            log_fd = open_owned(home, "api.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        except OwnedPathError as exc:
+            raise ApiServerError(str(exc)) from None
+        with os.fdopen(log_fd, "wb") as log:
+            return subprocess.Popen(
+                cmd,
+                cwd=home,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_end_with_parent,
+            )
+
     print("starting the LangGraph API server…", flush=True)  # noqa: T201 - progress for the user
-    with os.fdopen(log_fd, "wb") as log:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=home,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_end_with_parent,
+    try:  # the token goes only to a server this process started, on a port it holds
+        proc, port = start_listening(
+            start,
+            START_TIMEOUT,
+            lambda _p: f"its log ({log_path}):\n{_tail(log_path)}",
+            moves=True,
         )
+    except PortError as exc:
+        raise ApiServerError(f"the LangGraph API server: {exc}") from None
+    server = ApiServer(f"http://127.0.0.1:{port}", token)
     try:
         _wait_ok(server.url, proc, START_TIMEOUT, log_path)
         yield server
     finally:
         stop_server(proc)
+
+
+def _tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-2000:]
 
 
 def _check_token(server: ApiServer) -> None:
@@ -163,7 +176,7 @@ def _wait_ok(
     deadline = time.monotonic() + timeout
     while True:
         if proc is not None and proc.poll() is not None:
-            tail = log.read_text(errors="replace")[-2000:] if log else ""
+            tail = _tail(log) if log else ""
             code = proc.returncode
             msg = f"the LangGraph API server exited with code {code}; its log ({log}):\n{tail}"
             raise ApiServerError(msg)

@@ -33,7 +33,6 @@ import os
 import pickle
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -46,6 +45,7 @@ from typing import Any
 import httpx
 import pytest
 
+from jarvis_graph.loopback import start_listening
 from tests.support.browser import chromium
 from tests.support.cli import run_process
 from tests.support.fake_openai import FakeOpenAI, ToolCall
@@ -57,12 +57,6 @@ STARTUP = 150.0
 PWNED = "pwned.txt"
 PICKLE_RAN = "pickle_ran.txt"
 VICTIM = "precious: not Jarvis' to write\n"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class _Planted:
@@ -134,17 +128,20 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     (home / ".jarvis" / "config.yaml").write_text(json.dumps(user_config))
     env = {k: v for k, v in os.environ.items() if not k.startswith("JARVIS_")}
     env.update(HOME=str(home), JARVIS_HOME=str(home / ".jarvis"), PYTHONUNBUFFERED="1")
-    port = _free_port()
     log = root / "ui.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "jarvis_graph.cli", "ui", "--port", str(port)],
-            cwd=ws, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+
+    def on(port: int) -> subprocess.Popen[bytes]:
+        with log.open("ab") as out:
+            return subprocess.Popen(
+                [sys.executable, "-m", "jarvis_graph.cli", "ui", "--port", str(port)],
+                cwd=ws, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+
+    proc, port = start_listening(on, STARTUP, lambda _p: log.read_text())
     try:
         deadline = time.monotonic() + STARTUP
         pattern = (
-            r"Jarvis console: (http://127\.0\.0\.1:\d+)/\?token=(\S+)\n.*?LangGraph API: (\S+)"
+            rf"Jarvis console: (http://127\.0\.0\.1:{port})/\?token=(\S+)\n.*?LangGraph API: (\S+)"
         )
         while True:
             text = log.read_text(errors="replace")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
+from jarvis_graph.loopback import start_listening
 from jarvis_graph.ui.launch import stop_server
 
 pytestmark = pytest.mark.slow
@@ -44,12 +44,6 @@ AGENT_NODES = {
     "ask_user",
     "complete_task",
 }
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _announced_url(log: str) -> str | None:
@@ -87,17 +81,19 @@ def dev_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         LANGSMITH_TRACING="false",
         PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
     )
-    port = _free_port()
     langgraph = Path(sys.executable).with_name("langgraph")  # the venv's console script
     assert langgraph.is_file(), f"{langgraph} missing: install the dev extra (langgraph-cli[inmem])"
-    cmd = [str(langgraph), "dev"]
-    cmd += ["--config", str(REPO / "langgraph.json"), "--host", "127.0.0.1", "--port", str(port)]
-    cmd += ["--no-browser", "--no-reload"]
     log_file = tmp_path / "langgraph_dev.log"
-    with log_file.open("wb") as log:
-        proc = subprocess.Popen(
-            cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+
+    def on(port: int) -> subprocess.Popen[bytes]:
+        cmd = [str(langgraph), "dev", "--config", str(REPO / "langgraph.json")]
+        cmd += ["--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"]
+        with log_file.open("ab") as log:
+            return subprocess.Popen(
+                cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    proc, _port = start_listening(on, STARTUP_TIMEOUT, lambda _p: log_file.read_text(), moves=True)
     try:
         yield _wait_until_ready(proc, log_file), log_file
     finally:

@@ -163,6 +163,36 @@ def test_serve_refuses_a_bad_setup_with_one_clear_line(
     assert secret not in done.stdout + done.stderr
 
 
+def test_serve_refuses_a_port_in_use_instead_of_moving(
+    pg_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    """The upstream server would bind another port and the banner would name the taken one."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        args = ["--port", str(port), "--config", str(REPO / "langgraph.json")]
+        done, line = _refused(args, server_env(pg_url, redis_url), tmp_path)
+    assert line.startswith(f"error: cannot listen on 127.0.0.1:{port}: "), line
+    assert "pass --port with a free one" in line
+
+
+def test_a_worker_whose_port_was_taken_starts_on_another_and_is_the_one_used(
+    pg_url: str, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy machine may take a picked port before the worker binds it: the worker must
+    not be mistaken for whatever answers there."""
+    from tests.integration.test_loopback_ports import _impostor, _Ok, _taken_first
+
+    with _impostor(_Ok) as taken:
+        picks = _taken_first(monkeypatch, taken)
+        env = server_env(pg_url, redis_url)
+        with workers("a", env, tmp_path) as (a,), _client(a) as client:
+            assert picks[0] == taken
+            assert not a.url.endswith(f":{taken}")
+            assert _agent(client)  # the LangGraph API of the worker started, not the impostor
+
+
 # --- two workers ---------------------------------------------------------------------------
 
 
@@ -294,7 +324,8 @@ def test_a_database_it_may_not_write_is_one_clear_line(
     env = os.environ.copy()
     env["JARVIS_CHECKPOINT_URL"] = f"postgresql://{role}:s3cret-pw@{parts}"
     env["JARVIS_REDIS_URL"] = redis_url
-    done, line = _refused(["--config", str(REPO / "langgraph.json")], env, tmp_path)
+    args = ["--config", str(REPO / "langgraph.json"), "--port", str(_closed_port())]
+    done, line = _refused(args, env, tmp_path)
     assert line.startswith("error: cannot set up the server's tables in postgresql://")
     assert "permission denied" in line
     assert "s3cret-pw" not in done.stdout + done.stderr

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
+from jarvis_graph.loopback import PortError, free_port, start_listening
 from tests.support.browser import chromium
 from tests.support.cli import run_process
 from tests.support.trust import trust
@@ -91,33 +92,33 @@ SCRIPT = {
 }
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Console:
     """A ``jarvis ui`` process: its printed address and token."""
 
     def __init__(self, workspace: Path, log: Path) -> None:
-        self.port = _free_port()
         self.log = log
-        with log.open("wb") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "jarvis_graph.cli", "ui", "--port", str(self.port)],
-                cwd=workspace,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                start_new_session=True,
-            )
+
+        def on(port: int) -> subprocess.Popen[bytes]:
+            with log.open("ab") as out:
+                return subprocess.Popen(
+                    [sys.executable, "-m", "jarvis_graph.cli", "ui", "--port", str(port)],
+                    cwd=workspace,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                    start_new_session=True,
+                )
+
+        try:
+            self.proc, self.port = start_listening(on, STARTUP, lambda _p: log.read_text())
+        except PortError as exc:
+            pytest.fail(f"jarvis ui did not start: {exc}")
         deadline = time.monotonic() + STARTUP
         while True:
             text = log.read_text(errors="replace")
-            found = re.search(r"Jarvis console: (http://127\.0\.0\.1:\d+)/\?token=(\S+)", text)
+            found = re.search(
+                rf"Jarvis console: (http://127\.0\.0\.1:{self.port})/\?token=(\S+)", text
+            )
             if found and self._answers(found.group(1)):
                 self.base, self.token = found.group(1), found.group(2)
                 return
@@ -507,7 +508,7 @@ def test_a_console_session_is_one_of_the_projects_sessions(
 
 
 def test_a_remote_address_needs_the_explicit_flag(workspace: Path) -> None:
-    done = run_process(["ui", "--host", "0.0.0.0", "--port", str(_free_port())], cwd=workspace)
+    done = run_process(["ui", "--host", "0.0.0.0", "--port", str(free_port())], cwd=workspace)
 
     assert done.returncode == 2
     assert "error: --host 0.0.0.0 lets other machines reach the console; add --allow-remote" in (
@@ -520,7 +521,7 @@ def test_a_broken_configuration_is_one_clear_line(workspace: Path) -> None:
     broken file stops ``jarvis ui`` before the server starts, with the file and line."""
     (workspace / ".jarvis").mkdir(exist_ok=True)
     (workspace / ".jarvis" / "config.yaml").write_text("max_iterations: [oops\n")
-    done = run_process(["ui", "--port", str(_free_port())], cwd=workspace, timeout=60)
+    done = run_process(["ui", "--port", str(free_port())], cwd=workspace, timeout=60)
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert "error: " in done.stderr and "config.yaml:2: invalid YAML" in done.stderr
@@ -617,19 +618,19 @@ def test_attach_to_a_running_api_server_or_say_it_does_not_answer(
     running, _ = console
     api = re.search(r"LangGraph API: (\S+)", running.log.read_text()).group(1)
     # the server a console started takes only that console's token, which no one else has
-    refused = run_process(["ui", "--api", api, "--port", str(_free_port())], cwd=workspace)
+    refused = run_process(["ui", "--api", api, "--port", str(free_port())], cwd=workspace)
     assert refused.returncode == 1
     assert "starting the LangGraph API server" not in refused.stdout  # it used the one given
     assert f"error: the LangGraph API server at {api} needs a token: set JARVIS_API_TOKEN" in (
         refused.stderr
     )
     monkeypatch.setenv("JARVIS_API_TOKEN", "a-guess")
-    guessed = run_process(["ui", "--api", api, "--port", str(_free_port())], cwd=workspace)
+    guessed = run_process(["ui", "--api", api, "--port", str(free_port())], cwd=workspace)
     assert guessed.returncode == 1
     assert "refused the token in JARVIS_API_TOKEN" in guessed.stderr
     monkeypatch.delenv("JARVIS_API_TOKEN")
 
-    refused = run_process(["ui", "--api", f"http://127.0.0.1:{_free_port()}"], cwd=workspace)
+    refused = run_process(["ui", "--api", f"http://127.0.0.1:{free_port()}"], cwd=workspace)
     assert refused.returncode == 1
     assert "error: the LangGraph API server at http://127.0.0.1:" in refused.stderr
     assert "did not answer within 10 s" in refused.stderr

@@ -22,7 +22,8 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
-from tests.integration.test_ui_browser import WAIT_MS, _ask, _free_port
+from jarvis_graph.loopback import start_listening
+from tests.integration.test_ui_browser import WAIT_MS, _ask
 from tests.support.browser import chromium
 from tests.support.serve import server_env, workers
 from tests.support.trust import trust
@@ -58,20 +59,22 @@ def served(pg_url: str, redis_url: str, workspace: Path, tmp_path: Path) -> Iter
     (workspace / "notes.md").write_text("# notes\n")
     env = server_env(pg_url, redis_url)
     with workers("ab", env, tmp_path) as (a, b):
-        port = _free_port()
         log = tmp_path / "ui.log"
-        with log.open("wb") as out:
-            console = subprocess.Popen(
-                [sys.executable, "-m", "jarvis_graph.cli", "ui", "--api", a.url, "--port",
-                 str(port)],
-                cwd=workspace, env=env, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
+
+        def on(port: int) -> subprocess.Popen[bytes]:
+            with log.open("ab") as out:
+                return subprocess.Popen(
+                    [sys.executable, "-m", "jarvis_graph.cli", "ui", "--api", a.url, "--port",
+                     str(port)],
+                    cwd=workspace, env=env, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )  # fmt: skip
+
+        console, port = start_listening(on, 60, lambda _p: log.read_text())
         try:
             deadline = time.monotonic() + 60
-            while not (
-                found := re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", log.read_text())
-            ):
+            pattern = rf"(http://127\.0\.0\.1:{port}/\?token=\S+)"
+            while not (found := re.search(pattern, log.read_text())):
                 assert console.poll() is None and time.monotonic() < deadline, log.read_text()
                 time.sleep(0.2)
             url = found.group(1)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from jarvis_graph.loopback import start_listening
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING_DIR = REPO / ".cache" / "mcp-npm"
@@ -34,38 +34,24 @@ def fixture_stdio(name: str = "fixture", **extra: Any) -> dict[str, Any]:
     }
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            msg = f"server exited with code {proc.returncode} before listening on {port}"
-            raise RuntimeError(msg)
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    msg = f"server did not listen on 127.0.0.1:{port} within {timeout} s"
-    raise RuntimeError(msg)
-
-
 @contextmanager
-def _serving(cmd: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[None]:
-    proc = subprocess.Popen(
-        cmd,
-        cwd=REPO,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def _serving(
+    cmd: Callable[[int], list[str]], env: Callable[[int], dict[str, str]] | None = None
+) -> Iterator[int]:
+    """Run ``cmd(port)`` until it listens on a port of its own; yield that port."""
+
+    def on(port: int) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            cmd(port),
+            cwd=REPO,
+            env={**os.environ, **(env(port) if env else {})},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    proc, port = start_listening(on, 30.0)
     try:
-        _wait_for_port(port, proc)
-        yield
+        yield port
     finally:
         proc.terminate()
         try:
@@ -78,9 +64,8 @@ def _serving(cmd: list[str], port: int, env: dict[str, str] | None = None) -> It
 @contextmanager
 def fixture_http(transport: str) -> Iterator[str]:
     """The fixture server over ``sse`` or ``streamable-http`` on loopback; yields its URL."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "tests.support.mcp_fixture_server", transport, str(port)]
-    with _serving(cmd, port):
+    base = [sys.executable, "-m", "tests.support.mcp_fixture_server", transport]
+    with _serving(lambda port: [*base, str(port)]) as port:
         path = "/sse" if transport == "sse" else "/mcp"
         yield f"http://127.0.0.1:{port}{path}"
 
@@ -112,6 +97,6 @@ def everything_stdio(name: str = "everything") -> dict[str, Any]:
 def everything_http() -> Iterator[str]:
     """server-everything over streamable HTTP; yields its URL."""
     node = require_everything()
-    port = free_port()
-    with _serving([node, str(EVERYTHING_JS), "streamableHttp"], port, {"PORT": str(port)}):
+    cmd = [node, str(EVERYTHING_JS), "streamableHttp"]
+    with _serving(lambda _port: cmd, lambda port: {"PORT": str(port)}) as port:
         yield f"http://127.0.0.1:{port}/mcp"

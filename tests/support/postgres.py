@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import uuid
 from pathlib import Path
+
+from jarvis_graph.loopback import ATTEMPTS, free_port, listens
 
 PG_BIN_DIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
 
@@ -36,19 +37,13 @@ def pg_bin() -> Path:
     raise RuntimeError(msg)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class PostgresServer:
     """One PostgreSQL cluster in ``folder``, listening on 127.0.0.1."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.data = folder / "data"
-        self.port = _free_port()
+        self.port = 0  # given by start()
         self.bin = pg_bin()
         self._as_user: list[str] = []
         if os.geteuid() == 0:  # the server will not run as root
@@ -78,21 +73,31 @@ class PostgresServer:
             "-E",
             "UTF8",
         )
-        options = (
-            f"-c listen_addresses=127.0.0.1 -c port={self.port} "
-            f"-c unix_socket_directories={self.folder} -c fsync=off -c max_connections=200"
-        )
-        self._run(
-            str(self.bin / "pg_ctl"),
-            "-D",
-            str(self.data),
-            "-l",
-            str(self.folder / "server.log"),
-            "-o",
-            options,
-            "-w",
-            "start",
-        )
+        # a picked port may be taken before the server binds it: then pg_ctl fails (the
+        # server could not listen), and it is started again on another port
+        failures: list[str] = []
+        for _ in range(ATTEMPTS):
+            port = free_port()
+            options = (
+                f"-c listen_addresses=127.0.0.1 -c port={port} "
+                f"-c unix_socket_directories={self.folder} -c fsync=off -c max_connections=200"
+            )
+            try:
+                self._run(
+                    str(self.bin / "pg_ctl"), "-D", str(self.data),
+                    "-l", str(self.folder / "server.log"), "-o", options, "-w", "start",
+                )  # fmt: skip
+            except RuntimeError as exc:
+                failures.append(f"port {port}: {exc}")
+                continue
+            postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+            if listens(postmaster, port):
+                self.port = port
+                return
+            self.stop()
+            failures.append(f"port {port}: the server started but another process holds it")
+        msg = "PostgreSQL did not start on a port of its own:\n" + "\n".join(failures)
+        raise RuntimeError(msg)
 
     def stop(self) -> None:
         """Stop the server at once (the cluster is thrown away)."""

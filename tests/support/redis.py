@@ -12,11 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from jarvis_graph.loopback import PortError, start_listening
 
 
 class RedisServer:
@@ -29,7 +25,7 @@ class RedisServer:
             raise RuntimeError(msg)
         self.binary = binary
         self.folder = folder
-        self.port = _free_port()
+        self.port = 0  # given by start()
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -39,18 +35,28 @@ class RedisServer:
     def start(self, timeout: float = 30.0) -> None:
         """Start the server; return once it answers PING."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        args = [self.binary, "--bind", "127.0.0.1", "--port", str(self.port)]
-        args += ["--save", "", "--appendonly", "no", "--dir", str(self.folder)]
-        args += ["--logfile", str(self.folder / "redis.log"), "--protected-mode", "yes"]
-        with (self.folder / "redis.out").open("wb") as out:
-            self._proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+        log = self.folder / "redis.log"
+
+        def on(port: int) -> subprocess.Popen[bytes]:
+            args = [self.binary, "--bind", "127.0.0.1", "--port", str(port)]
+            args += ["--save", "", "--appendonly", "no", "--dir", str(self.folder)]
+            args += ["--logfile", str(log), "--protected-mode", "yes"]
+            with (self.folder / "redis.out").open("ab") as out:
+                return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+
+        def describe(_proc: subprocess.Popen[bytes]) -> str:
+            out_text = (self.folder / "redis.out").read_text(errors="replace")
+            return out_text + (log.read_text(errors="replace") if log.exists() else "")
+
+        try:
+            self._proc, self.port = start_listening(on, timeout, describe)
+        except PortError as exc:
+            raise RuntimeError(f"redis-server: {exc}") from None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                out_text = (self.folder / "redis.out").read_text(errors="replace")
-                log = self.folder / "redis.log"
-                msg = f"redis-server exited ({self._proc.returncode}): {out_text}"
-                raise RuntimeError(msg + (log.read_text() if log.exists() else ""))
+                msg = f"redis-server exited ({self._proc.returncode}): {describe(self._proc)}"
+                raise RuntimeError(msg)
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
                     sock.sendall(b"PING\r\n")

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
+from jarvis_graph.loopback import PortError, start_listening
 from jarvis_graph.ui.launch import stop_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,39 +63,47 @@ def server_env(database_url: str, redis_url: str, **extra: str) -> dict[str, str
     return env
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def workers(
     names: str, env: dict[str, str], folder: Path, *, heartbeat: float = 2, jobs: int = 10
 ) -> Iterator[list[Worker]]:
     """One ``jarvis serve`` per character of ``names``, all started at once; yields them
-    once each answers ``/ok``.
+    once each listens on a port of its own and answers ``/ok`` there.
 
     Raises:
-        WorkerError: One exited or was not ready in :data:`STARTUP_TIMEOUT` seconds.
+        WorkerError: One exited on every port it was given or was not ready in
+            :data:`STARTUP_TIMEOUT` seconds.
     """
     started: list[Worker] = []
-    try:
-        for name in names:
-            port = _free_port()
-            cwd = folder / f"worker-{name}"
-            cwd.mkdir()
-            log = folder / f"worker-{name}.log"
+
+    def start(name: str) -> Worker:
+        cwd = folder / f"worker-{name}"
+        cwd.mkdir()
+        log = folder / f"worker-{name}.log"
+
+        def on(port: int) -> subprocess.Popen[bytes]:
             cmd = [str(serve_jarvis()), "serve", "--port", str(port), "--jobs", str(jobs)]
             cmd += ["--heartbeat", f"{heartbeat:g}", "--config", str(REPO / "langgraph.json")]
-            with log.open("wb") as out:
-                proc = subprocess.Popen(
+            with log.open("ab") as out:
+                return subprocess.Popen(
                     cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )  # fmt: skip
-            started.append(Worker(f"http://127.0.0.1:{port}", log, proc))
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        for w in started:
+
+        try:
+            proc, port = start_listening(on, STARTUP_TIMEOUT, lambda _p: log.read_text())
+        except PortError as exc:
+            raise WorkerError(f"{log.name}: {exc}") from None
+        worker = Worker(f"http://127.0.0.1:{port}", log, proc)
+        started.append(worker)
+        return worker
+
+    try:
+        serve_jarvis()
+        with ThreadPoolExecutor(len(names)) as pool:  # at once: they race to set up the tables
+            ready = list(pool.map(start, names))
+        for w in ready:
+            deadline = time.monotonic() + STARTUP_TIMEOUT
             while True:
                 if w.proc.poll() is not None:
                     msg = f"{w.log.name}: exited ({w.proc.returncode}):\n{w.log.read_text()}"
@@ -108,7 +117,7 @@ def workers(
                     msg = f"{w.log.name}: not ready in {STARTUP_TIMEOUT:g} s:\n{w.log.read_text()}"
                     raise WorkerError(msg)
                 time.sleep(0.2)
-        yield started
+        yield ready
     finally:
         for w in started:
             stop_server(w.proc, grace=20.0)
