@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,6 +165,28 @@ def test_run_continues_a_thread_with_a_new_task(
     assert "first answer" in one.output and "second answer" in two.output
     shown = invoke(["sessions", "show", "t-1", "-w", str(calc_ws)]).output
     assert shown.index("first") < shown.index("second")
+
+
+def test_a_follow_up_task_runs_its_call_when_the_provider_reuses_call_ids(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Providers number calls per reply (``call_0``): an id says nothing about other tasks."""
+
+    def write(word: str) -> dict[str, Any]:
+        args = {"script": f"echo {word} >> log.txt"}
+        return {"tool_calls": [{"name": "execute_script", "args": args, "id": "call_0"}]}
+
+    script = write_script(
+        tmp_path / "reused.yaml",
+        [write("one"), {"text": "wrote one !!!COMPLETE!!!"}]
+        + [write("two"), {"text": "wrote two !!!COMPLETE!!!"}],
+    )
+    one = invoke(run_args(workspace, script, "-n", "--yes", "--new-thread", "t-ids", "one"))
+    assert one.exit_code == 0, one.output
+    two = invoke(run_args(workspace, script, "-n", "--yes", "--thread", "t-ids", "two"))
+    assert two.exit_code == 0, two.output
+    assert "Not run again" not in two.output
+    assert (workspace / "log.txt").read_text() == "one\ntwo\n"
 
 
 def test_fork_from_an_earlier_checkpoint_and_resume(
