@@ -274,6 +274,24 @@ def test_config_show_masks_secrets_and_init_refuses_to_overwrite(
     assert second.exit_code == 1 and "already exists" in second.output
 
 
+def test_config_init_keeps_the_offline_default(isolated_home: Path, workspace: Path) -> None:
+    """The starter file changes no model: without a key, runs stay on the local model."""
+    import yaml
+
+    written = invoke(["config", "init"])
+    assert written.exit_code == 0, written.output
+    text = (isolated_home / ".jarvis" / "config.yaml").read_text()
+    data = yaml.safe_load(text)
+    for role in ("normal", "cheap"):
+        assert "model" not in data["model_groups"]["default"][role]
+    assert "# model: gpt-4o-mini" in text and "# api_key_env: OPENAI_API_KEY" in text
+    listed = invoke(["models", "list", "-w", str(workspace)])
+    assert listed.exit_code == 0, listed.output
+    rows = [line for line in listed.output.splitlines() if "default" in line]
+    assert len(rows) == 2 and all("│ local " in row and "│ - " in row for row in rows), rows
+    assert "gpt-4o-mini" not in listed.output
+
+
 def test_models_list_shows_builtins_and_plugins(isolated_home: Path, workspace: Path) -> None:
     plugins = isolated_home / ".jarvis" / "platforms"
     plugins.mkdir(parents=True)
