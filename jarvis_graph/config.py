@@ -858,14 +858,16 @@ model_group: default
 model_groups:
   default:
     normal:
+      # auto: a provider when its key variable or base_url is set, else the embedded local
+      # model (offline, no key). A model named here needs its key variable or base_url.
       platform: auto          # auto | openai | local | scripted | <plugin>
-      model: gpt-4o-mini
-      base_url: null          # any OpenAI-compatible endpoint, e.g. http://localhost:11434/v1
-      api_key_env: OPENAI_API_KEY   # the NAME of the variable holding the key
+      # model: gpt-4o-mini
+      # base_url: http://localhost:11434/v1   # any OpenAI-compatible endpoint
+      # api_key_env: OPENAI_API_KEY   # the NAME of the variable holding the key
     cheap:
       platform: auto
-      model: gpt-4o-mini
-      api_key_env: OPENAI_API_KEY
+      # model: gpt-4o-mini
+      # api_key_env: OPENAI_API_KEY
 confirm: risky                # never | risky | sandboxed | always
 max_iterations: 40
 tool_output_limit: 20000

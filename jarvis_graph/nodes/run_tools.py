@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_executor_for_config
 from langchain_core.tools import BaseTool
@@ -24,7 +24,7 @@ from jarvis_graph.messages import pending_tool_calls, refused_call, shorten
 from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import current_services, current_settings, services_of
-from jarvis_graph.state import AgentState, is_task_message
+from jarvis_graph.state import AgentState, task_start
 from jarvis_graph.tools.artifacts import Artifact, masked
 from jarvis_graph.tools.base import ToolEnv, limit_output
 from jarvis_graph.tools.invoke import invoke_tool
@@ -69,25 +69,32 @@ def _runs_so_far(
     messages: list[AnyMessage], call: dict[str, Any], tools: dict[str, BaseTool]
 ) -> int:
     """How often ``call`` ran in this task since anything changed (a risky tool's call)."""
-    key = _key(call)
-    ran = {
-        m.tool_call_id
-        for m in messages
-        if isinstance(m, ToolMessage) and not refused_call(str(m.text))
-    }
-    count = 0
-    for message in messages:
-        if is_task_message(message):
-            count = 0
-        elif isinstance(message, AIMessage):
-            for made in message.tool_calls:
-                if made["id"] not in ran:
-                    continue
-                if _key(made) == key:
-                    count += 1
-                elif made["name"] in tools and is_risky(tools[made["name"]]):
-                    count = 0  # something may have changed: the same call may answer anew
+    key, count = _key(call), 0
+    for made, result in _runs_this_task(messages):
+        if refused_call(str(result.text)):
+            continue
+        if _key(made) == key:
+            count += 1
+        elif made["name"] in tools and is_risky(tools[made["name"]]):
+            count = 0  # something may have changed: the same call may answer anew
     return count
+
+
+def _runs_this_task(messages: list[AnyMessage]) -> list[tuple[ToolCall, ToolMessage]]:
+    """Each answered call of the latest task, with its answer, in order.
+
+    An answer belongs to the call with its id in the AI message just before it: providers
+    number calls per reply (``call_0``), so an id alone may name a call of another turn or
+    an earlier task.
+    """
+    runs: list[tuple[ToolCall, ToolMessage]] = []
+    made: dict[str | None, ToolCall] = {}
+    for message in messages[task_start(messages) + 1 :]:
+        if isinstance(message, AIMessage):
+            made = {c["id"]: c for c in message.tool_calls}
+        elif isinstance(message, ToolMessage) and message.tool_call_id in made:
+            runs.append((made[message.tool_call_id], message))
+    return runs
 
 
 def _key(call: Any) -> tuple[Any, str]:
@@ -97,17 +104,13 @@ def _key(call: Any) -> tuple[Any, str]:
 
 def _last_result(messages: list[AnyMessage], call: dict[str, Any]) -> ToolMessage | None:
     """The result of the last run of the same call (name and arguments) in this task."""
-    key, found = _key(call), None
-    same: set[str | None] = set()
-    for message in messages:  # a call's result comes after the message that made it
-        if is_task_message(message):
-            same, found = set(), None
-        elif isinstance(message, AIMessage):
-            same |= {c["id"] for c in message.tool_calls if _key(c) == key}
-        elif isinstance(message, ToolMessage) and message.tool_call_id in same:
-            if not refused_call(str(message.text)):
-                found = message
-    return found
+    key = _key(call)
+    found = [
+        result
+        for made, result in _runs_this_task(messages)
+        if _key(made) == key and not refused_call(str(result.text))
+    ]
+    return found[-1] if found else None
 
 
 def _latest_tool_turn(messages: list[AnyMessage]) -> list[ToolMessage]:

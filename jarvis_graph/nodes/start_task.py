@@ -5,7 +5,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+)
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from jarvis_graph.context import JarvisContext
@@ -58,13 +65,26 @@ def start_task(state: AgentState, runtime: Runtime[JarvisContext]) -> dict[str, 
     elif fresh and state.get("workspace_digest") is not None:
         update["workspace_digest"] = None  # an earlier task's: not this one's
     return update | {
-        "messages": [system, *new],
+        "messages": [*_system_first(messages, system), *new],
         "task": task,
         "iteration": 0,
         "max_iterations": max_iterations,
         "status": "running",
         "final_answer": "",
     }
+
+
+def _system_first(messages: list[AnyMessage], system: SystemMessage) -> list[BaseMessage]:
+    """The update that puts ``system`` at the head of the conversation.
+
+    Chat templates want the system prompt first. ``add_messages`` replaces an earlier prompt
+    in place, but appends a new one: after the task message a caller sent to a new thread
+    (a task with images), so the conversation is rewritten with the prompt first.
+    """
+    if not messages or messages[0].id == SYSTEM_ID:
+        return [system]
+    rest = [m for m in messages if m.id != SYSTEM_ID]
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), system, *rest]
 
 
 def is_context_message(message: Any) -> bool:

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,6 +167,28 @@ def test_run_continues_a_thread_with_a_new_task(
     assert shown.index("first") < shown.index("second")
 
 
+def test_a_follow_up_task_runs_its_call_when_the_provider_reuses_call_ids(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Providers number calls per reply (``call_0``): an id says nothing about other tasks."""
+
+    def write(word: str) -> dict[str, Any]:
+        args = {"script": f"echo {word} >> log.txt"}
+        return {"tool_calls": [{"name": "execute_script", "args": args, "id": "call_0"}]}
+
+    script = write_script(
+        tmp_path / "reused.yaml",
+        [write("one"), {"text": "wrote one !!!COMPLETE!!!"}]
+        + [write("two"), {"text": "wrote two !!!COMPLETE!!!"}],
+    )
+    one = invoke(run_args(workspace, script, "-n", "--yes", "--new-thread", "t-ids", "one"))
+    assert one.exit_code == 0, one.output
+    two = invoke(run_args(workspace, script, "-n", "--yes", "--thread", "t-ids", "two"))
+    assert two.exit_code == 0, two.output
+    assert "Not run again" not in two.output
+    assert (workspace / "log.txt").read_text() == "one\ntwo\n"
+
+
 def test_fork_from_an_earlier_checkpoint_and_resume(
     calc_ws: Path, tmp_path: Path, session_store: str
 ) -> None:
@@ -249,6 +272,24 @@ def test_config_show_masks_secrets_and_init_refuses_to_overwrite(
     assert (workspace / ".jarvis" / "config.yaml").is_file()
     second = invoke(["config", "init", "--project", "-w", str(workspace)])
     assert second.exit_code == 1 and "already exists" in second.output
+
+
+def test_config_init_keeps_the_offline_default(isolated_home: Path, workspace: Path) -> None:
+    """The starter file changes no model: without a key, runs stay on the local model."""
+    import yaml
+
+    written = invoke(["config", "init"])
+    assert written.exit_code == 0, written.output
+    text = (isolated_home / ".jarvis" / "config.yaml").read_text()
+    data = yaml.safe_load(text)
+    for role in ("normal", "cheap"):
+        assert "model" not in data["model_groups"]["default"][role]
+    assert "# model: gpt-4o-mini" in text and "# api_key_env: OPENAI_API_KEY" in text
+    listed = invoke(["models", "list", "-w", str(workspace)])
+    assert listed.exit_code == 0, listed.output
+    rows = [line for line in listed.output.splitlines() if "default" in line]
+    assert len(rows) == 2 and all("│ local " in row and "│ - " in row for row in rows), rows
+    assert "gpt-4o-mini" not in listed.output
 
 
 def test_models_list_shows_builtins_and_plugins(isolated_home: Path, workspace: Path) -> None:

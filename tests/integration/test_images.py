@@ -76,6 +76,30 @@ def test_an_image_goes_to_a_vision_model_as_a_scaled_down_part(workspace: Path) 
     assert clear.is_file()
 
 
+def test_the_system_prompt_comes_before_a_task_with_images(workspace: Path) -> None:
+    """Chat templates want the system prompt first; the context follows its task as always."""
+    _picture(workspace / "shot.png", (20, 20))
+    (workspace / "notes.txt").write_text("the dialog appeared after the update\n")
+    with FakeOpenAI(models=("gpt-4o-mini",), api_key=KEY) as server:
+        server.reply(text="A red square. !!!COMPLETE!!!")
+        done = _run(server, workspace, "gpt-4o-mini", "compare shot.png with notes.txt",
+                    "--image", "shot.png", "--new-thread", "t-img")  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        server.reply(text="Still red. !!!COMPLETE!!!")
+        again = _run(server, workspace, "gpt-4o-mini", "and now?", "--image", "shot.png",
+                     "--thread", "t-img")  # fmt: skip
+        assert again.returncode == 0, again.stdout + again.stderr
+    first, second = (body["messages"] for body in server.requests)
+    assert [m["role"] for m in first] == ["system", "user", "user"]
+    assert first[1]["content"][0] == {"type": "text", "text": "compare shot.png with notes.txt"}
+    assert first[2]["name"] == "jarvis_context"
+    assert "the dialog appeared after the update" in first[2]["content"]
+    assert [m["role"] for m in second] == ["system", "user", "user", "assistant", "user", "user"]
+    assert second[4]["content"][0] == {"type": "text", "text": "and now?"}
+    assert second[5]["name"] == "jarvis_context"
+    assert len(_image_parts({"messages": second})) == 2
+
+
 def test_a_model_without_vision_is_refused_before_any_call(workspace: Path) -> None:
     _picture(workspace / "a.png", (10, 10))
     with FakeOpenAI(models=("text-only-model",), api_key=KEY) as server:

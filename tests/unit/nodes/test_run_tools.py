@@ -217,6 +217,25 @@ def test_a_refused_repeat_is_known_to_the_next_turn(workspace: Path) -> None:
     assert refused_repeats(out["messages"]) == {"list_files"}
 
 
+def test_a_call_id_used_again_by_the_provider_is_a_new_call(workspace: Path) -> None:
+    """Providers number calls per reply: ``call_0`` of the next turn is another call."""
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "inner.txt").write_text("x\n")
+    first = AIMessage("", tool_calls=[call("list_files", {"path": "."}, "call_0")])
+    listed = ToolMessage("sub/", tool_call_id="call_0", name="list_files")
+    other = AIMessage("", tool_calls=[call("list_files", {"path": "sub"}, "call_0")])
+    builder = StateGraph(AgentState, context_schema=JarvisContext)
+    builder.add_node("run_tools", run_tools)
+    builder.add_edge(START, "run_tools")
+    builder.add_edge("run_tools", END)
+    out = builder.compile().invoke(
+        {"messages": [HumanMessage("task"), first, listed, other]},
+        context=JarvisContext(workspace=str(workspace)),
+    )
+    result = out["messages"][-1]
+    assert result.status == "success" and "inner.txt" in str(result.content)
+
+
 def test_a_repeated_failed_call_is_refused_with_its_error_again(workspace: Path) -> None:
     """The refusal of a call that failed before says the error (and its fix) again."""
     bad = {"expression": "len(utils.py.splitlines())"}
