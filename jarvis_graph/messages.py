@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolCall,
+    ToolMessage,
+)
 
 from jarvis_graph.citations import CONTEXT, TASK, Source, plain
 from jarvis_graph.state import CONTEXT_NAME, task_start
@@ -83,6 +90,23 @@ def shorten(text: str, limit: int = QUOTED_CHARS) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
+def task_runs(messages: Sequence[BaseMessage]) -> list[tuple[ToolCall, ToolMessage]]:
+    """Each answered call of the latest task, with its answer, in order.
+
+    An answer belongs to the call with its id in the AI message just before it: providers
+    number calls per reply (``call_0``), so an id alone may name a call of another turn or
+    an earlier task.
+    """
+    runs: list[tuple[ToolCall, ToolMessage]] = []
+    made: dict[str | None, ToolCall] = {}
+    for message in messages[task_start(messages) + 1 :]:
+        if isinstance(message, AIMessage):
+            made = {c["id"]: c for c in message.tool_calls}
+        elif isinstance(message, ToolMessage) and message.tool_call_id in made:
+            runs.append((made[message.tool_call_id], message))
+    return runs
+
+
 def task_sources(messages: Sequence[BaseMessage]) -> list[Source]:
     """The sources of the latest task: its text, its attached context, its calls' results.
 
@@ -92,10 +116,7 @@ def task_sources(messages: Sequence[BaseMessage]) -> list[Source]:
     start = task_start(messages)
     if start < 0:
         return []
-    asked: dict[str, dict[str, Any]] = {}
-    for message in messages:
-        for call in getattr(message, "tool_calls", None) or []:
-            asked[call.get("id") or ""] = call.get("args") or {}
+    asked = {id(result): call.get("args") or {} for call, result in task_runs(messages)}
     found = [Source(TASK, TASK, plain(str(messages[start].text)))]
     context = [  # attached right after its task (an earlier task's is not this one's)
         m
@@ -108,7 +129,7 @@ def task_sources(messages: Sequence[BaseMessage]) -> list[Source]:
         if not isinstance(message, ToolMessage) or refused_call(str(message.text)):
             continue
         artifact = getattr(message, "artifact", None)
-        args = asked.get(message.tool_call_id)
+        args = asked.get(id(message))
         failed = message.status == "error" or _found_nothing(artifact)
         text = plain(_content(str(message.text), artifact))
         found.append(

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolCall, ToolMessage
+from langchain_core.messages import AnyMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_executor_for_config
 from langchain_core.tools import BaseTool
@@ -20,11 +20,11 @@ from langgraph.runtime import Runtime
 from jarvis_graph.context import JarvisContext
 from jarvis_graph.events import Event, EventBus
 from jarvis_graph.history import over_budget
-from jarvis_graph.messages import pending_tool_calls, refused_call, shorten
+from jarvis_graph.messages import pending_tool_calls, refused_call, shorten, task_runs
 from jarvis_graph.nodes.focus_answer import focus_enabled
 from jarvis_graph.platforms.registry import resolve_platform
 from jarvis_graph.runtime.services import current_services, current_settings, services_of
-from jarvis_graph.state import AgentState, task_start
+from jarvis_graph.state import AgentState
 from jarvis_graph.tools.artifacts import Artifact, masked
 from jarvis_graph.tools.base import ToolEnv, limit_output
 from jarvis_graph.tools.invoke import invoke_tool
@@ -70,7 +70,7 @@ def _runs_so_far(
 ) -> int:
     """How often ``call`` ran in this task since anything changed (a risky tool's call)."""
     key, count = _key(call), 0
-    for made, result in _runs_this_task(messages):
+    for made, result in task_runs(messages):
         if refused_call(str(result.text)):
             continue
         if _key(made) == key:
@@ -78,23 +78,6 @@ def _runs_so_far(
         elif made["name"] in tools and is_risky(tools[made["name"]]):
             count = 0  # something may have changed: the same call may answer anew
     return count
-
-
-def _runs_this_task(messages: list[AnyMessage]) -> list[tuple[ToolCall, ToolMessage]]:
-    """Each answered call of the latest task, with its answer, in order.
-
-    An answer belongs to the call with its id in the AI message just before it: providers
-    number calls per reply (``call_0``), so an id alone may name a call of another turn or
-    an earlier task.
-    """
-    runs: list[tuple[ToolCall, ToolMessage]] = []
-    made: dict[str | None, ToolCall] = {}
-    for message in messages[task_start(messages) + 1 :]:
-        if isinstance(message, AIMessage):
-            made = {c["id"]: c for c in message.tool_calls}
-        elif isinstance(message, ToolMessage) and message.tool_call_id in made:
-            runs.append((made[message.tool_call_id], message))
-    return runs
 
 
 def _key(call: Any) -> tuple[Any, str]:
@@ -107,7 +90,7 @@ def _last_result(messages: list[AnyMessage], call: dict[str, Any]) -> ToolMessag
     key = _key(call)
     found = [
         result
-        for made, result in _runs_this_task(messages)
+        for made, result in task_runs(messages)
         if _key(made) == key and not refused_call(str(result.text))
     ]
     return found[-1] if found else None

@@ -109,6 +109,19 @@ def test_only_the_latest_tasks_results_are_sources() -> None:
     assert sources["new"].args == {"path": "app.py"}
 
 
+def test_a_call_id_the_provider_reuses_pairs_each_result_with_its_own_call() -> None:
+    """OpenAI-compatible servers number calls per reply: ``call_0`` in every turn."""
+    messages = [
+        HumanMessage("What do a.txt and b.txt hold?"),
+        call("read_code", "call_0", path="a.txt"),
+        result("read_code", "call_0", "a.txt (lines 1-1 of 1)\n 1 | alpha", read_artifact()),
+        call("read_code", "call_0", path="b.txt"),
+        result("read_code", "call_0", "b.txt (lines 1-1 of 1)\n 1 | beta", read_artifact()),
+    ]
+    first, second = task_sources(messages)[1:]
+    assert (first.args, second.args) == ({"path": "a.txt"}, {"path": "b.txt"})
+
+
 def test_an_earlier_tasks_context_is_no_source_of_a_later_task() -> None:
     # start_task attaches context only when the task names files; a follow-up that names
     # none has no context of its own, and the first task's files are not its evidence.
