@@ -32,6 +32,15 @@ async function api(method, path, body) {
   return type.includes("json") ? reply.json() : reply.text();
 }
 
+// The console's own JSON routes, beside the API server's.
+async function consoleCall(path, body) {
+  const reply = await fetch(path, body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  if (!reply.ok) throw new Error(`${path}: ${reply.status} ${(await reply.text()).slice(0, 300)}`);
+  return reply.json();
+}
+
 // Server-sent events of a POST (EventSource cannot POST): yields {event, data}.
 async function* stream(path, body, signal) {
   const reply = await fetch(`/api${path}`, {
@@ -313,10 +322,16 @@ function newSession() {
   $("#chat-status").textContent = "";
 }
 
-async function openInChat(threadId) {
+// A session the API server has is read (and continued) through it; one it cannot have (a
+// session of jarvis run) is read from the project's store by the console, to look at.
+const snapshotOf = (threadId, inConsole) => (inConsole
+  ? api("GET", `/threads/${threadId}/state`)
+  : consoleCall(`/console/sessions/${encodeURIComponent(threadId)}`));
+
+async function openInChat(threadId, inConsole = true) {
   newSession();
   state.thread = threadId;
-  const snapshot = await api("GET", `/threads/${threadId}/state`);
+  const snapshot = await snapshotOf(threadId, inConsole);
   for (const message of snapshot.values?.messages || []) {
     if (message.type === "human" && !message.name) say(message.content, "user");
     else if (message.type === "ai" && message.tool_calls?.length) message.tool_calls.forEach(showToolCall);
@@ -327,28 +342,42 @@ async function openInChat(threadId) {
   if (snapshot.values?.final_answer) showAnswer(snapshot.values.final_answer, sources);
   $("#chat-status").textContent = `${snapshot.values?.status || "?"} · session ${threadId}`;
   show("chat");
-  await checkInterrupts();
+  if (inConsole) {
+    await checkInterrupts();
+    return;
+  }
+  state.thread = null; // a message sent now starts a new session
+  $("#chat-status").append(` · made outside the console: continue it with jarvis run --thread ${threadId} "…"`);
 }
 
 // ---- sessions -------------------------------------------------------------------------
+// The project's sessions (its session store, as jarvis sessions list), newest first.
 async function loadSessions() {
-  const threads = await api("POST", "/threads/search", { limit: 100, sort_by: "updated_at", sort_order: "desc" });
+  state.sessions = await consoleCall("/console/sessions");
+  showSessions();
+}
+
+function showSessions() {
   const filter = $("#session-filter").value.toLowerCase();
   const body = $("#sessions tbody");
   body.replaceChildren();
-  for (const thread of threads) {
-    const task = thread.values?.task || "";
-    if (filter && !task.toLowerCase().includes(filter)) continue;
-    body.append(el("tr", { "data-thread": thread.thread_id },
-      el("td", { class: "mono" }, thread.thread_id.slice(0, 8)),
-      el("td", {}, thread.values?.status || thread.status),
-      el("td", {}, task.slice(0, 90)),
-      el("td", { class: "mono" }, (thread.updated_at || "").slice(0, 19).replace("T", " ")),
-      el("td", {},
-        el("button", { onclick: () => showTree(thread.thread_id) }, "Tree"),
-        el("button", { onclick: () => openSession(thread.thread_id) }, "History"),
-        el("button", { onclick: () => openInChat(thread.thread_id) }, "Open"),
-        el("button", { onclick: () => deleteSession(thread.thread_id) }, "Delete"))));
+  for (const session of state.sessions || []) {
+    const id = session.thread_id;
+    if (filter && !session.task.toLowerCase().includes(filter)) continue;
+    const actions = [
+      el("button", { onclick: () => showTree(id, session.console) }, "Tree"),
+      el("button", { onclick: () => openInChat(id, session.console) }, "Open"),
+    ];
+    if (session.console) {
+      actions.splice(1, 0, el("button", { onclick: () => openSession(id) }, "History"));
+      actions.push(el("button", { onclick: () => deleteSession(id) }, "Delete"));
+    }
+    body.append(el("tr", { "data-thread": id },
+      el("td", { class: "mono", title: id }, session.console ? id.slice(0, 8) : id),
+      el("td", {}, session.status),
+      el("td", {}, session.task.slice(0, 90)),
+      el("td", { class: "mono" }, session.updated.slice(0, 19).replace("T", " ")),
+      el("td", {}, ...actions)));
   }
 }
 
@@ -398,8 +427,8 @@ function treeOf(values) {
   return lines.join("\n");
 }
 
-async function showTree(threadId) {
-  const snapshot = await api("GET", `/threads/${threadId}/state`);
+async function showTree(threadId, inConsole = true) {
+  const snapshot = await snapshotOf(threadId, inConsole);
   $("#session-detail").replaceChildren(el("h3", {}, `Session ${threadId}: sub-runs`), el("pre", { id: "tree" }, treeOf(snapshot.values || {})));
 }
 
@@ -567,7 +596,7 @@ async function start() {
   $("#chat-stop").addEventListener("click", stop);
   $("#chat-new").addEventListener("click", newSession);
   $("#sessions-refresh").addEventListener("click", loadSessions);
-  $("#session-filter").addEventListener("input", loadSessions);
+  $("#session-filter").addEventListener("input", showSessions);
   $("#memory-form").addEventListener("submit", searchMemory);
   $("#memory-export").addEventListener("click", exportMemory);
   $("#report-file").addEventListener("change", (e) => e.target.files[0] && loadReport(e.target.files[0]));

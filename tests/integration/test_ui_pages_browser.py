@@ -1,0 +1,102 @@
+"""The console's pages as a user first meets them (a real browser over ``jarvis ui``).
+
+The project's sessions made by ``jarvis run`` on the Sessions page, the memory shown when
+its page opens, answers written in Markdown (and HTML from the model kept as text), and
+the live line of a run in progress. One console for the module over a scripted model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.test_ui_browser import WAIT_MS, Console
+from tests.support.browser import chromium
+from tests.support.cli import run_process
+from tests.support.trust import trust
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = {
+    "turns": [
+        {"when": "Count the files", "tool_calls": [{"name": "list_files", "args": {"path": "."}}]},
+        {"when": "Count the files", "text": "One file. !!!COMPLETE!!!"},
+    ]
+}
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Console, Path]]:
+    home = tmp_path_factory.mktemp("ui-pages")
+    env = pytest.MonkeyPatch()  # module scope: monkeypatch itself is per test
+    env.setenv("HOME", str(home))
+    env.setenv("JARVIS_HOME", str(home / ".jarvis"))
+    ws = home / "ws"
+    (ws / ".jarvis").mkdir(parents=True)
+    (ws / "data.csv").write_text("a,b\n1,2\n")
+    script = ws / ".jarvis" / "script.yaml"
+    script.write_text(json.dumps(SCRIPT))
+    spec = {"platform": "scripted", "script": str(script)}
+    config = {"model_groups": {"default": {"normal": spec, "cheap": spec}}}
+    (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
+    trust(ws)
+    running = Console(ws, home / "ui.log")
+    try:
+        yield running, ws
+    finally:
+        running.stop()
+        env.undo()
+
+
+@pytest.fixture
+def page(console: tuple[Console, Path]) -> Iterator[Any]:
+    with chromium() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        opened = context.new_page()
+        errors: list[str] = []
+        opened.on("pageerror", lambda exc: errors.append(str(exc)))
+        opened.goto(console[0].url)
+        opened.wait_for_selector("body[data-ready=true]", timeout=WAIT_MS)
+        yield opened
+        context.close()
+        assert errors == []  # no script error on the page
+
+
+def _send(page: Any, task: str) -> None:
+    page.click("#chat-new")
+    page.fill("#chat-task", task)
+    page.click("#chat-send")
+
+
+def test_the_sessions_page_lists_the_sessions_jarvis_run_made(
+    page: Any, console: tuple[Console, Path], tmp_path: Path
+) -> None:
+    """The page lists the project's session store, not only the API server's threads."""
+    _, ws = console
+    done = run_process(["run", "-n", "Count the files from the terminal"], cwd=ws)
+    assert done.returncode == 0, done.stdout + done.stderr
+    thread = re.search(r"session (\S+) · workspace", done.stdout).group(1)
+
+    page.click("header nav button[data-page=sessions]")
+    row = page.locator(f"#sessions tr[data-thread='{thread}']")
+    row.wait_for(timeout=WAIT_MS)
+    assert "Count the files from the terminal" in row.inner_text()
+    assert "completed" in row.inner_text()
+    page.screenshot(path=str(tmp_path / "sessions.png"), full_page=True)
+    row.locator("button", has_text="Tree").click()
+    tree = page.wait_for_selector("#tree", timeout=WAIT_MS).inner_text()
+    assert tree.startswith("completed · Count the files from the terminal")
+
+    row.locator("button", has_text="Open").click()
+    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    log = page.inner_text("#chat-log")
+    assert "Count the files from the terminal" in log and "One file." in log
+    assert '⚙ list_files {"path":"."} ✓' in log
+    status = page.inner_text("#chat-status")
+    assert status.startswith(f"completed · session {thread}")
+    assert f'jarvis run --thread {thread} "…"' in status  # where it continues
