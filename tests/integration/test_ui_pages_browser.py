@@ -100,3 +100,17 @@ def test_the_sessions_page_lists_the_sessions_jarvis_run_made(
     status = page.inner_text("#chat-status")
     assert status.startswith(f"completed · session {thread}")
     assert f'jarvis run --thread {thread} "…"' in status  # where it continues
+
+
+def test_the_memory_page_shows_the_entries_when_it_opens(
+    page: Any, console: tuple[Console, Path]
+) -> None:
+    _, ws = console
+    saved = run_process(["memory", "save", "The build runs on Fridays", "--tag", "ci"], cwd=ws)
+    assert saved.returncode == 0, saved.stderr
+
+    page.click("header nav button[data-page=memory]")  # no search typed or pressed
+    page.wait_for_selector(".memory", timeout=WAIT_MS)
+    texts = [t.input_value() for t in page.locator(".memory textarea").all()]
+    assert "The build runs on Fridays" in texts
+    assert "ci" in page.inner_text(".memory")

@@ -77,7 +77,7 @@ function show(page) {
   document.querySelectorAll(".page").forEach((p) => p.classList.toggle("active", p.id === `page-${page}`));
   document.querySelectorAll("header nav button").forEach((b) => b.classList.toggle("active", b.dataset.page === page));
   if (page === "sessions") loadSessions();
-  if (page === "memory") loadNamespaces();
+  if (page === "memory") loadNamespaces().then(() => searchMemory());
   if (page === "graph") drawGraph();
 }
 
@@ -450,14 +450,20 @@ async function deleteSession(threadId) {
 async function loadNamespaces() {
   const found = await api("POST", "/store/namespaces", { limit: 100 });
   const select = $("#memory-namespace");
+  const chosen = select.value;
   // a label may hold "/" (a workspace path): options carry the namespace as JSON
   const listed = [...state.info.memory, ...(found.namespaces || found)].map((n) => JSON.stringify(n));
   const spaces = [...new Set(listed)];
   select.replaceChildren(...spaces.map((n) => el("option", { value: n }, JSON.parse(n).join(" · "))));
+  if (spaces.includes(chosen)) select.value = chosen;
 }
+
+let memorySearches = 0; // a search's results show only if no later search started
 
 async function searchMemory(event) {
   event?.preventDefault();
+  const search = ++memorySearches;
+  $("#memory-results").replaceChildren(el("p", {}, "searching…"));
   const prefix = $("#memory-namespace").value ? JSON.parse($("#memory-namespace").value) : [];
   const query = $("#memory-query").value.trim();
   const tag = $("#memory-tag").value.trim();
@@ -466,6 +472,7 @@ async function searchMemory(event) {
   const found = await api("POST", "/store/items/search", body);
   // a store filter matches whole values only: "has this tag" is checked here
   if (tag) found.items = (found.items || []).filter((item) => (item.value?.tags || []).includes(tag)).slice(0, 50);
+  if (search !== memorySearches) return;
   const box = $("#memory-results");
   box.replaceChildren();
   for (const item of found.items || []) {
@@ -598,6 +605,7 @@ async function start() {
   $("#sessions-refresh").addEventListener("click", loadSessions);
   $("#session-filter").addEventListener("input", showSessions);
   $("#memory-form").addEventListener("submit", searchMemory);
+  $("#memory-namespace").addEventListener("change", () => searchMemory());
   $("#memory-export").addEventListener("click", exportMemory);
   $("#report-file").addEventListener("change", (e) => e.target.files[0] && loadReport(e.target.files[0]));
   for (const sel of ["#f-cwe", "#f-severity", "#f-verdict", "#f-file"]) $(sel).addEventListener("input", renderReport);
