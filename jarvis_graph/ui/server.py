@@ -45,6 +45,7 @@ from jarvis_graph.checkpointing import CheckpointError
 from jarvis_graph.config import ConfigError
 from jarvis_graph.memory.router import GLOBAL, workspace_namespace
 from jarvis_graph.owned_paths import OwnedPathError, owned_dir, write_owned
+from jarvis_graph.ui.markdown import render_markdown
 from jarvis_graph.ui.sessions import CHECKPOINTER_PATH, list_sessions, session_values
 
 STATIC = Path(__file__).with_name("static")
@@ -110,6 +111,16 @@ def create_app(config: ConsoleConfig) -> Starlette:
         except (ValueError, OwnedPathError) as exc:  # ImageError, ConfigError, too large, a link
             return JSONResponse({"detail": str(exc)}, status_code=400)
         return JSONResponse(made)
+
+    async def markdown(request: Request) -> Response:
+        try:
+            text = (await request.json()).get("text")
+        except (ValueError, AttributeError):  # not JSON, or not an object
+            text = None
+        if not isinstance(text, str):
+            detail = 'send {"text": "..."}: a JSON object whose text is the Markdown'
+            return JSONResponse({"detail": detail}, status_code=400)
+        return JSONResponse({"html": render_markdown(text)})
 
     async def sessions(request: Request) -> Response:
         try:
@@ -182,6 +193,7 @@ def create_app(config: ConsoleConfig) -> Starlette:
         Route("/console/info", info),
         Route("/console/code", code),
         Route("/console/task", task, methods=["POST"]),
+        Route("/console/markdown", markdown, methods=["POST"]),
         Route("/console/sessions", sessions),
         Route("/console/sessions/{thread_id}", session),
         Route("/api/{path:path}", api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),

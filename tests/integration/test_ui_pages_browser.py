@@ -22,8 +22,17 @@ from tests.support.trust import trust
 
 pytestmark = pytest.mark.slow
 
+HOSTILE = (
+    "Found **two** files:\n\n"
+    "- `data.csv`\n- `notes.md`\n\n"
+    "```python\nprint('hi')\n```\n\n"
+    "<img src=x onerror=\"window.ran = 'img'\"> "
+    "<script>window.ran = 'script'</script> "
+    "[click](javascript:window.ran='link') ![seen](http://127.0.0.1:9/pixel.png)"
+)
 SCRIPT = {
     "turns": [
+        {"when": "Summarize in Markdown", "text": f"{HOSTILE} !!!COMPLETE!!!"},
         {"when": "Count the files", "tool_calls": [{"name": "list_files", "args": {"path": "."}}]},
         {"when": "Count the files", "text": "One file. !!!COMPLETE!!!"},
     ]
@@ -114,3 +123,25 @@ def test_the_memory_page_shows_the_entries_when_it_opens(
     texts = [t.input_value() for t in page.locator(".memory textarea").all()]
     assert "The build runs on Fridays" in texts
     assert "ci" in page.inner_text(".memory")
+
+
+def test_an_answer_shows_its_markdown_and_never_runs_html_from_the_model(
+    page: Any, console: tuple[Console, Path], tmp_path: Path
+) -> None:
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    _send(page, "Summarize in Markdown what you found")
+
+    answer = page.wait_for_selector(".msg.answer.markdown", timeout=WAIT_MS)
+    page.screenshot(path=str(tmp_path / "markdown.png"), full_page=True)
+    assert page.inner_text(".msg.answer strong") == "two"
+    assert page.locator(".msg.answer li").all_inner_texts() == ["data.csv", "notes.md"]
+    assert page.inner_text(".msg.answer pre code").strip() == "print('hi')"
+    # the model's HTML is text on the page: nothing of it ran, loaded or became an element
+    text = answer.inner_text()
+    assert "<img src=x onerror=\"window.ran = 'img'\">" in text
+    assert "<script>window.ran = 'script'</script>" in text
+    assert page.locator(".msg.answer img, .msg.answer script").count() == 0
+    assert page.locator(".msg.answer a[href^=javascript]").count() == 0
+    assert page.evaluate("window.ran") is None
+    assert not any("pixel.png" in url or url.endswith("/x") for url in requested), requested

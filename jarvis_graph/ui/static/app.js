@@ -130,12 +130,21 @@ function dropLive() {
 }
 
 function showAnswer(text, sources) {
-  say(text || "(no answer)", "answer");
+  const node = say(text || "(no answer)", "answer");
+  if (text) showMarkdown(node, text).catch(() => {}); // else it stays the text it came as
   for (const cite of sources || []) {
     const quote = String(cite.quote ?? "");
     const shown = quote.length > 120 ? `${quote.slice(0, 120)}…` : quote;
     say(`↳ from ${toolNames[cite.source] || cite.source}: '${shown}'`, "source");
   }
+}
+
+// The server renders the answer's Markdown and keeps any HTML in it as text, so what the
+// model wrote (or copied from a page it read) never runs here.
+async function showMarkdown(node, text) {
+  const { html } = await consoleCall("/console/markdown", { text });
+  node.innerHTML = html;
+  node.classList.add("markdown");
 }
 
 function onUpdate(update) {
