@@ -33,10 +33,19 @@ HOSTILE = (
 SCRIPT = {
     "turns": [
         {"when": "Summarize in Markdown", "text": f"{HOSTILE} !!!COMPLETE!!!"},
+        {"when": "Think slowly", "delay": 120, "text": "Too late. !!!COMPLETE!!!"},
         {"when": "Count the files", "tool_calls": [{"name": "list_files", "args": {"path": "."}}]},
         {"when": "Count the files", "text": "One file. !!!COMPLETE!!!"},
     ]
 }
+
+RECORD_PROGRESS = """
+window.progress = [];
+const line = document.querySelector("#chat-progress");
+new MutationObserver(() => window.progress.push(line.textContent)).observe(line, {
+  childList: true, subtree: true, characterData: true,
+});
+"""
 
 
 @pytest.fixture(scope="module")
@@ -145,3 +154,26 @@ def test_an_answer_shows_its_markdown_and_never_runs_html_from_the_model(
     assert page.locator(".msg.answer a[href^=javascript]").count() == 0
     assert page.evaluate("window.ran") is None
     assert not any("pixel.png" in url or url.endswith("/x") for url in requested), requested
+
+
+def test_a_run_shows_a_live_line_with_its_step_and_time(
+    page: Any, console: tuple[Console, Path]
+) -> None:
+    page.evaluate(RECORD_PROGRESS)
+    _send(page, "Count the files of the workspace")
+    page.wait_for_selector(".msg.answer", timeout=WAIT_MS)
+    seen = page.evaluate("window.progress")
+    assert any(line.startswith("running list_files · ") for line in seen), seen
+    assert any(line.startswith("thinking… step 2 · ") for line in seen), seen
+    page.wait_for_selector("#chat-progress", state="hidden", timeout=WAIT_MS)  # run over
+
+    _send(page, "Think slowly about it")  # a model call of two minutes
+    page.wait_for_selector("#chat-progress:not([hidden])", timeout=WAIT_MS)
+    # the time on the step goes on while nothing else arrives
+    page.wait_for_function(
+        "/^thinking… step 1 · [1-9]\\d*s/.test(document.querySelector('#chat-progress').innerText)",
+        timeout=WAIT_MS,
+    )
+    page.click("#chat-stop")
+    page.wait_for_selector("#chat-progress", state="hidden", timeout=WAIT_MS)
+    assert "Too late" not in page.inner_text("#chat-log")

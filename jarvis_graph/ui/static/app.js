@@ -147,6 +147,52 @@ async function showMarkdown(node, text) {
   node.classList.add("markdown");
 }
 
+// The live line of a run: what it does now (from the events Jarvis writes to the stream),
+// how long that has taken, and the whole run's time.
+const progress = { what: "", step: 0, run: 0, timer: null };
+const PROGRESS_OF = {
+  task_started: () => "starting",
+  before_model_call: (p) => (p.iteration ? `thinking… step ${p.iteration}` : "thinking…"),
+  before_tool_call: (p) => `running ${p.name}`,
+  after_tool_call: (p) => `ran ${p.name}`,
+  before_summary: () => "summarizing the history",
+  plan_updated: (p) => `running a plan of ${(p.steps || []).length} steps`,
+  plan_step_finished: (p) => `plan step ${p.id} ${p.status}`,
+  handoff: (p) => `handing over to ${p.to}`,
+  chain_step_finished: (p) => `chain ${p.chain}: step ${p.step} ${p.status}`,
+};
+const elapsed = (since) => {
+  const seconds = Math.floor((Date.now() - since) / 1000);
+  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
+};
+
+function drawProgress() {
+  $("#chat-progress").textContent = `${progress.what} · ${elapsed(progress.step)} · run ${elapsed(progress.run)}`;
+}
+
+function setProgress(what) {
+  progress.what = what;
+  progress.step = Date.now();
+  drawProgress();
+}
+
+function startProgress() {
+  progress.run = Date.now();
+  setProgress("starting");
+  progress.timer = setInterval(drawProgress, 1000);
+  $("#chat-progress").hidden = false;
+}
+
+function stopProgress() {
+  clearInterval(progress.timer);
+  $("#chat-progress").hidden = true;
+}
+
+function onCustom(data) {
+  const describe = PROGRESS_OF[data?.event];
+  if (describe) setProgress(describe(data.payload || {}));
+}
+
 function onUpdate(update) {
   for (const [node, data] of Object.entries(update)) {
     if (node === "__interrupt__" || !data) continue;
@@ -181,18 +227,21 @@ async function runStream(body) {
   $("#chat-stop").disabled = false;
   $("#chat-send").disabled = true;
   $("#approval").hidden = true;
+  startProgress();
   try {
     const path = `/threads/${state.thread}/runs/stream`;
-    const request = { stream_mode: ["updates", "messages-tuple"], ...body };
+    const request = { stream_mode: ["updates", "messages-tuple", "custom"], ...body };
     for await (const { event, data } of stream(path, request, state.abort.signal)) {
       if (event === "metadata") state.run = data.run_id;
       else if (event === "messages") onMessageChunk(data);
       else if (event === "updates") onUpdate(data);
+      else if (event === "custom") onCustom(data);
       else if (event === "error") say(`error: ${data.message || JSON.stringify(data)}`, "error");
     }
   } catch (error) {
     if (error.name !== "AbortError") say(`error: ${error.message}`, "error");
   } finally {
+    stopProgress();
     live = null;
     $("#chat-stop").disabled = true;
     $("#chat-send").disabled = false;
