@@ -16,6 +16,7 @@ import hmac
 import json
 import re
 import time
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -40,9 +41,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jarvis_graph.api_auth import TOKEN_HEADER, guard_config
+from jarvis_graph.checkpointing import CheckpointError
+from jarvis_graph.config import ConfigError
 from jarvis_graph.memory.router import GLOBAL, workspace_namespace
 from jarvis_graph.owned_paths import OwnedPathError, owned_dir, write_owned
-from jarvis_graph.ui.sessions import CHECKPOINTER_PATH
+from jarvis_graph.ui.markdown import render_markdown
+from jarvis_graph.ui.sessions import CHECKPOINTER_PATH, list_sessions, session_values
 
 STATIC = Path(__file__).with_name("static")
 COOKIE = "jarvis_ui"
@@ -108,11 +112,58 @@ def create_app(config: ConsoleConfig) -> Starlette:
             return JSONResponse({"detail": str(exc)}, status_code=400)
         return JSONResponse(made)
 
+    async def markdown(request: Request) -> Response:
+        try:
+            text = (await request.json()).get("text")
+        except (ValueError, AttributeError):  # not JSON, or not an object
+            text = None
+        if not isinstance(text, str):
+            detail = 'send {"text": "..."}: a JSON object whose text is the Markdown'
+            return JSONResponse({"detail": detail}, status_code=400)
+        return JSONResponse({"html": render_markdown(text)})
+
+    async def sessions(request: Request) -> Response:
+        try:
+            rows = await asyncio.to_thread(list_sessions, config.workspace)
+        except (CheckpointError, ConfigError) as exc:
+            return JSONResponse({"detail": f"cannot read the sessions: {exc}"}, status_code=500)
+        known = await known_threads([row["thread_id"] for row in rows])
+        for row in rows:  # the others are read from the store, and continued by jarvis run
+            row["console"] = row["thread_id"] in known
+        return _json(rows)
+
+    async def session(request: Request) -> Response:
+        thread = request.path_params["thread_id"]
+        try:
+            found = await asyncio.to_thread(session_values, config.workspace, thread)
+        except (CheckpointError, ConfigError) as exc:
+            return JSONResponse({"detail": f"cannot read session {thread}: {exc}"}, status_code=500)
+        if found is None:
+            return JSONResponse(
+                {"detail": f"the project has no session {thread!r}"}, status_code=404
+            )
+        return _json(found)
+
+    async def known_threads(ids: list[str]) -> set[str]:
+        """Which of ``ids`` the API server has (it takes UUIDs only)."""
+        asked = [i for i in ids if _is_uuid(i)]
+        if not asked:
+            return set()
+        body = {"ids": asked, "limit": len(asked), "select": ["thread_id"]}
+        try:
+            reply = await client.post("/threads/search", json=body, headers=api_headers())
+            reply.raise_for_status()
+        except httpx.HTTPError:
+            return set()  # listed all the same, read from the store
+        return {str(uuid.UUID(str(t["thread_id"]))) for t in reply.json()} & set(asked)
+
+    def api_headers() -> dict[str, str]:
+        return {TOKEN_HEADER: config.api_token} if config.api_token else {}
+
     async def api(request: Request) -> Response:
         path = request.path_params["path"]
         headers = {k: v for k, v in request.headers.items() if k.lower() in PASSED_HEADERS}
-        if config.api_token:
-            headers[TOKEN_HEADER] = config.api_token
+        headers |= api_headers()
         upstream = client.build_request(
             request.method,
             f"/{path}",
@@ -142,6 +193,9 @@ def create_app(config: ConsoleConfig) -> Starlette:
         Route("/console/info", info),
         Route("/console/code", code),
         Route("/console/task", task, methods=["POST"]),
+        Route("/console/markdown", markdown, methods=["POST"]),
+        Route("/console/sessions", sessions),
+        Route("/console/sessions/{thread_id}", session),
         Route("/api/{path:path}", api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -154,6 +208,23 @@ def create_app(config: ConsoleConfig) -> Starlette:
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(TokenGuard, token=config.token)
     return app
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        return str(uuid.UUID(text)) == text
+    except ValueError:
+        return False
+
+
+def _json(data: Any) -> Response:
+    """``data`` as JSON; a message (or another model) as its fields, as the API sends it."""
+    return Response(json.dumps(data, default=_plain), media_type="application/json")
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump() if callable(dump) else str(value)
 
 
 def _same(given: str, token: str) -> bool:

@@ -32,6 +32,15 @@ async function api(method, path, body) {
   return type.includes("json") ? reply.json() : reply.text();
 }
 
+// The console's own JSON routes, beside the API server's.
+async function consoleCall(path, body) {
+  const reply = await fetch(path, body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  if (!reply.ok) throw new Error(`${path}: ${reply.status} ${(await reply.text()).slice(0, 300)}`);
+  return reply.json();
+}
+
 // Server-sent events of a POST (EventSource cannot POST): yields {event, data}.
 async function* stream(path, body, signal) {
   const reply = await fetch(`/api${path}`, {
@@ -68,7 +77,7 @@ function show(page) {
   document.querySelectorAll(".page").forEach((p) => p.classList.toggle("active", p.id === `page-${page}`));
   document.querySelectorAll("header nav button").forEach((b) => b.classList.toggle("active", b.dataset.page === page));
   if (page === "sessions") loadSessions();
-  if (page === "memory") loadNamespaces();
+  if (page === "memory") loadNamespaces().then(() => searchMemory());
   if (page === "graph") drawGraph();
 }
 
@@ -121,12 +130,67 @@ function dropLive() {
 }
 
 function showAnswer(text, sources) {
-  say(text || "(no answer)", "answer");
+  const node = say(text || "(no answer)", "answer");
+  if (text) showMarkdown(node, text).catch(() => {}); // else it stays the text it came as
   for (const cite of sources || []) {
     const quote = String(cite.quote ?? "");
     const shown = quote.length > 120 ? `${quote.slice(0, 120)}…` : quote;
     say(`↳ from ${toolNames[cite.source] || cite.source}: '${shown}'`, "source");
   }
+}
+
+// The server renders the answer's Markdown and keeps any HTML in it as text, so what the
+// model wrote (or copied from a page it read) never runs here.
+async function showMarkdown(node, text) {
+  const { html } = await consoleCall("/console/markdown", { text });
+  node.innerHTML = html;
+  node.classList.add("markdown");
+}
+
+// The live line of a run: what it does now (from the events Jarvis writes to the stream),
+// how long that has taken, and the whole run's time.
+const progress = { what: "", step: 0, run: 0, timer: null };
+const PROGRESS_OF = {
+  task_started: () => "starting",
+  before_model_call: (p) => (p.iteration ? `thinking… step ${p.iteration}` : "thinking…"),
+  before_tool_call: (p) => `running ${p.name}`,
+  after_tool_call: (p) => `ran ${p.name}`,
+  before_summary: () => "summarizing the history",
+  plan_updated: (p) => `running a plan of ${(p.steps || []).length} steps`,
+  plan_step_finished: (p) => `plan step ${p.id} ${p.status}`,
+  handoff: (p) => `handing over to ${p.to}`,
+  chain_step_finished: (p) => `chain ${p.chain}: step ${p.step} ${p.status}`,
+};
+const elapsed = (since) => {
+  const seconds = Math.floor((Date.now() - since) / 1000);
+  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
+};
+
+function drawProgress() {
+  $("#chat-progress").textContent = `${progress.what} · ${elapsed(progress.step)} · run ${elapsed(progress.run)}`;
+}
+
+function setProgress(what) {
+  progress.what = what;
+  progress.step = Date.now();
+  drawProgress();
+}
+
+function startProgress() {
+  progress.run = Date.now();
+  setProgress("starting");
+  progress.timer = setInterval(drawProgress, 1000);
+  $("#chat-progress").hidden = false;
+}
+
+function stopProgress() {
+  clearInterval(progress.timer);
+  $("#chat-progress").hidden = true;
+}
+
+function onCustom(data) {
+  const describe = PROGRESS_OF[data?.event];
+  if (describe) setProgress(describe(data.payload || {}));
 }
 
 function onUpdate(update) {
@@ -163,18 +227,21 @@ async function runStream(body) {
   $("#chat-stop").disabled = false;
   $("#chat-send").disabled = true;
   $("#approval").hidden = true;
+  startProgress();
   try {
     const path = `/threads/${state.thread}/runs/stream`;
-    const request = { stream_mode: ["updates", "messages-tuple"], ...body };
+    const request = { stream_mode: ["updates", "messages-tuple", "custom"], ...body };
     for await (const { event, data } of stream(path, request, state.abort.signal)) {
       if (event === "metadata") state.run = data.run_id;
       else if (event === "messages") onMessageChunk(data);
       else if (event === "updates") onUpdate(data);
+      else if (event === "custom") onCustom(data);
       else if (event === "error") say(`error: ${data.message || JSON.stringify(data)}`, "error");
     }
   } catch (error) {
     if (error.name !== "AbortError") say(`error: ${error.message}`, "error");
   } finally {
+    stopProgress();
     live = null;
     $("#chat-stop").disabled = true;
     $("#chat-send").disabled = false;
@@ -313,10 +380,16 @@ function newSession() {
   $("#chat-status").textContent = "";
 }
 
-async function openInChat(threadId) {
+// A session the API server has is read (and continued) through it; one it cannot have (a
+// session of jarvis run) is read from the project's store by the console, to look at.
+const snapshotOf = (threadId, inConsole) => (inConsole
+  ? api("GET", `/threads/${threadId}/state`)
+  : consoleCall(`/console/sessions/${encodeURIComponent(threadId)}`));
+
+async function openInChat(threadId, inConsole = true) {
   newSession();
   state.thread = threadId;
-  const snapshot = await api("GET", `/threads/${threadId}/state`);
+  const snapshot = await snapshotOf(threadId, inConsole);
   for (const message of snapshot.values?.messages || []) {
     if (message.type === "human" && !message.name) say(message.content, "user");
     else if (message.type === "ai" && message.tool_calls?.length) message.tool_calls.forEach(showToolCall);
@@ -327,28 +400,42 @@ async function openInChat(threadId) {
   if (snapshot.values?.final_answer) showAnswer(snapshot.values.final_answer, sources);
   $("#chat-status").textContent = `${snapshot.values?.status || "?"} · session ${threadId}`;
   show("chat");
-  await checkInterrupts();
+  if (inConsole) {
+    await checkInterrupts();
+    return;
+  }
+  state.thread = null; // a message sent now starts a new session
+  $("#chat-status").append(` · made outside the console: continue it with jarvis run --thread ${threadId} "…"`);
 }
 
 // ---- sessions -------------------------------------------------------------------------
+// The project's sessions (its session store, as jarvis sessions list), newest first.
 async function loadSessions() {
-  const threads = await api("POST", "/threads/search", { limit: 100, sort_by: "updated_at", sort_order: "desc" });
+  state.sessions = await consoleCall("/console/sessions");
+  showSessions();
+}
+
+function showSessions() {
   const filter = $("#session-filter").value.toLowerCase();
   const body = $("#sessions tbody");
   body.replaceChildren();
-  for (const thread of threads) {
-    const task = thread.values?.task || "";
-    if (filter && !task.toLowerCase().includes(filter)) continue;
-    body.append(el("tr", { "data-thread": thread.thread_id },
-      el("td", { class: "mono" }, thread.thread_id.slice(0, 8)),
-      el("td", {}, thread.values?.status || thread.status),
-      el("td", {}, task.slice(0, 90)),
-      el("td", { class: "mono" }, (thread.updated_at || "").slice(0, 19).replace("T", " ")),
-      el("td", {},
-        el("button", { onclick: () => showTree(thread.thread_id) }, "Tree"),
-        el("button", { onclick: () => openSession(thread.thread_id) }, "History"),
-        el("button", { onclick: () => openInChat(thread.thread_id) }, "Open"),
-        el("button", { onclick: () => deleteSession(thread.thread_id) }, "Delete"))));
+  for (const session of state.sessions || []) {
+    const id = session.thread_id;
+    if (filter && !session.task.toLowerCase().includes(filter)) continue;
+    const actions = [
+      el("button", { onclick: () => showTree(id, session.console) }, "Tree"),
+      el("button", { onclick: () => openInChat(id, session.console) }, "Open"),
+    ];
+    if (session.console) {
+      actions.splice(1, 0, el("button", { onclick: () => openSession(id) }, "History"));
+      actions.push(el("button", { onclick: () => deleteSession(id) }, "Delete"));
+    }
+    body.append(el("tr", { "data-thread": id },
+      el("td", { class: "mono", title: id }, session.console ? id.slice(0, 8) : id),
+      el("td", {}, session.status),
+      el("td", {}, session.task.slice(0, 90)),
+      el("td", { class: "mono" }, session.updated.slice(0, 19).replace("T", " ")),
+      el("td", {}, ...actions)));
   }
 }
 
@@ -398,8 +485,8 @@ function treeOf(values) {
   return lines.join("\n");
 }
 
-async function showTree(threadId) {
-  const snapshot = await api("GET", `/threads/${threadId}/state`);
+async function showTree(threadId, inConsole = true) {
+  const snapshot = await snapshotOf(threadId, inConsole);
   $("#session-detail").replaceChildren(el("h3", {}, `Session ${threadId}: sub-runs`), el("pre", { id: "tree" }, treeOf(snapshot.values || {})));
 }
 
@@ -421,14 +508,20 @@ async function deleteSession(threadId) {
 async function loadNamespaces() {
   const found = await api("POST", "/store/namespaces", { limit: 100 });
   const select = $("#memory-namespace");
+  const chosen = select.value;
   // a label may hold "/" (a workspace path): options carry the namespace as JSON
   const listed = [...state.info.memory, ...(found.namespaces || found)].map((n) => JSON.stringify(n));
   const spaces = [...new Set(listed)];
   select.replaceChildren(...spaces.map((n) => el("option", { value: n }, JSON.parse(n).join(" · "))));
+  if (spaces.includes(chosen)) select.value = chosen;
 }
+
+let memorySearches = 0; // a search's results show only if no later search started
 
 async function searchMemory(event) {
   event?.preventDefault();
+  const search = ++memorySearches;
+  $("#memory-results").replaceChildren(el("p", {}, "searching…"));
   const prefix = $("#memory-namespace").value ? JSON.parse($("#memory-namespace").value) : [];
   const query = $("#memory-query").value.trim();
   const tag = $("#memory-tag").value.trim();
@@ -437,6 +530,7 @@ async function searchMemory(event) {
   const found = await api("POST", "/store/items/search", body);
   // a store filter matches whole values only: "has this tag" is checked here
   if (tag) found.items = (found.items || []).filter((item) => (item.value?.tags || []).includes(tag)).slice(0, 50);
+  if (search !== memorySearches) return;
   const box = $("#memory-results");
   box.replaceChildren();
   for (const item of found.items || []) {
@@ -567,8 +661,9 @@ async function start() {
   $("#chat-stop").addEventListener("click", stop);
   $("#chat-new").addEventListener("click", newSession);
   $("#sessions-refresh").addEventListener("click", loadSessions);
-  $("#session-filter").addEventListener("input", loadSessions);
+  $("#session-filter").addEventListener("input", showSessions);
   $("#memory-form").addEventListener("submit", searchMemory);
+  $("#memory-namespace").addEventListener("change", () => searchMemory());
   $("#memory-export").addEventListener("click", exportMemory);
   $("#report-file").addEventListener("change", (e) => e.target.files[0] && loadReport(e.target.files[0]));
   for (const sel of ["#f-cwe", "#f-severity", "#f-verdict", "#f-file"]) $(sel).addEventListener("input", renderReport);
