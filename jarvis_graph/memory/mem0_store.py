@@ -18,7 +18,7 @@ project (and the global tier) is one Mem0 ``user_id``; ``agent_id`` is ``jarvis`
 A put first deletes every memory with the item's namespace and key, so a put that failed
 half way and was tried again leaves one memory, never two. A server that is down, refuses
 the key or is slow raises :class:`MemoryStoreError` with the reason: a memory tool reports
-it as its error and the run goes on.
+it as its error (one warning line for the user) and the run goes on.
 """
 
 from __future__ import annotations
