@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import run_process, write_script
+from tests.support.fake_openai import FAKE_KEY, FakeOpenAI
 from tests.support.terminal import Terminal
 
 LESSON = "Run python -m pytest after editing and report the result; never answer before it passes."
@@ -128,3 +132,32 @@ def test_good_and_bad_in_chat_rate_the_session(workspace: Path, tmp_path: Path) 
     term.expect("Answer the greeting in one short line.")
     term.type("/exit")
     assert term.exit_code() == 0
+
+
+def _rate_on(server: FakeOpenAI, workspace: Path, *args: str) -> tuple[str, str]:
+    """``jarvis feedback`` with the openai platform on ``server``: stdout and stderr."""
+    model = ["--platform", "openai", "--model", "fake-model", "--base-url", server.base_url]
+    done = run_process(["feedback", *args, *model], workspace)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout, done.stderr
+
+
+@pytest.fixture
+def rated_task(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A finished session ``task-a`` to rate, and the fake provider's key."""
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    script = write_script(tmp_path / "run.yaml", [{"text": "Done. !!!COMPLETE!!!"}])
+    _run(workspace, script, "fix the failing test in parser.py", "--new-thread", "task-a")
+    return "task-a"
+
+
+def test_a_review_from_an_openai_model_saves_the_lesson_without_warnings(
+    workspace: Path, rated_task: str
+) -> None:
+    review = {"kind": "fix tests", "lesson": LESSON}
+    with FakeOpenAI(api_key=FAKE_KEY) as server:
+        server.reply(text=json.dumps(review))
+        out, err = _rate_on(server, workspace, rated_task, "--rating", "1")
+        assert server.requests[-1]["response_format"]["json_schema"]["name"] == "TaskReview"
+    assert err == ""  # no pydantic serializer warning
+    assert "rated task-a 1/5; lesson saved (" in out and LESSON in out
