@@ -58,7 +58,9 @@ class FeedbackOutcome:
     rating: int
     record: dict[str, Any] | None
     problem: str = ""
-    """Why no lesson could be written (the model gave none), when that happened."""
+    """Why the model wrote no lesson, when that happened ("the cheap model gave no ...")."""
+    from_comment: bool = False
+    """The lesson is the user's comment (the model wrote none)."""
 
 
 def give_feedback(
@@ -99,9 +101,10 @@ def give_feedback(
     low = rating <= LOW
     tools = [c["name"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
     request = _transcript(task, messages, comment, rating)
-    review, problem = ask_structured(
+    review, error = ask_structured(
         model, TaskReview, LOW_INSTRUCTIONS if low else HIGH_INSTRUCTIONS, request
     )
+    problem = f"the cheap model gave no task review ({error})" if review is None else ""
     if review is None:
         if not (low and comment.strip()):
             return FeedbackOutcome(rating, None, problem)
@@ -112,7 +115,7 @@ def give_feedback(
     kind = " ".join(review.kind.lower().split())[:40] or "task"
     record = lesson_record(kind, task, text, lesson=low)
     MemoryTiers(workspace, store=store).save([record])
-    return FeedbackOutcome(rating, record, problem)
+    return FeedbackOutcome(rating, record, problem, from_comment=bool(problem))
 
 
 def _task(values: dict[str, Any], messages: list[BaseMessage]) -> str:

@@ -151,6 +151,30 @@ def rated_task(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     return "task-a"
 
 
+def test_a_helper_model_that_gives_no_review_is_one_clear_line(
+    workspace: Path, rated_task: str
+) -> None:
+    with FakeOpenAI(api_key=FAKE_KEY) as server:
+        server.reply(text="Sorry, I cannot review that.")
+        out, err = _rate_on(server, workspace, rated_task, "--rating", "2")
+        server.reply(text='{"kind": "fix tests"}')
+        with_comment, err2 = _rate_on(
+            server, workspace, rated_task, "--rating", "1", "--comment", "run the tests first"
+        )
+    assert err == "" and err2 == ""
+    assert out.splitlines() == [
+        "rated task-a 2/5; no lesson was written: the cheap model gave no task review (its "
+        "reply was not JSON: 'Sorry, I cannot review that.'). The rating is kept; rate the "
+        "task again to retry."
+    ]
+    first = with_comment.splitlines()[0]
+    assert first.startswith(
+        "rated task-a 1/5; the cheap model gave no task review (its reply has no lesson), so "
+        "your comment is the lesson ("
+    )
+    assert "The user said: run the tests first" in with_comment
+
+
 def test_a_review_from_an_openai_model_saves_the_lesson_without_warnings(
     workspace: Path, rated_task: str
 ) -> None:
