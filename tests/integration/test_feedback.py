@@ -185,3 +185,30 @@ def test_a_review_from_an_openai_model_saves_the_lesson_without_warnings(
         assert server.requests[-1]["response_format"]["json_schema"]["name"] == "TaskReview"
     assert err == ""  # no pydantic serializer warning
     assert "rated task-a 1/5; lesson saved (" in out and LESSON in out
+
+
+def test_rating_a_task_again_replaces_its_lesson(
+    workspace: Path, tmp_path: Path, rated_task: str
+) -> None:
+    old, new = "Read parser.py before editing it.", LESSON
+    with FakeOpenAI(api_key=FAKE_KEY) as server:
+        server.reply(text=json.dumps({"kind": "fix tests", "lesson": old}))
+        _rate_on(server, workspace, rated_task, "--rating", "2")
+        server.reply(text=json.dumps({"kind": "fix tests", "lesson": new}))
+        _rate_on(server, workspace, rated_task, "--rating", "1", "--comment", "no tests run")
+    listed = run_process(["memory", "list", "--tag", "lesson"], workspace).stdout
+    assert new in listed and old not in listed
+    answers = write_script(
+        tmp_path / "later.yaml",
+        [
+            {"when": "Read parser.py before editing", "text": "OLD LESSON SEEN !!!COMPLETE!!!"},
+            {"when": "Lessons from earlier tasks", "text": "NEW LESSON ONLY !!!COMPLETE!!!"},
+            {"text": "NO LESSON !!!COMPLETE!!!"},
+        ],
+    )
+    later = _run(workspace, answers, "the tests in test_lexer.py fail, fix them")
+    assert "NEW LESSON ONLY" in later
+    with FakeOpenAI(api_key=FAKE_KEY) as server:  # a middling rating keeps no lesson at all
+        out, _ = _rate_on(server, workspace, rated_task, "--rating", "3")
+    assert out.strip() == "rated task-a 3/5"
+    assert LESSON not in run_process(["memory", "list", "--tag", "lesson"], workspace).stdout
