@@ -16,7 +16,8 @@ def feedback(
     comment: str = typer.Option("", "--comment", "-m", help="What was good or wrong."),
     workspace: Path | None = o.Workspace,
     platform: str | None = o.Platform,
-    model: str | None = o.Model,
+    # not o.Model, whose -m would take this command's -m (--comment, as in git commit -m)
+    model: str | None = typer.Option(None, "--model", help="Model name for the platform."),
     base_url: str | None = o.BaseUrl,
     script: Path | None = o.Script,
 ) -> None:

@@ -212,3 +212,13 @@ def test_rating_a_task_again_replaces_its_lesson(
         out, _ = _rate_on(server, workspace, rated_task, "--rating", "3")
     assert out.strip() == "rated task-a 3/5"
     assert LESSON not in run_process(["memory", "list", "--tag", "lesson"], workspace).stdout
+
+
+def test_dash_m_gives_the_comment_not_the_model(workspace: Path, rated_task: str) -> None:
+    with FakeOpenAI(api_key=FAKE_KEY) as server:
+        server.reply(text=json.dumps({"kind": "fix tests", "lesson": LESSON}))
+        out, _ = _rate_on(server, workspace, rated_task, "-r", "1", "-m", "you never ran them")
+        sent = server.requests[-1]
+    assert sent["model"] == "fake-model"
+    assert "User's comment: you never ran them" in sent["messages"][-1]["content"]
+    assert "lesson saved" in out
