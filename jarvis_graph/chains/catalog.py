@@ -6,13 +6,14 @@ A later folder's chain replaces an earlier one of the same name (the project's w
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jarvis_graph.chains.spec import (
     Chain,
     ChainError,
+    MissingToolError,
     ToolSchema,
     check_tools,
     find_cycles,
@@ -39,10 +40,18 @@ class Catalog:
         """Whether ``name`` is one of the chains shipped with Jarvis."""
         return name in self.chains and self.chains[name].path.parent == BUILTIN_DIR
 
-    def usable(self, tools: Mapping[str, ToolSchema]) -> tuple[dict[str, Chain], list[ChainError]]:
+    def usable(
+        self, tools: Mapping[str, ToolSchema], quiet: Collection[str] = ()
+    ) -> tuple[dict[str, Chain], list[ChainError]]:
         """The chains whose steps call the tools (or usable chains) correctly, and problems.
 
-        A chain calling a chain that is left out is left out too.
+        A chain calling a chain that is left out is left out too. The problems are checked
+        against the tools and chains that remain, so each names what a run really has.
+
+        Args:
+            tools: The run's tools by name.
+            quiet: Chains left out without a problem when all they lack is a tool (the
+                built-in ones in a run whose tool set or role has not got their tools).
         """
         ok = dict(self.chains)
         problems: list[ChainError] = []
@@ -50,16 +59,20 @@ class Catalog:
         for name, error in cyclic.items():
             problems.append(error)
             del ok[name]
+        left_out: list[Chain] = []
         changed = True
         while changed:  # leaving one chain out may leave out the chains that call it
             changed = False
             schemas = {**tools, **{name: chain_schema(chain) for name, chain in ok.items()}}
             for name, chain in list(ok.items()):
-                found = check_tools(chain, schemas)
-                if found:
-                    problems += found
-                    del ok[name]
+                if check_tools(chain, schemas):
+                    left_out.append(ok.pop(name))
                     changed = True
+        for chain in left_out:
+            found = check_tools(chain, schemas)
+            if chain.name in quiet:
+                found = [p for p in found if not isinstance(p, MissingToolError)]
+            problems += found
         return ok, problems
 
 

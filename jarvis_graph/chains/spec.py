@@ -68,6 +68,14 @@ class ChainError(ValueError):
     """A chain file cannot be used as written; the message starts with ``file:line``."""
 
 
+class MissingToolError(ChainError):
+    """A step calls a tool the run does not have (``tool``: its name)."""
+
+    def __init__(self, message: str, tool: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+
+
 @dataclass(frozen=True)
 class Param:
     """One input of a chain."""
@@ -363,7 +371,7 @@ def check_tools(chain: Chain, tools: Mapping[str, ToolSchema]) -> list[ChainErro
         if step.tool not in tools:
             known = ", ".join(sorted(tools))
             why = f"step {step.id!r} calls unknown tool {step.tool!r} (tools: {known})"
-            problems.append(ChainError(f"{chain.where(*loc, 'tool')}: {why}"))
+            problems.append(MissingToolError(f"{chain.where(*loc, 'tool')}: {why}", step.tool))
             continue
         props, required = tools[step.tool]
         for name in step.args:

@@ -16,7 +16,8 @@ def feedback(
     comment: str = typer.Option("", "--comment", "-m", help="What was good or wrong."),
     workspace: Path | None = o.Workspace,
     platform: str | None = o.Platform,
-    model: str | None = o.Model,
+    # not o.Model, whose -m would take this command's -m (--comment, as in git commit -m)
+    model: str | None = typer.Option(None, "--model", help="Model name for the platform."),
     base_url: str | None = o.BaseUrl,
     script: Path | None = o.Script,
 ) -> None:
@@ -54,7 +55,7 @@ def rate(
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.driver import console
     from jarvis_graph.context import JarvisContext
-    from jarvis_graph.runtime.feedback import give_feedback
+    from jarvis_graph.runtime.feedback import LOW, give_feedback
     from jarvis_graph.runtime.services import RunServices
 
     model = RunServices(JarvisContext(**ctx)).chat_model("cheap")
@@ -65,11 +66,19 @@ def rate(
     record = outcome.record
     if record is not None:
         kind = "lesson" if "lesson" in record["tags"] else "pattern"
-        line += f"; {kind} saved ({record['id']}, tags: {', '.join(record['tags'])}):"
+        where = f"{record['id']}, tags: {', '.join(record['tags'])}"
+        if outcome.from_comment:
+            line += f"; {outcome.problem}, so your comment is the lesson ({where}):"
+        else:
+            line += f"; {kind} saved ({where}):"
         console.print(escape(line), highlight=False)
         console.print(f"  {record['content']}", markup=False, highlight=False)
         return 0
     if outcome.problem:
-        line += f"; no lesson could be written: {outcome.problem}"
+        kind = "lesson" if rating <= LOW else "pattern"
+        line += (
+            f"; no {kind} was written: {outcome.problem}. The rating is kept; rate the task "
+            "again to retry."
+        )
     console.print(escape(line), highlight=False)
     return 0

@@ -2,7 +2,8 @@
 
 The chains come from :mod:`jarvis_graph.chains.catalog`; a chain with a problem (its
 file, an unknown tool, an argument of the wrong name or type, a cycle) is not offered,
-and the problem is shown with ``file:line`` before the run. Calling a chain's tool runs
+and the problem is shown with ``file:line`` before the run; a built-in chain whose tools
+the run has not got is left out without a word. Calling a chain's tool runs
 the chain's graph as a subgraph of the run (its steps checkpointed in the run's session);
 each step is confirmed like a direct call of its tool. ``chains``: ``auto`` offers the
 user's and the project's chains, and the built-in ones to models other than the local
@@ -40,19 +41,22 @@ class Chains(Feature):
         return setup.settings.chains != "off"
 
     def select_tools(self, tools: dict[str, BaseTool], setup: RunSetup) -> dict[str, BaseTool]:
-        """The run's tools plus the chains whose steps call them correctly."""
+        """The run's tools plus the chains whose steps call them correctly.
+
+        A chain the tool group or role leaves out is not checked; a built-in chain whose
+        tools the run has not got (``jarvis code`` has no ``write_file``) is left out
+        without a word. A user's chain that cannot run is named with its problem.
+        """
         catalog = load_catalog(setup.workspace)
         offered = Catalog(
             {n: c for n, c in catalog.chains.items() if self._offers(n, catalog, setup)}
         )
-        usable, problems = offered.usable({name: tool_schema(t) for name, t in tools.items()})
+        builtin = {name for name in offered.chains if catalog.builtin(name)}
+        schemas = {name: tool_schema(t) for name, t in tools.items()}
+        usable, problems = offered.usable(schemas, quiet=builtin)
         notes = [str(error) for error in [*catalog.errors, *problems]]
         out = dict(tools)
-        patterns = group_patterns(setup.settings)
-        only = setup.context.only_tools.split(",") if setup.context.only_tools is not None else None
         for name, chain in usable.items():
-            if not in_group(name, patterns) or (only is not None and not in_group(name, only)):
-                continue  # the tool group or the agent's role leaves it out, as any tool
             if name in out:
                 notes.append(
                     f"{chain.where('name')}: chain {name!r} not offered: a tool has that name"
@@ -67,6 +71,11 @@ class Chains(Feature):
         return list(getattr(setup, PROBLEMS, []))
 
     def _offers(self, name: str, catalog: Catalog, setup: RunSetup) -> bool:
+        only = setup.context.only_tools
+        if not in_group(name, group_patterns(setup.settings)) or (
+            only is not None and not in_group(name, only.split(","))
+        ):
+            return False  # the tool group or the agent's role leaves it out, as any tool
         if setup.settings.chains == "on" or not catalog.builtin(name):
             return True
         # deferred: resolving the platform reads the model spec only, no provider import

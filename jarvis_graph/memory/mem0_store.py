@@ -1,10 +1,11 @@
 """Long-term memory on a Mem0 / OpenMemory server, through its REST API.
 
 With ``JARVIS_STORE_URL=mem0+http://host:8888`` (or ``mem0+https://``) the project and
-global tiers and the project's archive live on a self-hosted Mem0 server instead of the
-local FAISS stores, the same way ``postgresql://`` puts them in PostgreSQL: the router sees
-a LangGraph store (search, put, get, delete by namespace) and the memory tools work
-unchanged. ``JARVIS_STORE_KEY`` holds the server's API key (sent as a bearer token and as
+global tiers live on a self-hosted Mem0 server instead of the local FAISS stores, the same
+way ``postgresql://`` puts them in PostgreSQL: the router sees a LangGraph store (search,
+put, get, delete by namespace) and the memory tools work unchanged. A project's other
+records (the episodic archive's snippets, ratings) stay local: Mem0 holds memories only.
+``JARVIS_STORE_KEY`` holds the server's API key (sent as a bearer token and as
 ``X-API-Key``); it is a secret like every variable named ``*_KEY``. ``JARVIS_STORE_TIMEOUT``
 bounds each request (15 s).
 
@@ -17,7 +18,7 @@ project (and the global tier) is one Mem0 ``user_id``; ``agent_id`` is ``jarvis`
 A put first deletes every memory with the item's namespace and key, so a put that failed
 half way and was tried again leaves one memory, never two. A server that is down, refuses
 the key or is slow raises :class:`MemoryStoreError` with the reason: a memory tool reports
-it as its error and the run goes on.
+it as its error (one warning line for the user) and the run goes on.
 """
 
 from __future__ import annotations

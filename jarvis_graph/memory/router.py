@@ -13,6 +13,11 @@ label of a namespace says where an item lives:
 - ``("global_long_term", ...)``: the :class:`FaissStore` in
   ``~/.jarvis/memory/global_long_term/``, namespace as is.
 
+With a shared store (``JARVIS_STORE_URL``), the tiers live there. On PostgreSQL the rest of
+a project store does too; a Mem0 server holds memories only (each is shown to people, in
+OpenMemory), so the rest (the episodic archive's snippets, markers, ratings, the
+documents index) stays in the project's FAISS store.
+
 ``<workspace>`` is the workspace path encoded by :func:`namespace_label`. The namespaces
 inside each FAISS store are the ones written before this router existed, so stores on
 disk read the same. Reads of a store whose file does not exist return nothing and create
@@ -75,6 +80,8 @@ class _Backend(NamedTuple):
     folder: Path | None
     workspace: str = ""
     """Label of the workspace of a project store ('' for the others)."""
+    local: bool = False
+    """The folder's own store even when a shared store is set (see the module docstring)."""
 
 
 class _Part(NamedTuple):
@@ -177,6 +184,7 @@ def _route(
         if root == PROJECT:
             return backend, (PROJECT, *namespace[2:]), _project_outer(workspace)
         if namespace[2:] or whole_store:
+            backend = backend._replace(local=_records_stay_local())
             return backend, namespace[2:], _store_outer(workspace)
     msg = (
         f"memory namespace {namespace} has no store; start it with ('short_term', <thread>), "
@@ -193,20 +201,23 @@ def _search_parts(op: SearchOp) -> list[_Part]:
         backend, inner, outer = _route(prefix, whole_store=True)
         return [_Part(backend, op._replace(namespace_prefix=inner), outer)]
     wide = op._replace(offset=0, limit=max(0, op.offset + op.limit))
+    local = _records_stay_local()
     parts = []
     for backend in _known_backends(()):
         if not prefix:
             parts.append(_Part(backend, wide._replace(namespace_prefix=()), _outer_of(backend)))
-        elif backend.workspace and prefix == (PROJECT,):
+        elif backend.workspace and prefix == (PROJECT,) and not backend.local:
             tier = wide._replace(namespace_prefix=(PROJECT,))
             parts.append(_Part(backend, tier, _project_outer(backend.workspace)))
-        elif backend.workspace:
+        elif backend.workspace and prefix == (PROJECT_STORE,) and backend.local == local:
             whole = wide._replace(namespace_prefix=())
             parts.append(_Part(backend, whole, _store_outer(backend.workspace)))
     return parts
 
 
 def _outer_of(backend: _Backend) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
+    if backend.local:
+        return _store_outer(backend.workspace)
     return _project_outer(backend.workspace) if backend.workspace else _same
 
 
@@ -230,9 +241,22 @@ def _known_backends(conditions: Iterable[MatchCondition]) -> list[_Backend]:
             if len(path) >= 2 and path[1] != "*":
                 projects.add(_project_dir(path[1]).resolve())
     backends = [_Backend(None), _Backend(global_memory_dir())]
+    local = _records_stay_local()
     for folder in sorted(projects):
-        backends.append(_Backend(folder, namespace_label(str(folder.parent.parent))))
+        workspace = namespace_label(str(folder.parent.parent))
+        backends.append(_Backend(folder, workspace))
+        if local:  # the project's own records, beside its memories on the server
+            backends.append(_Backend(folder, workspace, local=True))
     return backends
+
+
+def _records_stay_local() -> bool:
+    """Whether a project's records other than memories stay on local disk (a Mem0 server)."""
+    # deferred: the shared stores' modules load their clients (httpx, psycopg) when used
+    from jarvis_graph.memory.mem0_store import is_mem0_url
+    from jarvis_graph.memory.pg_store import store_url
+
+    return is_mem0_url(store_url() or "")
 
 
 def _open(backend: _Backend, *, write: bool) -> BaseStore | None:
@@ -249,7 +273,7 @@ def _open(backend: _Backend, *, write: bool) -> BaseStore | None:
     if backend.folder is None:
         return short_term_store()
     url = store_url()
-    if url:  # the shared store on PostgreSQL: every folder is a prefix in it
+    if url and not backend.local:  # the shared store: every folder is a prefix in it
         remember_folder(backend.folder)
         return PrefixedStore(shared_store(url), prefix_of(backend.workspace))
     return open_store(backend.folder) if write else existing_store(backend.folder)

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel, Field
 
-from jarvis_graph.memory.records import MEMORY_TYPES, MemoryInputError, check_type, new_record
+from jarvis_graph.memory.records import (
+    MEMORY_TYPES,
+    MemoryInputError,
+    MemoryStoreError,
+    check_type,
+    new_record,
+)
 from jarvis_graph.memory.router import run_store
 from jarvis_graph.tools import artifacts
 from jarvis_graph.tools.artifacts import ARTIFACT_KIND, MemoryArtifact
-from jarvis_graph.tools.base import ToolEnv, ToolInputError, current_env
+from jarvis_graph.tools.base import ToolEnv, ToolFailure, ToolInputError, current_env
+
+logger = logging.getLogger(__name__)
 
 MemoryTypeArg = Literal["short_term", "project_long_term", "global_long_term"]
 MAX_RETRIEVE = 50
@@ -96,6 +108,36 @@ def current_thread() -> str:
         return "default"
 
 
+_warned: set[str] = set()
+"""Store failures the user was told about (once each, until a memory call succeeds)."""
+_warned_lock = threading.Lock()
+
+
+@contextmanager
+def store_reached(tool_name: str) -> Iterator[None]:
+    """A memory store that cannot be used fails the call, never the run.
+
+    The model reads why and is told to go on without memory; the user gets one warning
+    line per failure (a server that is down is not a bug: no traceback).
+
+    Raises:
+        ToolFailure: The store raised :class:`MemoryStoreError`.
+    """
+    try:
+        yield
+    except MemoryStoreError as exc:
+        reason = str(exc)
+        with _warned_lock:
+            new = reason not in _warned
+            _warned.add(reason)
+        if new:
+            logger.warning("%s: %s (the run goes on without long-term memory)", tool_name, reason)
+        msg = f"long-term memory is unavailable: {reason}. Go on without it."
+        raise ToolFailure(msg) from None
+    with _warned_lock:
+        _warned.clear()  # the store answers again: a later failure is news
+
+
 def save_memory_impl(tiers: Any, memories: list[dict[str, Any]]) -> str:
     """Validate and save memories; a summary line per saved record (:func:`save_memory_result`)."""
     return save_memory_result(tiers, memories)[0]
@@ -151,7 +193,8 @@ def clear_memory_impl(tiers: Any, memory_types: list[str], tags: list[str], ids:
 def save_memory(memories: list[MemoryIn]) -> tuple[str, MemoryArtifact]:
     """Save facts, decisions or lessons worth remembering, in one of three memory tiers."""
     items = [m.model_dump() if isinstance(m, BaseModel) else dict(m) for m in memories]
-    return save_memory_result(_tiers(), items)
+    with store_reached("save_memory"):
+        return save_memory_result(_tiers(), items)
 
 
 @tool(args_schema=RetrieveMemoryArgs)
@@ -162,7 +205,9 @@ def retrieve_memory(
     limit: int = 10,
 ) -> str:
     """Find saved memories by meaning (query), by tags, or both; newest first without a query."""
-    return retrieve_memory_impl(_tiers(), list(memory_types or []), list(tags or []), query, limit)
+    types, tag_list = list(memory_types or []), list(tags or [])
+    with store_reached("retrieve_memory"):
+        return retrieve_memory_impl(_tiers(), types, tag_list, query, limit)
 
 
 @tool(args_schema=ClearMemoryArgs)
@@ -172,7 +217,9 @@ def clear_memory(
     ids: list[str] | None = None,
 ) -> str:
     """Delete memories by ids, or those having any of the given tags."""
-    return clear_memory_impl(_tiers(), list(memory_types or []), list(tags or []), list(ids or []))
+    types, tag_list, id_list = list(memory_types or []), list(tags or []), list(ids or [])
+    with store_reached("clear_memory"):
+        return clear_memory_impl(_tiers(), types, tag_list, id_list)
 
 
 clear_memory.metadata = {"risky": True}
@@ -246,7 +293,8 @@ def search_episodic_memory(
         {"query": query, "thread": thread, "kind": kind, "limit": limit}
         | {"expand": expand, "anchor": anchor}
     )
-    return search_episodes_impl(current_env(), args)
+    with store_reached("search_episodic_memory"):
+        return search_episodes_impl(current_env(), args)
 
 
 MEMORY_TOOLS: list[BaseTool] = [save_memory, retrieve_memory, clear_memory, search_episodic_memory]

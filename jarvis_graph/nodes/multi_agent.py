@@ -201,7 +201,8 @@ def make_pick_expert(config: AgentsConfig) -> Callable[..., Command[Any]]:
             agent, why = wanted, f"routed to {wanted}: {getattr(picked, 'reason', '')}".strip()
         else:
             agent = config.main_agent
-            why = f"routed to {agent} (the main agent): {error or f'no agent named {wanted!r}'}"
+            problem = f"the model gave no choice ({error})" if error else ""
+            why = f"routed to {agent} (the main agent): {problem or f'no agent named {wanted!r}'}"
         note = AIMessage(content=why, name="pick_expert")
         return Command(goto=agent, update={"active_agent": agent, "messages": [note]})
 

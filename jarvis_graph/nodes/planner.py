@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import uuid
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
@@ -47,6 +48,8 @@ from jarvis_graph.state import (
     is_task_message,
 )
 
+logger = logging.getLogger(__name__)
+
 MAX_STEPS = 8
 
 
@@ -63,7 +66,9 @@ def decide_plan(state: PlannerState, runtime: Runtime[JarvisContext]) -> dict[st
     prompt = load_prompt("plan_decide").format(max_steps=MAX_STEPS)
     decision, error = ask_structured(services.chat_model(), PlanDecision, prompt, task)
     if decision is None:
-        return {**base, "plan_note": f"not split: {error}"}
+        why = f"the model gave no plan decision ({error})"
+        logger.warning("planner: %s; the task runs without a plan", why)
+        return {**base, "plan_note": f"not split: {why}"}
     steps = [_step(s.model_dump()) for s in decision.steps[:MAX_STEPS]]
     problems = plan_problems(steps)
     if not decision.split or not steps or problems:
@@ -221,7 +226,10 @@ def _revised(
             "Steps not run yet: " + json.dumps(remaining),
         ]
     )
-    decision, _error = ask_structured(model, PlanAdjustment, load_prompt("plan_adjust"), request)
+    decision, error = ask_structured(model, PlanAdjustment, load_prompt("plan_adjust"), request)
+    if decision is None:
+        why = f"the model gave no plan adjustment ({error})"
+        logger.warning("planner: %s; the steps left run as planned", why)
     if decision is None or not decision.change:
         return None, ""
     new = [_step(s.model_dump()) for s in decision.steps[:MAX_STEPS]]

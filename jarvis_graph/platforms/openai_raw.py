@@ -10,6 +10,9 @@ whose arguments are not exactly one JSON object.
 With ``single_tool_per_turn`` it binds tools with ``parallel_tool_calls=False``, the
 provider's own switch for at most one tool call per reply.
 
+Structured output is asked for without streaming (see
+:meth:`RawArgumentsChatOpenAI.with_structured_output`).
+
 Each call runs under ``reply_timeout`` (the whole call, not each read), and a stream that
 ends without a finish reason is marked :data:`~jarvis_graph.platforms.finish.STREAM_CUT`
 so the reply is not taken as whole.
@@ -52,6 +55,20 @@ class RawArgumentsChatOpenAI(ChatOpenAI):
             kwargs.setdefault("parallel_tool_calls", False)
         return super().bind_tools(tools, **kwargs)
 
+    def with_structured_output(
+        self, schema: Any = None, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, Any]:
+        """LangChain's structured output, asked for without streaming.
+
+        A structured answer is used whole, so streaming it shows nothing; and LangChain's
+        streaming path dumps the OpenAI SDK's parse events, whose ``parsed`` field is typed
+        by an unbound type variable, so pydantic warned on every call
+        (``PydanticSerializationUnexpectedValue: Expected `none```). The non-streaming
+        path's dump leaves that field out (:meth:`_create_chat_result`).
+        """
+        whole = self.model_copy(update={"streaming": False}) if self.streaming else self
+        return super(RawArgumentsChatOpenAI, whole).with_structured_output(schema, **kwargs)
+
     def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
         with reply_deadline(self.reply_timeout):
             return super()._generate(*args, **kwargs)
@@ -88,7 +105,13 @@ class RawArgumentsChatOpenAI(ChatOpenAI):
             yield ChatGenerationChunk(message=message, generation_info=cut)
 
     def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
-        data = response if isinstance(response, dict) else response.model_dump()
+        # A structured reply's ``parsed`` holds the caller's pydantic object where the
+        # SDK's type says None: dumped, pydantic warns. LangChain reads it off the response.
+        data = (
+            response
+            if isinstance(response, dict)
+            else response.model_dump(exclude={"choices": {"__all__": {"message": {"parsed"}}}})
+        )
         raws = [_raw_calls(choice) for choice in data.get("choices") or []]
         if any(parse_arguments(c["arguments"])[1] for calls in raws for c in calls):
             # LangChain would take ``[...]`` or ``null`` for arguments and fail on them:

@@ -2,7 +2,8 @@
 
 ``jarvis feedback THREAD --rating 1..5 [--comment TEXT]`` and ``/good``, ``/bad [comment]``
 in ``jarvis chat`` call :func:`give_feedback`. The rating is stored with the session (the
-project store, namespace ``("feedback",)``, key: the session id). A rating of 1 or 2 asks
+project store, namespace ``("feedback",)``, key: the session id), with the id of the lesson
+or pattern it wrote: rating the session again replaces both. A rating of 1 or 2 asks
 the ``cheap`` model what went wrong and what to do instead, and saves that as a lesson; 4
 or 5 saves the approach and the tool sequence that worked as a pattern (see
 :mod:`jarvis_graph.memory.lessons`). Both are tagged with the kind of task the model names,
@@ -58,7 +59,9 @@ class FeedbackOutcome:
     rating: int
     record: dict[str, Any] | None
     problem: str = ""
-    """Why no lesson could be written (the model gave none), when that happened."""
+    """Why the model wrote no lesson, when that happened ("the cheap model gave no ...")."""
+    from_comment: bool = False
+    """The lesson is the user's comment (the model wrote none)."""
 
 
 def give_feedback(
@@ -89,19 +92,37 @@ def give_feedback(
         raise ValueError(msg)
     messages: list[BaseMessage] = list(values.get("messages") or [])
     task = _task(values, messages)
-    project_store(workspace, store).put(
+    outcome = _learn(messages, task, rating, comment, model)
+    ratings = project_store(workspace, store)
+    earlier = ratings.get(("feedback",), thread_id)
+    tiers = MemoryTiers(workspace, store=store)
+    replaced = str((earlier.value if earlier else {}).get("record_id") or "")
+    if replaced:  # rated again: what the earlier rating taught goes
+        tiers.clear(["project_long_term"], ids=[replaced])
+    if outcome.record is not None:
+        tiers.save([outcome.record])
+    ratings.put(
         ("feedback",),
         thread_id,
-        {"rating": rating, "comment": comment, "task": task, "at": now_iso()},
+        {"rating": rating, "comment": comment, "task": task, "at": now_iso()}
+        | {"record_id": outcome.record["id"] if outcome.record else ""},
     )
+    return outcome
+
+
+def _learn(
+    messages: list[BaseMessage], task: str, rating: int, comment: str, model: Any
+) -> FeedbackOutcome:
+    """The lesson or pattern a rating teaches (none for a middling one), not yet saved."""
     if LOW < rating < HIGH:
         return FeedbackOutcome(rating, None)
     low = rating <= LOW
     tools = [c["name"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
     request = _transcript(task, messages, comment, rating)
-    review, problem = ask_structured(
+    review, error = ask_structured(
         model, TaskReview, LOW_INSTRUCTIONS if low else HIGH_INSTRUCTIONS, request
     )
+    problem = f"the cheap model gave no task review ({error})" if review is None else ""
     if review is None:
         if not (low and comment.strip()):
             return FeedbackOutcome(rating, None, problem)
@@ -111,8 +132,7 @@ def give_feedback(
         text += f" Tools used, in order: {', '.join(tools)}."
     kind = " ".join(review.kind.lower().split())[:40] or "task"
     record = lesson_record(kind, task, text, lesson=low)
-    MemoryTiers(workspace, store=store).save([record])
-    return FeedbackOutcome(rating, record, problem)
+    return FeedbackOutcome(rating, record, problem, from_comment=bool(problem))
 
 
 def _task(values: dict[str, Any], messages: list[BaseMessage]) -> str:

@@ -254,6 +254,38 @@ def test_which_chains_a_run_is_offered(workspace: Path, tmp_path: Path) -> None:
     assert not chains & tools(platform="scripted", only_tools="read_code,copy")  # no write_file
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["code", "-n", "-r", "say hi"], ["run", "-n", "-c", "reviewer", "say hi"]],
+    ids=["code", "role"],
+)
+def test_runs_without_a_builtin_chains_tools_leave_it_out_quietly(
+    command: list[str], workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    monkeypatch.setenv("JARVIS_GIT_NAME", "Test")
+    monkeypatch.setenv("JARVIS_GIT_EMAIL", "test@example.com")
+    project_chain(workspace, "copy", COPY)  # the user's own, calling write_file
+    project_chain(workspace, "broken", BROKEN)
+    script = write_script(tmp_path / "s.yaml", [{"text": "Hi. !!!COMPLETE!!!"}])
+
+    done = run_process([*command, "--platform", "scripted", "--script", str(script)], workspace)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout + done.stderr
+    # jarvis code has no write_file, the reviewer no execute_script: the built-in chains
+    # that call them are left out without a word
+    assert "todo_report.yaml" not in out and "test_failures.yaml" not in out
+    warnings = [line for line in out.splitlines() if line.startswith("warning:")]
+    if command[0] == "code":  # the user's chains are still checked, and said
+        assert len(warnings) == 2, out
+        assert "broken.yaml:5: step 'b' calls unknown tool 'no_such_tool'" in warnings[0]
+        assert "copy.yaml:9: step 'write' calls unknown tool 'write_file'" in warnings[1]
+    else:  # the role names none of the chains: none is offered, none is checked
+        assert warnings == [], out
+    assert "Hi." in done.stdout
+
+
 def test_a_provider_model_gets_chains_as_tools_with_their_schema(server: Any, ws: Path) -> None:
     """``jarvis run`` on the openai platform (loopback fake provider) calls a built-in chain."""
     (ws / "app.py").write_text("x = 1  # TODO: remove\n")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import run_process, write_script
+from tests.support.fake_openai import FAKE_KEY, FakeOpenAI
 from tests.support.terminal import Terminal
 
 LESSON = "Run python -m pytest after editing and report the result; never answer before it passes."
@@ -128,3 +132,93 @@ def test_good_and_bad_in_chat_rate_the_session(workspace: Path, tmp_path: Path) 
     term.expect("Answer the greeting in one short line.")
     term.type("/exit")
     assert term.exit_code() == 0
+
+
+def _rate_on(server: FakeOpenAI, workspace: Path, *args: str) -> tuple[str, str]:
+    """``jarvis feedback`` with the openai platform on ``server``: stdout and stderr."""
+    model = ["--platform", "openai", "--model", "fake-model", "--base-url", server.base_url]
+    done = run_process(["feedback", *args, *model], workspace)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout, done.stderr
+
+
+@pytest.fixture
+def rated_task(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A finished session ``task-a`` to rate, and the fake provider's key."""
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    script = write_script(tmp_path / "run.yaml", [{"text": "Done. !!!COMPLETE!!!"}])
+    _run(workspace, script, "fix the failing test in parser.py", "--new-thread", "task-a")
+    return "task-a"
+
+
+def test_a_helper_model_that_gives_no_review_is_one_clear_line(
+    workspace: Path, rated_task: str
+) -> None:
+    with FakeOpenAI(api_key=FAKE_KEY) as server:
+        server.reply(text="Sorry, I cannot review that.")
+        out, err = _rate_on(server, workspace, rated_task, "--rating", "2")
+        server.reply(text='{"kind": "fix tests"}')
+        with_comment, err2 = _rate_on(
+            server, workspace, rated_task, "--rating", "1", "--comment", "run the tests first"
+        )
+    assert err == "" and err2 == ""
+    assert out.splitlines() == [
+        "rated task-a 2/5; no lesson was written: the cheap model gave no task review (its "
+        "reply was not JSON: 'Sorry, I cannot review that.'). The rating is kept; rate the "
+        "task again to retry."
+    ]
+    first = with_comment.splitlines()[0]
+    assert first.startswith(
+        "rated task-a 1/5; the cheap model gave no task review (its reply has no lesson), so "
+        "your comment is the lesson ("
+    )
+    assert "The user said: run the tests first" in with_comment
+
+
+def test_a_review_from_an_openai_model_saves_the_lesson_without_warnings(
+    workspace: Path, rated_task: str
+) -> None:
+    review = {"kind": "fix tests", "lesson": LESSON}
+    with FakeOpenAI(api_key=FAKE_KEY) as server:
+        server.reply(text=json.dumps(review))
+        out, err = _rate_on(server, workspace, rated_task, "--rating", "1")
+        assert server.requests[-1]["response_format"]["json_schema"]["name"] == "TaskReview"
+    assert err == ""  # no pydantic serializer warning
+    assert "rated task-a 1/5; lesson saved (" in out and LESSON in out
+
+
+def test_rating_a_task_again_replaces_its_lesson(
+    workspace: Path, tmp_path: Path, rated_task: str
+) -> None:
+    old, new = "Read parser.py before editing it.", LESSON
+    with FakeOpenAI(api_key=FAKE_KEY) as server:
+        server.reply(text=json.dumps({"kind": "fix tests", "lesson": old}))
+        _rate_on(server, workspace, rated_task, "--rating", "2")
+        server.reply(text=json.dumps({"kind": "fix tests", "lesson": new}))
+        _rate_on(server, workspace, rated_task, "--rating", "1", "--comment", "no tests run")
+    listed = run_process(["memory", "list", "--tag", "lesson"], workspace).stdout
+    assert new in listed and old not in listed
+    answers = write_script(
+        tmp_path / "later.yaml",
+        [
+            {"when": "Read parser.py before editing", "text": "OLD LESSON SEEN !!!COMPLETE!!!"},
+            {"when": "Lessons from earlier tasks", "text": "NEW LESSON ONLY !!!COMPLETE!!!"},
+            {"text": "NO LESSON !!!COMPLETE!!!"},
+        ],
+    )
+    later = _run(workspace, answers, "the tests in test_lexer.py fail, fix them")
+    assert "NEW LESSON ONLY" in later
+    with FakeOpenAI(api_key=FAKE_KEY) as server:  # a middling rating keeps no lesson at all
+        out, _ = _rate_on(server, workspace, rated_task, "--rating", "3")
+    assert out.strip() == "rated task-a 3/5"
+    assert LESSON not in run_process(["memory", "list", "--tag", "lesson"], workspace).stdout
+
+
+def test_dash_m_gives_the_comment_not_the_model(workspace: Path, rated_task: str) -> None:
+    with FakeOpenAI(api_key=FAKE_KEY) as server:
+        server.reply(text=json.dumps({"kind": "fix tests", "lesson": LESSON}))
+        out, _ = _rate_on(server, workspace, rated_task, "-r", "1", "-m", "you never ran them")
+        sent = server.requests[-1]
+    assert sent["model"] == "fake-model"
+    assert "User's comment: you never ran them" in sent["messages"][-1]["content"]
+    assert "lesson saved" in out

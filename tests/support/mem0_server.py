@@ -2,7 +2,9 @@
 
 Memories are kept in a dict; ``/search`` scores by shared words (no model). ``key``
 requires ``Authorization: Bearer <key>``; ``fail_next_post`` stores the next memory and
-then answers 500 (a write whose answer was lost); ``delay`` slows every answer.
+then answers 500 (a write whose answer was lost); ``delay`` slows every answer;
+``stop_after_write`` stores the next memory, stops listening and then answers (a server
+that goes down mid-run: every later request is refused).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class Mem0Server:
         self.memories: dict[str, dict[str, Any]] = {}
         self.requests: list[tuple[str, str, Any]] = []
         self.fail_next_post = False
+        self.stop_after_write = False
         self.delay = 0.0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
@@ -43,6 +46,14 @@ class Mem0Server:
         self._server.shutdown()
         self._server.server_close()
 
+    def stop(self) -> None:
+        """Stop serving and close the listening socket: new connections are refused.
+
+        A request's handler may call it (the server's own threads are joined on exit).
+        """
+        self._server.shutdown()
+        self._server.socket.close()
+
 
 def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9]+", text.lower()))
@@ -57,6 +68,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, data: Any) -> None:
         body = json.dumps(data).encode()
         self.send_response(status)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -93,6 +106,10 @@ class _Handler(BaseHTTPRequestHandler):
                 owner.fail_next_post = False
                 self._send(500, {"detail": "lost answer"})
                 return
+            if owner.stop_after_write:  # down before the client reads this answer
+                owner.stop_after_write = False
+                owner.stop()
+                self.close_connection = True  # no kept-alive connection outlives the server
             self._send(200, {"results": [{"id": memory_id, "event": "ADD"}]})
         elif self.command == "GET" and parts.path == "/memories":
             rows = [

@@ -172,6 +172,27 @@ def test_chains_calling_each_other_are_a_cycle_and_both_left_out(tmp_path: Path)
     assert any("user.yaml:2: step 'a' calls unknown tool 'ping'" in str(p) for p in problems)
 
 
+def test_a_quiet_chain_lacking_a_tool_is_left_out_unsaid_but_its_other_problems_are_said(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "chains"
+    write(folder, "report.yaml", GOOD)  # calls write_file, which this run has not got
+    bad = "steps:\n  - {id: a, tool: write_file}\n  - {id: b, tool: list_files, args: {x: 1}}\n"
+    write(folder, "odd.yaml", bad)
+    write(folder, "mine.yaml", "steps:\n  - {id: a, tool: report}\n")  # calls a quiet one
+    chains = {p.stem: load_chain(p) for p in sorted(folder.glob("*.yaml"))}
+    tools = {k: v for k, v in TOOLS.items() if k != "write_file"}
+
+    usable, problems = Catalog(chains).usable(tools, quiet={"report", "odd"})
+
+    assert usable == {}
+    assert [str(p).removeprefix(str(folder)) for p in problems] == [
+        "/odd.yaml:3: list_files has no argument 'x' (its arguments: path, max_depth)",
+        "/mine.yaml:2: step 'a' calls unknown tool 'report' (tools: "
+        "ask_user, list_files, search_files)",
+    ]
+
+
 def test_the_project_replaces_a_builtin_chain_and_broken_files_are_reported(
     tmp_path: Path, isolated_home: Path
 ) -> None:
