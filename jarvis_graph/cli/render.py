@@ -54,6 +54,18 @@ def short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word boundary to at most ``limit`` characters (``…``)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:  # else one long word (a path, a URL) fills the room: cut inside it
+        cut = cut[:space].rstrip(" ,;:")
+    return cut + "…"
+
+
 class RunRenderer:
     """Consumes ``graph.stream(..., stream_mode=["messages", "updates", "custom"])``."""
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from jarvis_graph.cli.render import clip
+
 
 @dataclass(frozen=True)
 class SubRun:
@@ -85,15 +87,11 @@ def describe(run: SubRun, width: int = 90) -> str:
         done = ", ".join(f"{sid} {r.get('status')}" for sid, r in steps.items())
         line = f"chain {values['chain']} · {status} · {done or 'no step ran'}"
         output = " ".join(str(values.get("output", "")).split())
-        return line + (f" → {_cut(output, width // 2)}" if output else "")
+        return line + (f" → {clip(output, width // 2)}" if output else "")
     if values.get("plan"):
         line += f" · plan of {len(values['plan'])} steps"
     if task:
-        line += f" · {_cut(task, width // 2)}"
+        line += f" · {clip(task, width // 2)}"
     if answer:
-        line += f" → {_cut(answer, width // 2)}"
+        line += f" → {clip(answer, width // 2)}"
     return line
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

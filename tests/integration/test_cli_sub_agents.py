@@ -140,6 +140,6 @@ def test_the_readme_example_delegates_and_shows_the_tree(tmp_path: Path) -> None
     assert tree.stdout.splitlines() == [
         "completed · How many rows has data.csv?",
         "sub-runs",
-        "  └ sub-agent · completed · SUB-TASK: count the data rows of data.csv (n… → data.csv "
+        "  └ sub-agent · completed · SUB-TASK: count the data rows of data.csv… → data.csv "
         "has 4 data rows below its header.",
     ]
