@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jarvis_graph.cli.render import clip
+from jarvis_graph.cli.render import CHAIN_MARKS, clip
 
 
 @dataclass(frozen=True)
@@ -95,3 +95,15 @@ def describe(run: SubRun, width: int = 90) -> str:
     if answer:
         line += f" → {clip(answer, width // 2)}"
     return line
+
+
+def chain_steps(values: dict[str, Any], width: int = 90) -> list[str]:
+    """One line per step a chain run has reached: mark, id, status, what it returned."""
+    lines = []
+    for sid, result in (values.get("steps") or {}).items():
+        status = str(result.get("status"))
+        tries = f", {result['attempts']} attempts" if (result.get("attempts") or 0) > 1 else ""
+        text = " ".join(str(result.get("result", "")).split())
+        line = f"{CHAIN_MARKS.get(status, '?')} {sid} {status}{tries}"
+        lines.append(line + (f" → {clip(text, width // 2)}" if text else ""))
+    return lines
