@@ -156,6 +156,30 @@ def test_the_confirmation_prompt_in_a_terminal_and_an_edit(workspace: Path) -> N
     assert not (workspace / "copy.txt").exists()
 
 
+def test_a_script_step_that_worked_gives_its_output_as_its_result(workspace: Path) -> None:
+    project_chain(
+        workspace,
+        "scripts",
+        """\
+        steps:
+          - id: good
+            tool: execute_script
+            args: {script: "echo hello"}
+          - id: bad
+            tool: execute_script
+            args: {script: "echo oops; exit 3"}
+        output: "good said: ${steps.good.result}bad said: ${steps.bad.result}"
+        """,
+    )
+
+    done = run_process(["chains", "run", "scripts", "--yes", "-v"], cwd=workspace)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "✓ good (execute_script) succeeded\n  hello\n" in done.stdout  # as -v shows it
+    assert "good said: hello\nbad said: exit code: 3\noops" in done.stdout
+    assert "exit code: 0" not in done.stdout
+
+
 def test_builtin_todo_report_writes_its_report_outside_later_searches(workspace: Path) -> None:
     (workspace / "app.py").write_text("x = 1  # TODO: handle zero\n# FIXME: slow\nok = 2\n")
 
