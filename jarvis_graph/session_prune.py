@@ -35,6 +35,8 @@ GRACE = 3600.0
 
 _LIST_REF = re.compile(rb"(?:\x00|\\u0000)jarvis-list:([0-9a-f]{%d})" % (2 * DIGEST_BYTES))
 _TEXT_REF = re.compile(rb"(?:\x00|\\u0000)jarvis-blob:([0-9a-f]{64})")
+_KEY = "thread_id, checkpoint_ns, checkpoint_id"
+"""The columns naming the checkpoint a row of the checkpoints or writes table belongs to."""
 
 
 @dataclass
@@ -46,6 +48,8 @@ class PruneReport:
     parts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TABLES, 0))
     files: int = 0
     busy: list[str] = field(default_factory=list)
+    freed: int = 0
+    """Bytes of data in what goes (rows and files); a dry run's estimate of the space freed."""
     bytes_before: int | None = None
     bytes_after: int | None = None
 
@@ -87,6 +91,7 @@ def prune(
     store = _Store.of(saver)
     now = time.time() if now is None else now
     report = PruneReport(bytes_before=store.size())
+    dropped: dict[str, list[str] | None] = {}  # thread -> its checkpoints that go (None: all)
     for row in list_threads(saver):
         thread = row.thread_id
         old = older_than is not None and now - store.last_time(thread) > older_than
@@ -95,30 +100,58 @@ def prune(
             continue
         try:
             with hold_thread(saver, thread):
-                if old:
-                    report.sessions.append(thread)
-                    report.checkpoints += store.count(thread)
-                    if not dry_run:
-                        saver.delete_thread(thread)
-                else:
-                    report.checkpoints += store.trim(thread, keep_last or 1, dry_run)
+                dropped[thread] = _drop(store, thread, None if old else keep_last, dry_run, report)
         except ThreadBusyError:
             report.busy.append(thread)
-    _collect(store, now - grace, dry_run, report)
+    # a dry run keeps what it would drop: the parts only that refers to count as orphans
+    _collect(store, now - grace, dry_run, report, dropped if dry_run else {})
     if not dry_run:
         store.vacuum()
     report.bytes_after = store.size()
     return report
 
 
-def _collect(store: _Store, before: float, dry_run: bool, report: PruneReport) -> None:
-    """Mark the parts the checkpoints refer to, then sweep the others older than ``before``."""
+def _drop(
+    store: _Store, thread: str, keep: int | None, dry_run: bool, report: PruneReport
+) -> list[str] | None:
+    """Delete ``thread`` (``keep`` None) or all but its last ``keep`` checkpoints.
+
+    Returns:
+        The ids of the checkpoints that go, ``None`` when the whole session does.
+    """
+    if keep is None:
+        report.sessions.append(thread)
+        report.checkpoints += store.count(thread)
+        report.freed += store.row_bytes(thread)
+        if not dry_run:
+            store.saver.delete_thread(thread)
+        return None
+    gone = store.root_checkpoints(thread)[keep:]
+    report.checkpoints += len(gone)
+    if gone:
+        report.freed += store.row_bytes(thread, gone)
+        if not dry_run:
+            store.delete_checkpoints(thread, gone)
+    return gone
+
+
+def _collect(
+    store: _Store,
+    before: float,
+    dry_run: bool,
+    report: PruneReport,
+    dropped: dict[str, list[str] | None],
+) -> None:
+    """Mark the parts the checkpoints refer to, then sweep the others older than ``before``.
+
+    Checkpoints in ``dropped`` (thread -> ids, ``None`` for all) do not count as referring.
+    """
     parts = store.parts
     if parts is None:
         return
     lists_used: set[bytes] = set()
     texts_used: set[str] = set()
-    for blob in store.serialized():
+    for blob in store.serialized(dropped):
         lists_used.update(bytes.fromhex(m.decode()) for m in _LIST_REF.findall(blob))
         texts_used.update(m.decode() for m in _TEXT_REF.findall(blob))
     lists = {row[0]: row for row in parts.scan("lists")}
@@ -143,6 +176,7 @@ def _collect(store: _Store, before: float, dry_run: bool, report: PruneReport) -
             texts_used.update(m.decode() for m in _TEXT_REF.findall(data))
         elif added < before:
             old_messages.append(digest)
+            report.freed += len(data)
     doomed["messages"] = old_messages
     doomed["lists"] = [d for d, row in lists.items() if d not in lists_used and row[-1] < before]
     doomed["texts"] = [
@@ -150,11 +184,14 @@ def _collect(store: _Store, before: float, dry_run: bool, report: PruneReport) -
         for digest, added in parts.ages("texts")
         if digest not in texts_used and added < before
     ]
+    report.freed += sum(len(lists[d][2]) for d in doomed["lists"])
+    report.freed += sum(len(body.encode()) for body in parts.texts(doomed["texts"]).values())
     for table in TABLES:
         report.parts[table] = len(doomed[table])
         if not dry_run:
             parts.delete(table, doomed[table])
-    report.files = store.sweep_files(texts_used, before, dry_run)
+    report.files, files_bytes = store.sweep_files(texts_used, before, dry_run)
+    report.freed += files_bytes
 
 
 class _Store:
@@ -186,12 +223,9 @@ class _Store:
     def count(self, thread: str) -> int:  # noqa: D102
         raise NotImplementedError
 
-    def trim(self, thread: str, keep: int, dry_run: bool) -> int:
-        """Delete all but the last ``keep`` checkpoints of the main run of ``thread``."""
-        gone = self.root_checkpoints(thread)[keep:]
-        if gone and not dry_run:
-            self.delete_checkpoints(thread, gone)
-        return len(gone)
+    def row_bytes(self, thread: str, ids: list[str] | None = None) -> int:
+        """Bytes of the checkpoints and writes of ``thread`` (only main-run ``ids`` if given)."""
+        raise NotImplementedError
 
     def root_checkpoints(self, thread: str) -> list[str]:
         """The checkpoint ids of the main run of ``thread``, newest first."""
@@ -200,7 +234,8 @@ class _Store:
     def delete_checkpoints(self, thread: str, ids: list[str]) -> None:  # noqa: D102
         raise NotImplementedError
 
-    def serialized(self) -> Iterable[bytes]:  # noqa: D102
+    def serialized(self, dropped: dict[str, list[str] | None]) -> Iterable[bytes]:
+        """The stored checkpoints and writes, except those of ``dropped`` (see ``_collect``)."""
         raise NotImplementedError
 
     def size(self) -> int | None:  # noqa: D102
@@ -209,18 +244,24 @@ class _Store:
     def vacuum(self) -> None:  # noqa: D102
         return None
 
-    def sweep_files(self, texts_used: set[str], before: float, dry_run: bool) -> int:
-        """Blob files of earlier versions (``<blobs>/<2 hex>/<sha256>.z``) no one uses."""
+    def sweep_files(self, texts_used: set[str], before: float, dry_run: bool) -> tuple[int, int]:
+        """Blob files of earlier versions (``<blobs>/<2 hex>/<sha256>.z``) no one uses.
+
+        Returns:
+            How many files went (or would go) and their bytes.
+        """
         if self.folder is None or not self.folder.is_dir():
-            return 0
-        count = 0
+            return 0, 0
+        count = size = 0
         for path in self.folder.glob("??/*.z"):
-            if path.stem in texts_used or path.stat().st_mtime >= before:
+            stat = path.stat()
+            if path.stem in texts_used or stat.st_mtime >= before:
                 continue
             count += 1
+            size += stat.st_size
             if not dry_run:
                 path.unlink(missing_ok=True)
-        return count
+        return count, size
 
 
 class _SqliteStore(_Store):
@@ -246,6 +287,18 @@ class _SqliteStore(_Store):
             )
         ]
 
+    def row_bytes(self, thread: str, ids: list[str] | None = None) -> int:
+        where, params = "thread_id = ?", [thread]
+        if ids is not None:
+            where += f" AND checkpoint_ns = '' AND checkpoint_id IN ({','.join('?' * len(ids))})"
+            params += ids
+        sizes = "SELECT COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) FROM checkpoints"
+        writes = "SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes"
+        return sum(
+            int(self._rows(f"{sql} WHERE {where}", *params)[0][0])  # noqa: S608
+            for sql in (sizes, writes)
+        )
+
     def delete_checkpoints(self, thread: str, ids: list[str]) -> None:
         marks = ",".join("?" * len(ids))
         where = f"thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN ({marks})"
@@ -256,11 +309,12 @@ class _SqliteStore(_Store):
             ]
         )
 
-    def serialized(self) -> Iterable[bytes]:
-        for (blob,) in self._rows("SELECT checkpoint FROM checkpoints"):
-            yield bytes(blob or b"")
-        for (blob,) in self._rows("SELECT value FROM writes"):
-            yield bytes(blob or b"")
+    def serialized(self, dropped: dict[str, list[str] | None]) -> Iterable[bytes]:
+        for table, column in (("checkpoints", "checkpoint"), ("writes", "value")):
+            sql = f"SELECT {_KEY}, {column} FROM {table}"  # noqa: S608
+            for thread, ns, checkpoint, blob in self._rows(sql):
+                if not _dropped(dropped, thread, ns, checkpoint):
+                    yield bytes(blob or b"")
 
     def _files(self) -> list[Path]:
         main = next(
@@ -312,6 +366,24 @@ class _PostgresStore(_Store):
             )
         ]
 
+    def row_bytes(self, thread: str, ids: list[str] | None = None) -> int:
+        where = "thread_id = %s"
+        params: list[Any] = [thread]
+        if ids is not None:
+            where += " AND checkpoint_ns = '' AND checkpoint_id = ANY(%s)"
+            params.append(ids)
+        queries = [
+            "SELECT COALESCE(SUM(pg_column_size(checkpoint) + pg_column_size(metadata)), 0) "
+            "FROM checkpoints",
+            "SELECT COALESCE(SUM(octet_length(blob)), 0) FROM checkpoint_writes",
+        ]
+        if ids is None:  # a trim keeps the values its kept checkpoints still refer to
+            queries.append("SELECT COALESCE(SUM(octet_length(blob)), 0) FROM checkpoint_blobs")
+        return sum(
+            int(self._rows(f"{sql} WHERE {where}", *params)[0][0])  # noqa: S608
+            for sql in queries
+        )
+
     def delete_checkpoints(self, thread: str, ids: list[str]) -> None:
         where = "thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = ANY(%s)"
         with self.saver.conn.connection() as conn, conn.transaction():
@@ -326,10 +398,23 @@ class _PostgresStore(_Store):
                 (thread,),
             )
 
-    def serialized(self) -> Iterable[bytes]:
-        for (blob,) in self._rows("SELECT blob FROM checkpoint_blobs WHERE blob IS NOT NULL"):
-            yield bytes(blob)
-        for (blob,) in self._rows("SELECT blob FROM checkpoint_writes"):
-            yield bytes(blob)
-        for (text,) in self._rows("SELECT checkpoint::text FROM checkpoints"):
-            yield str(text).encode()
+    def serialized(self, dropped: dict[str, list[str] | None]) -> Iterable[bytes]:
+        # Channel values are the thread's, not one checkpoint's: those of a dropped thread
+        # are left out; those a trim would drop still count (a dry run's estimate is low).
+        sql = "SELECT thread_id, blob FROM checkpoint_blobs WHERE blob IS NOT NULL"
+        for thread, blob in self._rows(sql):
+            if dropped.get(thread, []) is not None:
+                yield bytes(blob)
+        for table, column in (("checkpoint_writes", "blob"), ("checkpoints", "checkpoint::text")):
+            sql = f"SELECT {_KEY}, {column} FROM {table}"  # noqa: S608
+            for thread, ns, checkpoint, value in self._rows(sql):
+                if not _dropped(dropped, thread, ns, checkpoint):
+                    yield value.encode() if isinstance(value, str) else bytes(value)
+
+
+def _dropped(dropped: dict[str, list[str] | None], thread: str, ns: str, checkpoint: str) -> bool:
+    """Whether a row of checkpoint ``checkpoint`` (namespace ``ns``) of ``thread`` goes."""
+    if thread not in dropped:
+        return False
+    ids = dropped[thread]
+    return ids is None or (ns == "" and checkpoint in ids)

@@ -221,6 +221,7 @@ def drive_chain(
         open_graph,
         thread_config,
     )
+    from jarvis_graph.cli.render import LiveLine
     from jarvis_graph.graphs.chain import build_chain_graph
 
     config = thread_config(thread_id, ctx)
@@ -228,18 +229,22 @@ def drive_chain(
     config["metadata"]["jarvis_chain"] = chain.name
     console.print(f"[dim]chain {escape(chain.name)} · session {escape(thread_id)}[/]")
     pending = graph_input
+    live = LiveLine(console)
     with open_graph(ctx, build_chain_graph(chain), f"chain_{chain.name}") as graph:
         try:
             with held_thread(graph, ctx, thread_id):
                 while True:
-                    for update in graph.stream(
-                        pending, config, context=ctx, stream_mode="updates", durability="sync"
-                    ):
-                        for data in update.values():
-                            if not isinstance(data, dict):
-                                continue  # an interrupt: answered below
-                            for sid, result in (data.get("steps") or {}).items():
-                                _print_step(console, chain, sid, result, verbose)
+                    try:
+                        for mode, chunk in graph.stream(
+                            pending,
+                            config,
+                            context=ctx,
+                            stream_mode=["tasks", "updates"],
+                            durability="sync",
+                        ):
+                            _show_progress(live, chain, mode, chunk, verbose)
+                    finally:
+                        live.stop()  # before a question, an error or the result
                     state = graph.get_state(config)
                     if not state.interrupts:
                         break
@@ -254,6 +259,24 @@ def drive_chain(
     values = state.values
     console.print(values.get("output") or "", markup=False)
     return EXIT_OK if values.get("status") == "completed" else EXIT_ERROR
+
+
+def _show_progress(live: Any, chain: Any, mode: str, chunk: Any, verbose: bool) -> None:
+    """A step starting: the live line names it; a step done: its line (see ``_print_step``)."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.cli.render import Working
+
+    tools = {s.id: s.tool for s in chain.steps}
+    if mode == "tasks":
+        if "input" in chunk and chunk.get("name") in tools:  # a step's task starts
+            live.show(Working(f"{chunk['name']} ({tools[chunk['name']]}) running"))
+        return
+    live.stop()
+    for data in chunk.values():
+        if not isinstance(data, dict):
+            continue  # an interrupt: answered by drive_chain
+        for sid, result in (data.get("steps") or {}).items():
+            _print_step(live.console, chain, sid, result, verbose)
 
 
 def _print_step(console: Any, chain: Any, sid: str, result: dict[str, Any], verbose: bool) -> None:

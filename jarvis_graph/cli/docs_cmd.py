@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from jarvis_graph.memory.documents import DocumentIndex
 
 app = typer.Typer(
-    help="Documents indexed for ask_document: PDF, Word, spreadsheets, HTML, Markdown.",
+    help="Documents indexed for ask_document: PDF, Word, spreadsheets, CSV, HTML, Markdown.",
     no_args_is_help=True,
 )
 

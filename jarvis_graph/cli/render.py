@@ -54,6 +54,18 @@ def short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word boundary to at most ``limit`` characters (``…``)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:  # else one long word (a path, a URL) fills the room: cut inside it
+        cut = cut[:space].rstrip(" ,;:")
+    return cut + "…"
+
+
 class RunRenderer:
     """Consumes ``graph.stream(..., stream_mode=["messages", "updates", "custom"])``."""
 
@@ -63,7 +75,8 @@ class RunRenderer:
         self._held = ""  # the model's text of the current reply, not shown yet
         self._candidate: tuple[str, list[Any]] | None = None  # an answer not yet checked
         self._tool_names: dict[str, str] = {}  # call id -> tool, for an answer's sources
-        self._status: Status | None = None
+        self._running: dict[str, str] = {}  # call id -> tool, of the calls running now
+        self._live = LiveLine(console)
         self.streamed_text = ""
         """The answer shown so far (``_finish`` prints the final answer when it differs)."""
         self.progress = Progress()
@@ -168,6 +181,8 @@ class RunRenderer:
         if name == "before_model_call":
             self.progress.start_call(payload.get("iteration"))
             self._spin(True)
+        elif name in ("before_tool_call", "after_tool_call"):
+            self._tools_running(name == "before_tool_call", payload)
         elif name in ("plan_updated", "plan_step_finished", "handoff", "chain_step_finished"):
             self.console.print(f"[bold magenta]{escape(_describe(name, payload))}[/]")
         if self.verbose and name not in _QUIET_EVENTS:
@@ -175,17 +190,73 @@ class RunRenderer:
         elif self.verbose:
             self.console.print(f"[dim]· {escape(name)}[/]")
 
-    def _spin(self, on: bool) -> None:
-        if on and self._status is None and self.console.is_terminal:
-            self._status = self.console.status(self.progress, spinner="dots")
-            self._status.start()
-        elif not on and self._status is not None:
-            self._status.stop()
-            self._status = None
+    def _tools_running(self, started: bool, payload: dict[str, Any]) -> None:
+        """While tools run (a sub-agent, a chain, a long script), the live line names them."""
+        call_id = str(payload.get("tool_call_id"))
+        if started:
+            self._running[call_id] = str(payload.get("name"))
+        else:
+            self._running.pop(call_id, None)
+        if not self._running:
+            self._spin(False)
+        elif isinstance(self._live.shown, Working):
+            self._live.shown.label = _running_label(self._running)
+        else:
+            self._spin(True, Working(_running_label(self._running)))
+
+    def _spin(self, on: bool, what: Any = None) -> None:
+        if on:
+            self._live.show(what or self.progress)
+        else:
+            self._live.stop()
 
     def usage(self) -> str:
         """Tokens the model generated and the time the run took, for the closing line."""
         return self.progress.usage()
+
+
+class LiveLine:
+    """The console's live status line (on a terminal only): what runs now, with a spinner."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.shown: Any = None
+        self._status: Status | None = None
+
+    def show(self, what: Any) -> None:
+        """Show ``what`` (a rich renderable, re-rendered as it refreshes) until replaced."""
+        if not self.console.is_terminal:
+            return  # piped: no line rewritten in place
+        self.shown = what
+        if self._status is None:
+            self._status = self.console.status(what, spinner="dots")
+            self._status.start()
+        else:
+            self._status.update(what)
+
+    def stop(self) -> None:
+        """Take the line away."""
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+        self.shown = None
+
+
+class Working:
+    """Work that streams nothing while it runs: what it is and the time it has taken."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.started = time.monotonic()
+
+    def __rich__(self) -> Text:
+        """``LABEL · 12.3s`` (re-rendered at every refresh, so the time keeps moving)."""
+        return Text(f"{self.label} · {_duration(time.monotonic() - self.started)}")
+
+
+def _running_label(running: dict[str, str]) -> str:
+    names = list(dict.fromkeys(running.values()))
+    return f"running {', '.join(names)}"
 
 
 class Progress:

@@ -57,8 +57,8 @@ def list_sessions(workspace: Path | None = o.Workspace) -> None:
             for line in lines:  # task texts are shown as typed, never as markup
                 table.add_row(*(Text(cell) for cell in line))
             console.print(table)
-        else:  # piped: one plain line per session, easy to grep and cut
-            for line in lines:
+        else:  # piped: a header, then one plain line per session, easy to grep and cut
+            for line in [header, *lines]:
                 echo("\t".join(line))  # tabs kept (rich would expand them)
 
 
@@ -79,12 +79,18 @@ def show(
 
     with open_agent(_ctx(workspace)) as graph:
         state = existing_session(graph, thread_id)
+        chain = _chain_values(graph, thread_id, state)  # a chain run by hand: its steps
         if tree:
-            task = " ".join(str(state.values.get("task", "")).split())
-            console.print(f"{state.values.get('status', '?')} · {task}", markup=False)
-            if not _show_sub_runs(graph.checkpointer, thread_id):
+            if chain:
+                _show_chain(chain, 0)
+            else:
+                task = " ".join(str(state.values.get("task", "")).split())
+                console.print(f"{state.values.get('status', '?')} · {task}", markup=False)
+            if not _show_sub_runs(graph.checkpointer, thread_id) and not chain:
                 console.print("no sub-runs", markup=False)
             return
+        if chain:
+            _show_chain(chain, 0)
         for message in state.values.get("messages", []):
             if message.type == "system":
                 continue
@@ -115,7 +121,36 @@ def _show_sub_runs(saver: Any, thread_id: str) -> bool:
         console.print("[bold]sub-runs[/]")
     for run in runs:
         console.print(f"{'  ' * run.level}└ {escape(describe(run))}")
+        _show_chain(run.values, run.level + 1, header=False)
     return bool(runs)
+
+
+def _chain_values(graph: Any, thread_id: str, state: Any) -> dict[str, Any]:
+    """The values of a chain run by hand (``{}`` for another session).
+
+    ``graph`` is the agent's, which has no channel for a chain's steps: they are read from
+    the saved checkpoint.
+    """
+    from jarvis_graph.cli.driver import thread_config
+
+    if (state.metadata or {}).get("jarvis_graph") != "chain":
+        return {}
+    saved = graph.checkpointer.get_tuple(thread_config(thread_id))
+    return dict(saved.checkpoint.get("channel_values") or {}) if saved else {}
+
+
+def _show_chain(values: dict[str, Any], level: int, header: bool = True) -> None:
+    """A chain run's line (with ``header``) and its steps one level below ``level``."""
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
+    from jarvis_graph.cli.driver import console
+    from jarvis_graph.cli.subruns import SubRun, chain_steps, describe
+
+    if not values.get("chain"):
+        return
+    if header:
+        console.print(describe(SubRun("", level, "chain", values)), markup=False)
+    for line in chain_steps(values):
+        console.print(f"{'  ' * (level + 1)}└ {line}", markup=False)
 
 
 def existing_session(graph: Any, thread_id: str) -> Any:
@@ -276,9 +311,13 @@ def unlock(
 @app.command("delete")
 def delete(
     thread_id: str = typer.Argument(..., help="Session id."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
     workspace: Path | None = o.Workspace,
 ) -> None:
-    """Delete a session, all its checkpoints and its episodes in the archive."""
+    """Delete a session, all its checkpoints and its episodes in the archive.
+
+    On a terminal it asks first; elsewhere (a script, a pipe) it needs ``--yes``.
+    """
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.driver import console, held_thread, open_agent
     from jarvis_graph.memory.episodic import forget_project_thread
@@ -287,6 +326,8 @@ def delete(
     ctx = _ctx(workspace)
     with open_agent(ctx) as graph:
         known_session(graph, thread_id)  # an unreadable session can be deleted too
+        if not yes:
+            _confirm_delete(thread_id)
         try:
             with held_thread(graph, ctx, thread_id):  # not under a run that is using it
                 graph.checkpointer.delete_thread(thread_id)
@@ -298,6 +339,19 @@ def delete(
         episodes = forget_project_thread(Path(ctx["workspace"]), thread_id)
         message = f"deleted session {thread_id} and its {episodes} archived episodes"
         console.print(message, markup=False)
+
+
+def _confirm_delete(thread_id: str) -> None:
+    """Exit 1 unless the user says yes; without a terminal to ask on, say to pass --yes."""
+    import sys
+
+    what = f"session {thread_id}, all its checkpoints and its archived episodes"
+    if not sys.stdin.isatty():
+        echo(f"error: not deleting {what} without asking: pass --yes (-y)", err=True)
+        raise typer.Exit(1)
+    if not typer.confirm(f"Delete {what}?", default=False):
+        echo("nothing deleted")
+        raise typer.Exit(1)
 
 
 ExportPath = typer.Argument(..., help="File to write (JSON Lines).")
@@ -449,8 +503,16 @@ def prune(
             f"left {len(report.busy)} sessions in use by a run: {', '.join(report.busy)}",
             markup=False,
         )
-    if report.bytes_before is not None and report.bytes_after is not None:
+    if dry_run:  # the store is as it was: say what a prune would give back
+        now = f"; store now {_size(report.bytes_before)}" if report.bytes_before is not None else ""
+        console.print(f"would free about {_size(report.freed)}{now}", markup=False)
+    elif report.bytes_before is not None and report.bytes_after is not None:
         console.print(
             f"store: {report.bytes_before / 1e6:.2f} MB -> {report.bytes_after / 1e6:.2f} MB",
             markup=False,
         )
+
+
+def _size(count: int) -> str:
+    """``0.48 MB``, or ``12.3 kB`` below a tenth of a megabyte."""
+    return f"{count / 1e6:.2f} MB" if count >= 100_000 else f"{count / 1e3:.1f} kB"

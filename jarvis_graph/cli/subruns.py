@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from jarvis_graph.cli.render import CHAIN_MARKS, clip
+
 
 @dataclass(frozen=True)
 class SubRun:
@@ -85,15 +87,23 @@ def describe(run: SubRun, width: int = 90) -> str:
         done = ", ".join(f"{sid} {r.get('status')}" for sid, r in steps.items())
         line = f"chain {values['chain']} · {status} · {done or 'no step ran'}"
         output = " ".join(str(values.get("output", "")).split())
-        return line + (f" → {_cut(output, width // 2)}" if output else "")
+        return line + (f" → {clip(output, width // 2)}" if output else "")
     if values.get("plan"):
         line += f" · plan of {len(values['plan'])} steps"
     if task:
-        line += f" · {_cut(task, width // 2)}"
+        line += f" · {clip(task, width // 2)}"
     if answer:
-        line += f" → {_cut(answer, width // 2)}"
+        line += f" → {clip(answer, width // 2)}"
     return line
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def chain_steps(values: dict[str, Any], width: int = 90) -> list[str]:
+    """One line per step a chain run has reached: mark, id, status, what it returned."""
+    lines = []
+    for sid, result in (values.get("steps") or {}).items():
+        status = str(result.get("status"))
+        tries = f", {result['attempts']} attempts" if (result.get("attempts") or 0) > 1 else ""
+        text = " ".join(str(result.get("result", "")).split())
+        line = f"{CHAIN_MARKS.get(status, '?')} {sid} {status}{tries}"
+        lines.append(line + (f" → {clip(text, width // 2)}" if text else ""))
+    return lines

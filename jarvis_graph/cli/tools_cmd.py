@@ -22,7 +22,7 @@ def list_tools(
     from rich.text import Text
 
     # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
-    from jarvis_graph.cli.render import TerminalConsole
+    from jarvis_graph.cli.render import TerminalConsole, clip
     from jarvis_graph.config import ConfigError
     from jarvis_graph.context import JarvisContext
     from jarvis_graph.runtime.services import RunServices
@@ -41,7 +41,7 @@ def list_tools(
                 Text(name),
                 Text(str(meta.get("source", "built-in"))),
                 "yes" if meta.get("risky") else "",
-                Text(first[0][:100] if first else ""),
+                Text(clip(first[0], 100) if first else ""),
             )
         console.print(table)
         count = f"{len(tools)} tool{'' if len(tools) == 1 else 's'}"

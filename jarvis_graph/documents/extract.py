@@ -1,7 +1,8 @@
 """Extracting a document's text as sections with anchors (page, sheet and rows, heading).
 
 Libraries, no hand-written parsers: pypdf (PDF), python-docx (Word), openpyxl
-(spreadsheets), trafilatura (HTML); Markdown and text are split at their headings. Every
+(spreadsheets), the standard csv module (CSV and TSV files, read as one sheet),
+trafilatura (HTML); Markdown and text are split at their headings. Every
 failure is a :class:`DocumentError` saying what is wrong and what to do: an encrypted or
 corrupt file, a PDF without a text layer (scanned), an unknown type, a file over the
 limits. Extraction reads the whole file before anything is indexed, so a failure leaves
@@ -10,16 +11,20 @@ nothing half done.
 
 from __future__ import annotations
 
+import csv
 import io
+import logging
 import re
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jarvis_graph.config import Settings
 from jarvis_graph.untrusted import InputFileError, read_bytes
+
+logger = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) while a document is read (pages, rows)."""
@@ -29,6 +34,8 @@ SUFFIXES = {
     ".docx": "docx",
     ".xlsx": "xlsx",
     ".xlsm": "xlsx",
+    ".csv": "csv",
+    ".tsv": "csv",
     ".html": "html",
     ".htm": "html",
     ".md": "markdown",
@@ -144,7 +151,8 @@ def extract(
     kind = kind_of(path)
     if data is None:
         data = read_document_bytes(path, limits)
-    reader = {"pdf": _pdf, "docx": _docx, "xlsx": _xlsx, "html": _html}.get(kind, _markdown)
+    readers = {"pdf": _pdf, "docx": _docx, "xlsx": _xlsx, "csv": _csv, "html": _html}
+    reader = readers.get(kind, _markdown)
     document = reader(path, data, limits, progress or (lambda _done, _total: None))
     if not any(s.text.strip() for s in document.sections):
         msg = f"{path.name} has no text to index"
@@ -225,11 +233,32 @@ def _check_zip(
         raise _unreadable(path, what, exc) from None
 
 
+class _PypdfLog(logging.Handler):
+    """pypdf's warnings (``EOF marker not found``) as debug lines of this module.
+
+    pypdf logs what it repairs or gives up on; with no handler set, Python prints each to
+    stderr, above the one error :func:`_unreadable` says about the same file.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Pass ``record`` on, as a debug line of this module's logger."""
+        logger.debug("pypdf: %s", record.getMessage())
+
+
+def _quiet_pypdf() -> None:
+    """Route pypdf's log to :class:`_PypdfLog` (once per process)."""
+    pypdf_log = logging.getLogger("pypdf")
+    if not any(isinstance(h, _PypdfLog) for h in pypdf_log.handlers):
+        pypdf_log.addHandler(_PypdfLog())
+        pypdf_log.propagate = False
+
+
 def _pdf(path: Path, data: bytes, limits: Limits, progress: Progress) -> Document:
     try:
         from pypdf import PdfReader
     except ImportError:
         raise _missing("pypdf") from None
+    _quiet_pypdf()
     budget = _Budget(limits)
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -328,7 +357,8 @@ def _xlsx(path: Path, data: bytes, limits: Limits, progress: Progress) -> Docume
             for sheet in book.worksheets:
                 if budget.spent:
                     break
-                if _sheet(sheet, limits, budget, progress, sections):
+                rows = sheet.iter_rows(values_only=True)
+                if _sheet(sheet.title, rows, limits, budget, progress, sections):
                     cut.append(sheet.title)
         finally:
             book.close()
@@ -340,10 +370,14 @@ def _xlsx(path: Path, data: bytes, limits: Limits, progress: Progress) -> Docume
 
 
 def _sheet(
-    sheet: Any, limits: Limits, budget: _Budget, progress: Progress, sections: list[Section]
+    title: str,
+    rows: Iterator[Sequence[Any]],
+    limits: Limits,
+    budget: _Budget,
+    progress: Progress,
+    sections: list[Section],
 ) -> bool:
     """Add a sheet's rows to ``sections`` in parts; whether rows were left out."""
-    rows = sheet.iter_rows(values_only=True)
     header = [str(c) if c is not None else "" for c in next(rows, ())]
     block: list[str] = []
     first = 2
@@ -360,15 +394,34 @@ def _sheet(
         if cells:
             block.append(budget.take("; ".join(cells)))
         if len(block) == ROWS_PER_PART or budget.spent:
-            sections.append(_rows(sheet.title, first, number, block))
+            sections.append(_rows(title, first, number, block))
             block, first = [], number + 1
         if number % 1000 == 0:
             progress(number, limits.max_rows)
         if budget.spent:
             break
     if block:
-        sections.append(_rows(sheet.title, first, first + len(block) - 1, block))
+        sections.append(_rows(title, first, first + len(block) - 1, block))
     return cut
+
+
+def _csv(path: Path, data: bytes, limits: Limits, progress: Progress) -> Document:
+    """A CSV or TSV file as one sheet named after the file, as a spreadsheet's are read."""
+    text = data.decode("utf-8-sig", errors="replace")
+    try:
+        dialect: Any = csv.Sniffer().sniff(text[:65536], delimiters=",;\t|")
+    except csv.Error:  # one column, or no telling: the suffix says
+        dialect = csv.excel_tab if path.suffix.lower() == ".tsv" else csv.excel
+    sections: list[Section] = []
+    budget = _Budget(limits)
+    try:
+        rows: Iterable[list[str]] = csv.reader(io.StringIO(text, newline=""), dialect)
+        cut = _sheet(path.stem, iter(rows), limits, budget, progress, sections)
+    except csv.Error as exc:  # a field over the csv module's size limit, a stray NUL
+        raise _unreadable(path, "a CSV file", exc) from None
+    note = f"only the first {limits.max_rows:,} rows were read" if cut else ""
+    note = "; ".join(n for n in (note, budget.note()) if n)
+    return Document("csv", sections, note)
 
 
 def _rows(sheet: str, first: int, last: int, block: list[str]) -> Section:

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, PutOp
 
 from jarvis_graph.documents.extract import (
     Limits,
+    Passage,
     Progress,
     extract,
     kind_of,
@@ -34,6 +35,8 @@ from jarvis_graph.memory.router import project_store
 
 INDEX = ("documents_index",)
 SEARCH_LIMIT = 50
+EMBED_BATCH = 32
+"""Passages stored (and embedded) together: the embedder works on a batch at once."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,18 @@ class Found:
 
 def _key(rel: str) -> str:
     return hashlib.sha256(rel.encode()).hexdigest()[:16]
+
+
+def _passage(part: Passage, rel: str, sha: str) -> dict[str, Any]:
+    """The stored value of a passage (``content`` is what is embedded)."""
+    return {
+        "content": f"{part.heading}\n{part.text}" if part.heading else part.text,
+        "path": rel,
+        "anchor": part.anchor,
+        "heading": part.heading,
+        "text": part.text,
+        "sha": sha,
+    }
 
 
 class DocumentIndex:
@@ -78,9 +93,15 @@ class DocumentIndex:
         return dict(item.value) if item is not None else None
 
     def add(
-        self, path: Path, limits: Limits | None = None, progress: Progress | None = None
+        self,
+        path: Path,
+        limits: Limits | None = None,
+        progress: Progress | None = None,
+        embedding: Progress | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """Index ``path`` (again, if its content changed); its entry and whether it was.
+
+        ``progress`` hears of the pages (or rows) read, ``embedding`` of the passages stored.
 
         Raises:
             DocumentError: The document cannot be read (nothing is changed).
@@ -98,17 +119,16 @@ class DocumentIndex:
         parts = passages(document)
         key = _key(rel)
         namespace = ("documents", key)
-        for number, part in enumerate(parts):
-            value = {
-                "content": f"{part.heading}\n{part.text}" if part.heading else part.text,
-                "path": rel,
-                "anchor": part.anchor,
-                "heading": part.heading,
-                "text": part.text,
-                "sha": sha,
-            }
-            # beside the earlier version's passages, which stay until the entry below
-            self.store.put(namespace, f"{sha[:16]}-p{number:05d}", value)
+        puts = [
+            PutOp(namespace, f"{sha[:16]}-p{number:05d}", _passage(part, rel, sha))
+            for number, part in enumerate(parts)
+        ]
+        # beside the earlier version's passages, which stay until the entry below; in
+        # batches, which the store embeds together, saying how far it is between them
+        for start in range(0, len(puts), EMBED_BATCH):
+            self.store.batch(puts[start : start + EMBED_BATCH])
+            if embedding is not None:
+                embedding(min(start + EMBED_BATCH, len(puts)), len(puts))
         entry = {
             "path": rel,
             "sha": sha,
@@ -161,13 +181,25 @@ class DocumentIndex:
 def index_with_progress(
     index: DocumentIndex, path: Path, limits: Limits, show: Callable[[str], None]
 ) -> tuple[dict[str, Any], bool]:
-    """:meth:`DocumentIndex.add` that reports progress every tenth of the way."""
-    shown = [-1]
+    """:meth:`DocumentIndex.add` that reports reading, then embedding, every tenth of the way.
 
-    def progress(done: int, total: int) -> None:
-        tenth = 10 * done // max(total, 1)
-        if total >= 20 and tenth != shown[0]:
-            shown[0] = tenth
-            show(f"{path.name}: {done}/{total}")
+    ``path: 30/300`` for the pages (or rows) read, ``path: embedded 120/1200 passages`` for
+    the passages embedded and stored: a long document spends most of its time there.
+    """
 
-    return index.add(path, limits, progress)
+    def every_tenth(what: str) -> Progress:
+        shown = [-1]
+
+        def progress(done: int, total: int) -> None:
+            tenth = 10 * done // max(total, 1)
+            if total >= 20 and tenth != shown[0]:
+                shown[0] = tenth
+                show(f"{path.name}: {what.format(done=done, total=total)}")
+
+        return progress
+
+    reading, embedding = (
+        every_tenth("{done}/{total}"),
+        every_tenth("embedded {done}/{total} passages"),
+    )
+    return index.add(path, limits, reading, embedding)

@@ -31,6 +31,8 @@ from jarvis_graph.nodes.confirm_tools import (
 )
 from jarvis_graph.runtime.services import RunServices, services_of
 from jarvis_graph.state import ChainState, ChainStepResult
+from jarvis_graph.tools.artifacts import Artifact
+from jarvis_graph.tools.builtin import EXIT_LINE
 from jarvis_graph.tools.invoke import invoke_tool
 from jarvis_graph.tools.sub_runs import take_output_file
 
@@ -142,8 +144,8 @@ def _run(
     attempts, text = 0, ""
     for attempts in range(1, step.retries + 2):  # noqa: B007 - ``attempts`` is reported
         bus.emit(Event.BEFORE_TOOL_CALL, {"name": step.tool, "args": args, "tool_call_id": call_id})
-        text, status, _ = invoke_tool(tool, args, config, call_id)
-        text = services.env.mask(text)  # the result is stored in the checkpoint
+        text, status, artifact = invoke_tool(tool, args, config, call_id)
+        text = services.env.mask(_as_output(text, artifact))  # stored in the checkpoint
         failed = status == "error" or text.startswith("Error")
         bus.emit(
             Event.AFTER_TOOL_CALL,
@@ -161,6 +163,16 @@ def _run(
         if step.on_error != "retry":
             break
     return _failed(step, text, attempts)
+
+
+def _as_output(text: str, artifact: Artifact | None) -> str:
+    """A script that exited 0 gives its output: the step's status already says it worked.
+
+    Another exit code stays in the result (a test command's 1 is news to the reader).
+    """
+    if artifact and artifact.get("kind") == "run" and artifact.get("exit_code") == 0:
+        return text.replace(EXIT_LINE.format(0), "", 1)
+    return text
 
 
 def _failed(step: Step, text: str, attempts: int) -> dict[str, Any]:

@@ -508,6 +508,10 @@ def time_limit(asked: float | None, ceiling: float) -> tuple[float, str]:
     return asked, ""
 
 
+EXIT_LINE = "exit code: {}\n"
+"""The line of a script's result that says how it ended (before its output)."""
+
+
 def _script_report(
     env: ToolEnv, result: ScriptResult, head: str, limit: float, script: str, workdir: Path
 ) -> tuple[str, str]:
@@ -525,7 +529,7 @@ def _script_report(
             f"the first {cap} bytes are kept\noutput so far:\n"
         )
     else:
-        first = f"{head}exit code: {result.returncode}\n"
+        first = f"{head}{EXIT_LINE.format(result.returncode)}"
     hint = _run_file_hint(script, workdir) if result.returncode == 127 else ""
     ended = _ended_note(result)
     body = _fitted_output(env, result.output, len(first) + len(hint) + len(ended))

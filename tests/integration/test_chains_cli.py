@@ -156,6 +156,53 @@ def test_the_confirmation_prompt_in_a_terminal_and_an_edit(workspace: Path) -> N
     assert not (workspace / "copy.txt").exists()
 
 
+def test_a_script_step_that_worked_gives_its_output_as_its_result(workspace: Path) -> None:
+    project_chain(
+        workspace,
+        "scripts",
+        """\
+        steps:
+          - id: good
+            tool: execute_script
+            args: {script: "echo hello"}
+          - id: bad
+            tool: execute_script
+            args: {script: "echo oops; exit 3"}
+        output: "good said: ${steps.good.result}bad said: ${steps.bad.result}"
+        """,
+    )
+
+    done = run_process(["chains", "run", "scripts", "--yes", "-v"], cwd=workspace)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "✓ good (execute_script) succeeded\n  hello\n" in done.stdout  # as -v shows it
+    assert "good said: hello\nbad said: exit code: 3\noops" in done.stdout
+    assert "exit code: 0" not in done.stdout
+
+
+def test_a_step_that_runs_long_shows_a_live_line_in_a_terminal(workspace: Path) -> None:
+    from tests.adversarial.test_integrity import WAIT_RELEASE
+
+    project_chain(
+        workspace,
+        "slow",
+        f"""\
+        steps:
+          - id: build
+            tool: execute_script
+            args: {{script: "touch holding; {WAIT_RELEASE}; echo built"}}
+        """,
+    )
+
+    term = Terminal(["chains", "run", "slow", "--yes"], workspace)
+    term.expect(r"build \(execute_script\) running · \d+\.\ds", regex=True)
+    (workspace / "release").touch()  # the step ends once its live line was seen
+    term.expect("✓ build (execute_script) succeeded")
+
+    assert term.exit_code() == 0
+    assert (workspace / "holding").exists()
+
+
 def test_builtin_todo_report_writes_its_report_outside_later_searches(workspace: Path) -> None:
     (workspace / "app.py").write_text("x = 1  # TODO: handle zero\n# FIXME: slow\nok = 2\n")
 

@@ -214,7 +214,7 @@ def test_sessions_delete(calc_ws: Path, tmp_path: Path, session_store: str) -> N
     invoke(run_args(calc_ws, calc_script(tmp_path), "-n", "--new-thread", "gone", "x"))
     episodes = ["memory", "episodes", "search", "--thread", "gone", "-w", str(calc_ws)]
     assert "gone:" in invoke(episodes).output  # the completed task was archived
-    deleted = invoke(["sessions", "delete", "gone", "-w", str(calc_ws)])
+    deleted = invoke(["sessions", "delete", "gone", "--yes", "-w", str(calc_ws)])
     assert deleted.exit_code == 0 and "archived episodes" in deleted.output
     missing = invoke(["sessions", "show", "gone", "-w", str(calc_ws)])
     assert missing.exit_code == 1 and "no session 'gone'" in missing.output

@@ -140,6 +140,33 @@ def test_the_readme_example_delegates_and_shows_the_tree(tmp_path: Path) -> None
     assert tree.stdout.splitlines() == [
         "completed · How many rows has data.csv?",
         "sub-runs",
-        "  └ sub-agent · completed · SUB-TASK: count the data rows of data.csv (n… → data.csv "
+        "  └ sub-agent · completed · SUB-TASK: count the data rows of data.csv… → data.csv "
         "has 4 data rows below its header.",
     ]
+
+
+def test_a_sub_agent_at_work_shows_a_live_line_in_a_terminal(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from tests.adversarial.test_integrity import WAIT_RELEASE
+    from tests.support.terminal import Terminal
+
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"when": "SUBTASK: wait", "tool_calls": [{"name": "execute_script", "args": {
+                "script": f"touch holding; {WAIT_RELEASE}"}}]},
+            {"when": "SUBTASK: wait", "text": "Waited. !!!COMPLETE!!!"},
+            {"tool_calls": [{"name": "sub_agent", "args": {
+                "task": "SUBTASK: wait for the release file", "tools": ["execute_script"]}}]},
+            {"text": "The sub-agent waited. !!!COMPLETE!!!"},
+        ],
+    )  # fmt: skip
+    args = ["run", "-n", "--yes", "--platform", "scripted", "--script", str(script), "delegate"]
+
+    term = Terminal(args, workspace)
+    term.expect(r"running sub_agent · \d+\.\ds", regex=True)
+    (workspace / "release").touch()  # the child ends once the live line was seen
+    term.expect("The sub-agent waited.")
+
+    assert term.exit_code() == 0

@@ -97,3 +97,25 @@ def test_run_with_a_tool_group_offers_only_its_tools(project: Path, tmp_path: Pa
     bad = invoke([*args, "--script", str(script), "--tool-group", "nope", "task"])
     assert bad.exit_code == 1 and "error: tool group 'nope' is not defined" in bad.output
     assert "the run failed" not in bad.output  # refused before the run, not a crash in it
+
+
+def test_tools_list_cuts_long_descriptions_at_a_word(workspace: Path) -> None:
+    from jarvis_graph.context import JarvisContext
+    from jarvis_graph.runtime.services import RunServices
+    from tests.support.cli import run_process
+
+    tools = RunServices(JarvisContext(workspace=str(workspace))).tools
+    firsts = {name: (t.description or "").strip().splitlines()[0] for name, t in tools.items()}
+
+    listed = run_process(["tools", "list"], cwd=workspace)  # 200 columns: no cell wraps
+
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    rows = [line.split("│") for line in listed.stdout.splitlines() if line.startswith("│ ")]
+    shown = {cells[1].strip(): cells[4].strip() for cells in rows}
+    assert shown.keys() == firsts.keys(), listed.stdout
+    cut = {name: text for name, text in shown.items() if text != firsts[name]}
+    assert cut, "some built-in tool has a description longer than the column"
+    for name, text in cut.items():
+        full, kept = firsts[name], text.removesuffix("…")
+        assert text.endswith("…") and full.startswith(kept), (name, text)
+        assert not full[len(kept)].isalnum(), (name, text)  # the cut ends a word

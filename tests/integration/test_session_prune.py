@@ -6,6 +6,7 @@ kept must read back exactly; what goes must be gone from the tables.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -138,11 +139,34 @@ def test_keep_last_trims_finished_sessions_and_they_go_on(
     assert resumed.exit_code == 0 and "ok" in resumed.output
 
 
+def test_a_dry_run_says_what_it_would_free_and_changes_nothing(
+    ws: Path, tmp_path: Path, url: str | None
+) -> None:
+    assert reading(ws, tmp_path, "old", [0, 1, 2]).exit_code == 0
+    before = session(ws, url, "old")
+    args = ["sessions", "prune", "--older-than", "0", "--grace", "0", "-w", str(ws)]
+
+    dry = invoke([*args, "--dry-run"])
+
+    assert dry.exit_code == 0, dry.output
+    # the parts only the doomed session refers to count, though it is still there
+    assert "would remove 1 sessions, " in dry.output and "orphan parts (3 texts" in dry.output
+    freed = re.search(r"would free about ([\d.]+) (kB|MB)", dry.output)
+    assert freed and float(freed.group(1)) > 0, dry.output
+    assert " -> " not in dry.output  # no store size "after": nothing was done
+    assert session(ws, url, "old") == before and texts_stored(ws, url) == 3
+    done = invoke(args)
+    assert done.exit_code == 0, done.output
+    would = dry.output.split("would remove ", 1)[1].splitlines()[0]
+    assert done.output.split("removed ", 1)[1].splitlines()[0] == would  # as said
+    assert session(ws, url, "old") == ([], 0) and texts_stored(ws, url) == 0
+
+
 def test_young_orphans_are_kept_for_the_grace_period(
     ws: Path, tmp_path: Path, url: str | None
 ) -> None:
     assert reading(ws, tmp_path, "gone", [0, 1]).exit_code == 0
-    deleted = invoke(["sessions", "delete", "gone", "-w", str(ws)])
+    deleted = invoke(["sessions", "delete", "gone", "--yes", "-w", str(ws)])
     assert deleted.exit_code == 0, deleted.output
     kept = invoke(["sessions", "prune", "-w", str(ws)])
     assert kept.exit_code == 0 and "orphan parts (0 texts" in kept.output

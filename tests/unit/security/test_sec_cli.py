@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -147,3 +148,15 @@ def test_ctrl_c_ends_the_engines_command_with_one_line(tmp_path: Path):
         proc.communicate()
     assert proc.returncode == 130, err
     assert err.strip() == "interrupted" and not (tmp_path / "out.json").exists()
+
+
+def test_the_readme_names_the_fields_of_an_issue_as_the_json_report_does(tmp_path: Path):
+    (tmp_path / "t.c").write_text("#include <stdio.h>\nint main(void) { char b[8]; gets(b); }\n")
+    result = invoke(["sec", "scan", str(tmp_path), "--format", "json", "-o", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    keys = set(json.loads((tmp_path / "r").read_text())["issues"][0])
+    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"Each issue has ([^;]+);", readme)
+    assert found, "the README lists the fields of an issue"
+    listed = re.sub(r"\s*\([^)]*\)", "", " ".join(found.group(1).split()))
+    assert set(re.split(r",\s*|\s+and\s+", listed)) == keys
