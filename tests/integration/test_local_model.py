@@ -167,11 +167,14 @@ def test_a_turn_after_a_helper_call_processes_only_what_it_added(use_local_model
         model.invoke([HumanMessage("Say yes.")])  # a helper's prompt, sharing nothing
         evaluated.clear()
         follow_up = [*conversation, AIMessage(reply.content), HumanMessage("And item 4?")]
-        model.invoke(follow_up)
+        again = model.invoke(follow_up)
     finally:
         del llm.eval
     prompt = len(llm.tokenize(model.build_prompt(follow_up).encode(), special=True))
     assert first > 1000 and prompt > first  # the notes made a long prompt
     assert sum(evaluated) < 60, (sum(evaluated), prompt)  # the new turn, not the notes again
+    # the replies report what llama.cpp evaluated (its counters), not the prompt's length
+    assert reply.response_metadata["prompt_tokens_evaluated"] > 1000
+    assert again.response_metadata["prompt_tokens_evaluated"] <= sum(evaluated)
     saved = llm.cache.cache_state
     assert saved and all(s.scores.shape[0] == 1 for s in saved.values())  # no logits table
