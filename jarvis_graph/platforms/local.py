@@ -148,8 +148,10 @@ class LocalChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
-            reply = _Reply(self, llm, self.build_prompt(messages))
+            prompt = self.build_prompt(messages)
+            reply = _Reply(self, llm, prompt)
             reply.load_seconds = _load_charge(self.model_path, self.n_ctx)
+            reply.start_from_saved(self.model_path)
             # The answer, unless the first token opens a call (never without tools or with
             # tool_choice="none", always with "required"); then calls under the grammar.
             if not self.call_only:
@@ -239,6 +241,23 @@ class _Reply:
         self.load_seconds = 0.0  # the model's load, when this reply was the first after it
         self.evaluated = 0  # prompt tokens llama.cpp evaluated (the rest came from a state)
         self.eval_seconds = 0.0  # llama.cpp's own time evaluating them
+
+    def start_from_saved(self, model_path: str) -> None:
+        """Restore the system turn's state saved by an earlier process (``local_prefix``).
+
+        Counted as this reply's prompt: the restore, and the evaluation of what it lacked.
+        """
+        start_from = getattr(self.llm, "start_from_saved", None)
+        if start_from is None or not self.prompt.startswith(f"{proto.IM_START}system\n"):
+            return  # a stand-in for llama.cpp, or a prompt without a system turn
+        end = self.prompt.index(proto.IM_END) + len(proto.IM_END) + 1
+        turn = self.llm.tokenize(self.prompt[:end].encode("utf-8"), add_bos=False, special=True)
+        started, before = time.monotonic(), _prompt_counters(self.llm)
+        start_from(turn, model_path)
+        after = _prompt_counters(self.llm)
+        self.prompt_seconds += time.monotonic() - started
+        self.evaluated += after[0] - before[0]
+        self.eval_seconds += after[1] - before[1]
 
     def _budget(self) -> int:
         return max(min(self.model.max_tokens, self.room) - self.n_out, 0)
