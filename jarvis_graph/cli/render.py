@@ -261,6 +261,7 @@ def _running_label(running: dict[str, str]) -> str:
 
 
 SPENT = (
+    "model_seconds",
     "load_seconds",
     "prompt_seconds",
     "prompt_tokens_evaluated",
@@ -302,6 +303,7 @@ class Progress:
         )
         self.tokens += reported or self._call_tokens
         self._call_tokens = 0
+        self.spent["model_seconds"] += time.monotonic() - self._call_started
         for message in messages:
             meta = getattr(message, "response_metadata", None) or {}
             for key in SPENT:
@@ -323,21 +325,23 @@ class Progress:
 
         The model's load, its prompt (the tokens llama.cpp evaluated: the rest came from a
         saved state), its generation, the tools, and the rest (Jarvis' own work, helper
-        models). A provider reports no load or prompt time: those parts are left out.
+        models). A provider reports no load or prompt time: its part is the wait for its
+        replies, from each call's start to its reply.
         """
         spent, total = self.spent, time.monotonic() - self.started
         parts = []
         if spent["load_seconds"]:
             parts.append(f"model load {_duration(spent['load_seconds'])}")
-        if spent["prompt_seconds"]:
-            evaluated = int(spent["prompt_tokens_evaluated"])
-            parts.append(
-                f"prompt {evaluated} tokens evaluated in {_duration(spent['prompt_seconds'])}"
-            )
-        if spent["decode_seconds"]:
-            parts.append(f"{self.tokens} tokens generated in {_duration(spent['decode_seconds'])}")
-        parts.append(f"tools {_duration(spent['tools_seconds'])}")
         model = spent["load_seconds"] + spent["prompt_seconds"] + spent["decode_seconds"]
+        if model:  # the embedded model: its own figures
+            evaluated = int(spent["prompt_tokens_evaluated"])
+            prompt = _duration(spent["prompt_seconds"])
+            parts.append(f"prompt {evaluated} tokens evaluated in {prompt}")
+            parts.append(f"{self.tokens} tokens generated in {_duration(spent['decode_seconds'])}")
+        else:  # a provider: the wait for its replies
+            model = spent["model_seconds"]
+            parts.append(f"model {_duration(model)} for {self.tokens} tokens")
+        parts.append(f"tools {_duration(spent['tools_seconds'])}")
         rest = max(total - model - spent["tools_seconds"], 0.0)
         parts.append(f"other {_duration(rest)}")
         return "time: " + " · ".join(parts)

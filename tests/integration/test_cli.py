@@ -197,9 +197,10 @@ def test_verbose_closing_line_says_where_the_time_went(workspace: Path, tmp_path
     )
     done = invoke(run_args(workspace, script, "-n", "--yes", "-v", "sleep a little"))
     assert done.exit_code == 0, done.output
-    found = re.search(r"time: tools (\d+\.\d)s · other (\d+\.\d)s", done.output)
+    pattern = r"time: model (\d+\.\d)s for \d+ tokens · tools (\d+\.\d)s · other (\d+\.\d)s"
+    found = re.search(pattern, done.output)
     assert found, done.output
-    assert float(found.group(1)) >= 1.2  # the script's own second, counted as the tools'
+    assert float(found.group(2)) >= 1.2  # the script's own second, counted as the tools'
     quiet = invoke(run_args(workspace, script, "-n", "--yes", "sleep a little"))
     assert "time: " not in quiet.output
 
