@@ -1810,8 +1810,8 @@ def describe(message: Any) -> list[str]:
 
 def token_figures(messages: list[Any]) -> dict[str, Any]:
     """Generated and prompt tokens, and generation tokens/s, over the run's AI messages."""
-    out_tokens = prompt_tokens = 0
-    gen_seconds = decoded = prompt_seconds = 0.0
+    out_tokens = prompt_tokens = evaluated = 0
+    gen_seconds = decoded = prompt_seconds = eval_seconds = load_seconds = 0.0
     rates: list[float] = []
     for message in messages:
         if getattr(message, "type", None) != "ai":
@@ -1830,14 +1830,84 @@ def token_figures(messages: list[Any]) -> dict[str, Any]:
             gen_seconds += seconds
             decoded += rate * seconds  # tokens decoded after each generation's first one
         prompt_seconds += float(meta.get("prompt_seconds") or 0.0)
+        evaluated += int(meta.get("prompt_tokens_evaluated") or 0)
+        eval_seconds += float(meta.get("prompt_eval_seconds") or 0.0)
+        load_seconds += float(meta.get("load_seconds") or 0.0)
     return {
         "gen_tokens": out_tokens,
         "prompt_tokens": prompt_tokens,
+        "prompt_tokens_evaluated": evaluated,
+        "prompt_eval_seconds": eval_seconds,
+        "load_seconds": load_seconds,
         "gen_seconds": gen_seconds,
         "prompt_seconds": prompt_seconds,
         "tokens_per_second": decoded / gen_seconds if gen_seconds > 0 else None,
         "call_tokens_per_second": rates,
     }
+
+
+MODEL_NODES = ("call_model",)
+"""Nodes whose time is the agent's model calls (the helper models' calls count as Jarvis')."""
+TOOL_NODES = ("run_tools",)
+
+
+def breakdown(result: dict[str, Any]) -> dict[str, float]:
+    """Where a task's seconds went: the model's load, its prompt (restored from a saved state
+    or evaluated), its generation, the tools, and Jarvis' own work (everything else: the
+    other nodes, the helper models, prompt building in the model node, the checks)."""
+    nodes = result.get("node_seconds") or {}
+    load = float(result.get("load_seconds") or 0.0)
+    prompt = float(result.get("prompt_seconds") or 0.0)
+    generate = float(result.get("gen_seconds") or 0.0)
+    tools = sum(nodes.get(n, 0.0) for n in TOOL_NODES)
+    total = float(result.get("seconds") or 0.0)
+    return {
+        "load_s": round(load, 3),
+        "prompt_s": round(prompt, 3),
+        "prompt_tokens_evaluated": int(result.get("prompt_tokens_evaluated") or 0),
+        "prompt_tokens": int(result.get("prompt_tokens") or 0),
+        "generate_s": round(generate, 3),
+        "gen_tokens": int(result.get("gen_tokens") or 0),
+        "tools_s": round(tools, 3),
+        "jarvis_s": round(max(total - load - prompt - generate - tools, 0.0), 3),
+        "total_s": round(total, 3),
+    }
+
+
+BREAKDOWN_ROWS = (
+    ("load_s", "model load (s)"),
+    ("prompt_s", "prompt (s)"),
+    ("prompt_tokens_evaluated", "  tokens evaluated"),
+    ("prompt_tokens", "  tokens in its prompts"),
+    ("generate_s", "generation (s)"),
+    ("gen_tokens", "  tokens generated"),
+    ("tools_s", "tools (s)"),
+    ("jarvis_s", "Jarvis' own work (s)"),
+    ("total_s", "total (s)"),
+)
+
+
+def breakdown_figures(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Median and total per task of each :func:`breakdown` figure."""
+    rows = [r["breakdown"] for r in results if r.get("breakdown")]
+    if not rows:
+        return {}
+    return {
+        key: {
+            "median": statistics.median(float(r[key]) for r in rows),
+            "total": sum(float(r[key]) for r in rows),
+        }
+        for key, _label in BREAKDOWN_ROWS
+    }
+
+
+def print_breakdown(summary: dict[str, Any]) -> None:
+    figures = summary.get("breakdown") or {}
+    if not figures:
+        return
+    print(f"\n  {'where the time went, per task':<32}{'median':>8}{'total':>10}")
+    for key, label in BREAKDOWN_ROWS:
+        print(f"  {label:<32}{figures[key]['median']:>8.1f}{figures[key]['total']:>10.0f}")
 
 
 def compile_graph() -> Any:
@@ -1852,15 +1922,36 @@ def compile_graph() -> Any:
 
 
 def run_turn(
-    graph: Any, text: str, thread_id: str, ctx: dict[str, Any], log: list[str], verbose: bool
+    graph: Any,
+    text: str,
+    thread_id: str,
+    ctx: dict[str, Any],
+    log: list[str],
+    verbose: bool,
+    node_seconds: dict[str, float] | None = None,
 ) -> dict[str, Any]:
-    """One user turn on ``thread_id``; new messages go to ``log``. Returns the final state."""
+    """One user turn on ``thread_id``; new messages go to ``log``. Returns the final state.
+
+    ``node_seconds`` gets each node's wall time added: the graph runs one node at a time,
+    so the time from one node's update to the next is the next node's.
+    """
     config = {"recursion_limit": RECURSION_LIMIT, "configurable": {"thread_id": thread_id}}
     before = graph.get_state(config).values.get("messages") or []
     # an answer written again (the focused answer) keeps its message's id: both are shown
     seen = {(m.id, str(m.content)) for m in before}
     state: dict[str, Any] = {}
-    for state in graph.stream({"task": text}, config=config, context=ctx, stream_mode="values"):
+    last = time.perf_counter()
+    for mode, chunk in graph.stream(
+        {"task": text}, config=config, context=ctx, stream_mode=["updates", "values"]
+    ):
+        if mode == "updates":
+            now = time.perf_counter()
+            for node in chunk:
+                if node_seconds is not None:
+                    node_seconds[node] = node_seconds.get(node, 0.0) + now - last
+            last = now
+            continue
+        state = chunk
         for message in state.get("messages", []):
             if (message.id, str(message.content)) in seen:
                 continue
@@ -1922,6 +2013,7 @@ def run_task(
     transcript: list[str] = []
     state: dict[str, Any] = {}
     turns: list[dict[str, Any]] = []
+    node_seconds: dict[str, float] = {}
     start = time.perf_counter()
     try:
         graph = compile_graph()
@@ -1930,7 +2022,7 @@ def run_task(
                 transcript.append(f"  user (turn {n}): {short(text, 160)}")
                 if verbose:
                     print(transcript[-1], flush=True)
-            state = run_turn(graph, text, thread_id, ctx, transcript, verbose)
+            state = run_turn(graph, text, thread_id, ctx, transcript, verbose, node_seconds)
             turns.append(
                 {
                     "status": state.get("status"),
@@ -1951,8 +2043,10 @@ def run_task(
         model_calls=sum(t["model_calls"] for t in turns),
         answer=short(answer, ANSWER_CHARS),
         tool_calls=[c["name"] for m in messages if m.type == "ai" for c in m.tool_calls],
+        node_seconds={k: round(v, 3) for k, v in node_seconds.items()},
         **token_figures(messages),
     )
+    result["breakdown"] = breakdown(result)
     if task.turns:
         result["turns"] = turns
     result["ok"], result["check"] = judge_run(task, answer, ws, ctx, state, thread_id, result)
@@ -2043,6 +2137,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "gen_tokens": gen_tokens,
         "gen_tokens_per_second": decoded / gen_seconds if gen_seconds > 0 else None,
         "prompt_seconds": sum(r.get("prompt_seconds", 0.0) for r in results),
+        "breakdown": breakdown_figures(results),
         "mean_call_tokens_per_second": statistics.mean(rates) if rates else None,
         "statuses": {
             str(s): sum(r.get("status") == s for r in results)
@@ -2140,6 +2235,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     if summary["skipped"]:
         print(f"  skipped (memory tools not offered): {', '.join(summary['skipped'])}")
     print_honesty(summary)
+    print_breakdown(summary)
 
 
 def bench_model(

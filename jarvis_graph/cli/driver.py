@@ -340,6 +340,8 @@ def _finish(state: Any, renderer: RunRenderer, thread_id: str) -> int:
         f"[{colour}]■ {escape(shown)}[/] [dim]· {values.get('iteration', 0)} model calls · "
         f"{renderer.usage()} · session {escape(thread_id)}[/]"
     )
+    if renderer.verbose:
+        console.print(f"[dim]{escape(renderer.progress.breakdown())}[/]")
     if status == "unverified":
         return EXIT_UNVERIFIED
     return EXIT_OK if status == "completed" else EXIT_CAPPED

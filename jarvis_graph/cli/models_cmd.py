@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,3 +194,56 @@ class _StepBars:
         """Bytes hashed or written so far in the current step."""
         if self.task is not None:
             self.bar.update(self.task, completed=done, total=total)
+
+
+@app.command("cache")
+def cache(
+    clear: bool = typer.Option(False, "--clear", help="Remove every saved prompt state."),
+) -> None:
+    """List (or clear) the saved prompt states of the embedded model.
+
+    A run of the embedded model saves the state of its system turn (system prompt, tools,
+    reply rules), so the next run in a new process starts from it instead of evaluating it
+    again. They live beside the model files, capped in size (JARVIS_PROMPT_CACHE_BYTES).
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    from jarvis_graph.cli.render import TerminalConsole
+    from jarvis_graph.platforms import local_prefix
+
+    console = TerminalConsole(highlight=False)
+    folder = local_prefix.states_dir()
+    if clear:
+        count, freed = local_prefix.clear()
+        console.print(f"removed {count} saved prompt state(s), {_size(freed)}, from {folder}")
+        return
+    entries = local_prefix.saved_states()
+    if not entries:
+        console.print(f"no saved prompt states in {escape(str(folder))}")
+        return
+    table = Table("file", "model", "tokens", "size", "last used")
+    total = 0
+    for entry in entries:
+        if isinstance(entry, local_prefix.Saved):
+            stat = entry.path.stat()
+            identity = entry.header.get("identity") or {}
+            used = time.strftime("%Y-%m-%d %H:%M", time.localtime(stat.st_mtime))
+            table.add_row(
+                entry.path.name,
+                escape(str(identity.get("model", "?"))),
+                str(len(entry.tokens)),
+                _size(stat.st_size),
+                used,
+            )
+            total += stat.st_size
+        else:
+            path, why = entry
+            table.add_row(path.name, f"[yellow]unreadable: {escape(why)}[/]", "-", "-", "-")
+    console.print(table)
+    cap = local_prefix.cap_bytes()
+    console.print(f"{_size(total)} of {_size(cap)} in {escape(str(folder))}")
+
+
+def _size(count: int) -> str:
+    return f"{count / 1e6:.1f} MB" if count >= 100_000 else f"{count / 1e3:.1f} kB"

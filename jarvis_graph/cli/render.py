@@ -197,6 +197,7 @@ class RunRenderer:
             self._running[call_id] = str(payload.get("name"))
         else:
             self._running.pop(call_id, None)
+        self.progress.tools_running(bool(self._running))
         if not self._running:
             self._spin(False)
         elif isinstance(self._live.shown, Working):
@@ -259,6 +260,17 @@ def _running_label(running: dict[str, str]) -> str:
     return f"running {', '.join(names)}"
 
 
+SPENT = (
+    "model_seconds",
+    "load_seconds",
+    "prompt_seconds",
+    "prompt_tokens_evaluated",
+    "decode_seconds",
+    "tools_seconds",
+)
+"""What :class:`Progress` adds up: the model's figures of each reply and the tools' time."""
+
+
 class Progress:
     """What the model is doing: step, time on it, tokens so far (rendered live by rich)."""
 
@@ -268,6 +280,8 @@ class Progress:
         self.tokens = 0  # finished calls
         self._call_started = self.started
         self._call_tokens = 0
+        self.spent: dict[str, float] = dict.fromkeys(SPENT, 0.0)  # see :meth:`breakdown`
+        self._tools_since: float | None = None
 
     def start_call(self, step: Any) -> None:
         """A model call begins (``before_model_call``)."""
@@ -289,6 +303,48 @@ class Progress:
         )
         self.tokens += reported or self._call_tokens
         self._call_tokens = 0
+        self.spent["model_seconds"] += time.monotonic() - self._call_started
+        for message in messages:
+            meta = getattr(message, "response_metadata", None) or {}
+            for key in SPENT:
+                value = meta.get(key)
+                if isinstance(value, int | float):
+                    self.spent[key] += value
+
+    def tools_running(self, running: bool) -> None:
+        """Tools began (``running``) or all of them ended: their wall time adds up."""
+        now = time.monotonic()
+        if running and self._tools_since is None:
+            self._tools_since = now
+        elif not running and self._tools_since is not None:
+            self.spent["tools_seconds"] += now - self._tools_since
+            self._tools_since = None
+
+    def breakdown(self) -> str:
+        """Where the run's time went, for ``-v``'s closing line.
+
+        The model's load, its prompt (the tokens llama.cpp evaluated: the rest came from a
+        saved state), its generation, the tools, and the rest (Jarvis' own work, helper
+        models). A provider reports no load or prompt time: its part is the wait for its
+        replies, from each call's start to its reply.
+        """
+        spent, total = self.spent, time.monotonic() - self.started
+        parts = []
+        if spent["load_seconds"]:
+            parts.append(f"model load {_duration(spent['load_seconds'])}")
+        model = spent["load_seconds"] + spent["prompt_seconds"] + spent["decode_seconds"]
+        if model:  # the embedded model: its own figures
+            evaluated = int(spent["prompt_tokens_evaluated"])
+            prompt = _duration(spent["prompt_seconds"])
+            parts.append(f"prompt {evaluated} tokens evaluated in {prompt}")
+            parts.append(f"{self.tokens} tokens generated in {_duration(spent['decode_seconds'])}")
+        else:  # a provider: the wait for its replies
+            model = spent["model_seconds"]
+            parts.append(f"model {_duration(model)} for {self.tokens} tokens")
+        parts.append(f"tools {_duration(spent['tools_seconds'])}")
+        rest = max(total - model - spent["tools_seconds"], 0.0)
+        parts.append(f"other {_duration(rest)}")
+        return "time: " + " · ".join(parts)
 
     def usage(self) -> str:
         """``N tokens · T`` for the whole run."""

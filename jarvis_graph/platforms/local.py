@@ -148,7 +148,10 @@ class LocalChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         llm, lock = _load(self.model_path, self.n_ctx)
         with lock:
-            reply = _Reply(self, llm, self.build_prompt(messages))
+            prompt = self.build_prompt(messages)
+            reply = _Reply(self, llm, prompt)
+            reply.load_seconds = _load_charge(self.model_path, self.n_ctx)
+            reply.start_from_saved(self.model_path)
             # The answer, unless the first token opens a call (never without tools or with
             # tool_choice="none", always with "required"); then calls under the grammar.
             if not self.call_only:
@@ -235,6 +238,26 @@ class _Reply:
         self.n_out = 0
         self.prompt_seconds = self.decode_seconds = 0.0
         self.decoded = 0  # tokens after the first of each generation (for the rate)
+        self.load_seconds = 0.0  # the model's load, when this reply was the first after it
+        self.evaluated = 0  # prompt tokens llama.cpp evaluated (the rest came from a state)
+        self.eval_seconds = 0.0  # llama.cpp's own time evaluating them
+
+    def start_from_saved(self, model_path: str) -> None:
+        """Restore the system turn's state saved by an earlier process (``local_prefix``).
+
+        Counted as this reply's prompt: the restore, and the evaluation of what it lacked.
+        """
+        start_from = getattr(self.llm, "start_from_saved", None)
+        if start_from is None or not self.prompt.startswith(f"{proto.IM_START}system\n"):
+            return  # a stand-in for llama.cpp, or a prompt without a system turn
+        end = self.prompt.index(proto.IM_END) + len(proto.IM_END) + 1
+        turn = self.llm.tokenize(self.prompt[:end].encode("utf-8"), add_bos=False, special=True)
+        started, before = time.monotonic(), _prompt_counters(self.llm)
+        start_from(turn, model_path)
+        after = _prompt_counters(self.llm)
+        self.prompt_seconds += time.monotonic() - started
+        self.evaluated += after[0] - before[0]
+        self.eval_seconds += after[1] - before[1]
 
     def _budget(self) -> int:
         return max(min(self.model.max_tokens, self.room) - self.n_out, 0)
@@ -245,6 +268,7 @@ class _Reply:
         """Continue the reply, piece by piece; counts tokens and time, early exits included."""
         started, first, count = time.monotonic(), 0.0, 0
         prompt = self.prompt + self.written
+        before = _prompt_counters(self.llm)
         completion = _complete(self.llm, self.model, prompt, max_tokens, grammar, processor)
         try:
             for chunk in completion:
@@ -260,6 +284,9 @@ class _Reply:
             self.decode_seconds += now - (first or now)
             self.n_out += count
             self.decoded += max(count - 1, 0)
+            after = _prompt_counters(self.llm)
+            self.evaluated += after[0] - before[0]
+            self.eval_seconds += after[1] - before[1]
 
     def _text(self, max_tokens: int, grammar: Any = None, processor: Any = None) -> str:
         pieces = self._pieces(max_tokens, grammar, processor)
@@ -382,6 +409,9 @@ class _Reply:
         meta: dict[str, Any] = {
             "model_name": model,
             "prompt_seconds": round(self.prompt_seconds, 3),
+            "prompt_tokens_evaluated": self.evaluated,
+            "prompt_eval_seconds": round(self.eval_seconds, 3),
+            "load_seconds": round(self.load_seconds, 3),
             "decode_seconds": round(self.decode_seconds, 3),
             "tokens_per_second": round(rate, 1),
         }
@@ -407,6 +437,21 @@ class _Reply:
             response_metadata=meta,
         )
         return ChatGenerationChunk(message=message)
+
+
+def _prompt_counters(llm: Any) -> tuple[int, float]:
+    """llama.cpp's count of prompt tokens it evaluated in this context, and their seconds.
+
+    Batches of more than one token count as prompt (llama.cpp's own split); a prompt
+    restored from a saved state (:mod:`local_states`) is not evaluated and not counted.
+    """
+    ctx = getattr(llm, "ctx", None)
+    if ctx is None:
+        return 0, 0.0  # a stand-in for llama.cpp
+    import llama_cpp
+
+    data = llama_cpp.llama_perf_context(ctx)
+    return int(data.n_p_eval), float(data.t_p_eval_ms) / 1000
 
 
 def _text_chunk(text: str, run_manager: CallbackManagerForLLMRun | None) -> ChatGenerationChunk:
@@ -457,6 +502,14 @@ def _token_ids(llm: Any, path: str, test: Callable[[str], bool]) -> Any:
 
 _models: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
 _models_lock = threading.Lock()
+_load_seconds: dict[tuple[str, int], float] = {}
+"""How long each model took to load, until the first reply after it reports it."""
+
+
+def _load_charge(path: str, n_ctx: int) -> float:
+    """The load time of the model, once: to the first reply made with it in this process."""
+    with _models_lock:
+        return _load_seconds.pop((path, n_ctx), 0.0)
 
 
 def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
@@ -468,6 +521,7 @@ def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
 
             if not _models:
                 atexit.register(close_models)
+            started = time.monotonic()
             llm = StatefulLlama(
                 model_path=path,
                 n_ctx=n_ctx,
@@ -476,6 +530,7 @@ def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
                 seed=1234,
             )
             _models[(path, n_ctx)] = (llm, threading.Lock())
+            _load_seconds[(path, n_ctx)] = time.monotonic() - started
         return _models[(path, n_ctx)]
 
 

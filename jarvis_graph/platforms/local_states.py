@@ -64,5 +64,50 @@ class StatefulLlama(Llama):  # type: ignore[misc]
         finally:
             self.scores = scores
 
+    def start_from_saved(self, tokens: Sequence[int], model_path: str) -> None:
+        """Have the context hold ``tokens`` (a prompt's system turn) before a completion.
+
+        Nothing to do when the context or a state in memory holds them already. Else the
+        saved file sharing most of them (:mod:`local_prefix`) is restored, only the rest is
+        evaluated, and the state of the whole turn is kept in memory and in a file for the
+        next process.
+        """
+        from jarvis_graph.platforms import local_prefix
+
+        tokens = list(tokens)
+        held = local_prefix.shared_prefix(self._input_ids.tolist(), tokens)
+        if held == len(tokens):
+            return
+        if self.cache is not None:
+            try:
+                kept = self.cache[tokens]
+            except KeyError:
+                kept = None
+            if kept is not None and local_prefix.shared_prefix(
+                kept.input_ids[: kept.n_tokens].tolist(), tokens
+            ) == len(tokens):
+                return  # the completion restores it
+        found = local_prefix.best_state(model_path, self.n_ctx(), tokens)
+        if found is not None and found[1] > held:
+            state = local_prefix.load_state(found[0], self.n_vocab(), self.n_ctx(), self._seed)
+            if state is not None:
+                try:
+                    self.load_state(state)
+                    held = found[1]
+                except RuntimeError as exc:  # llama.cpp refused its bytes
+                    local_prefix.logger.warning(
+                        "prompt state %s ignored: %s", found[0].path.name, exc
+                    )
+                    self.reset()
+                    held = 0
+        self.n_tokens = min(held, self.n_tokens)  # eval cuts the context back to here
+        if held < len(tokens):
+            self.eval(tokens[held:])
+        state = self.save_state()
+        if self.cache is not None:
+            self.cache[tokens] = state
+        if found is None or found[1] < len(tokens):
+            local_prefix.save_state(model_path, self.n_ctx(), tokens, state)
+
 
 __all__ = ["STATE_BYTES", "PromptStates", "StatefulLlama"]

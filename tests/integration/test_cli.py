@@ -189,6 +189,22 @@ def test_a_follow_up_task_runs_its_call_when_the_provider_reuses_call_ids(
     assert (workspace / "log.txt").read_text() == "one\ntwo\n"
 
 
+def test_verbose_closing_line_says_where_the_time_went(workspace: Path, tmp_path: Path) -> None:
+    """``-v`` ends with the run's time split: the model's parts, the tools, the rest."""
+    sleep = {"name": "execute_script", "args": {"script": "sleep 1.2"}, "id": "call_0"}
+    script = write_script(
+        tmp_path / "slow.yaml", [{"tool_calls": [sleep]}, {"text": "slept !!!COMPLETE!!!"}]
+    )
+    done = invoke(run_args(workspace, script, "-n", "--yes", "-v", "sleep a little"))
+    assert done.exit_code == 0, done.output
+    pattern = r"time: model (\d+\.\d)s for \d+ tokens · tools (\d+\.\d)s · other (\d+\.\d)s"
+    found = re.search(pattern, done.output)
+    assert found, done.output
+    assert float(found.group(2)) >= 1.2  # the script's own second, counted as the tools'
+    quiet = invoke(run_args(workspace, script, "-n", "--yes", "sleep a little"))
+    assert "time: " not in quiet.output
+
+
 def test_fork_from_an_earlier_checkpoint_and_resume(
     calc_ws: Path, tmp_path: Path, session_store: str
 ) -> None:

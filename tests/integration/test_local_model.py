@@ -167,11 +167,46 @@ def test_a_turn_after_a_helper_call_processes_only_what_it_added(use_local_model
         model.invoke([HumanMessage("Say yes.")])  # a helper's prompt, sharing nothing
         evaluated.clear()
         follow_up = [*conversation, AIMessage(reply.content), HumanMessage("And item 4?")]
-        model.invoke(follow_up)
+        again = model.invoke(follow_up)
     finally:
         del llm.eval
     prompt = len(llm.tokenize(model.build_prompt(follow_up).encode(), special=True))
     assert first > 1000 and prompt > first  # the notes made a long prompt
     assert sum(evaluated) < 60, (sum(evaluated), prompt)  # the new turn, not the notes again
+    # the replies report what llama.cpp evaluated (its counters), not the prompt's length
+    assert reply.response_metadata["prompt_tokens_evaluated"] > 1000
+    assert again.response_metadata["prompt_tokens_evaluated"] <= sum(evaluated)
     saved = llm.cache.cache_state
     assert saved and all(s.scores.shape[0] == 1 for s in saved.values())  # no logits table
+
+
+def test_a_second_run_starts_from_the_system_turn_the_first_one_saved(
+    use_local_model: Path, tmp_path: Path
+) -> None:
+    """Each ``jarvis run`` is a new process: the second restores the system turn's state
+    from the file the first one wrote instead of evaluating it again (llama.cpp's own
+    counters, as ``-v``'s closing line reports them)."""
+    import re
+
+    from jarvis_graph.platforms import local_prefix
+    from tests.support.cli import run_process
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("The release is on Friday.\n")
+    task = "When is the release? Read notes.txt."
+
+    def evaluated() -> int:
+        proc = run_process(["run", "-n", "--yes", "-v", task], cwd=ws, timeout=600)
+        assert proc.returncode in (0, 4), proc.stdout + proc.stderr
+        found = re.search(r"prompt (\d+) tokens evaluated", proc.stdout)
+        assert found, proc.stdout
+        return int(found.group(1))
+
+    first = evaluated()
+    saved = [e for e in local_prefix.saved_states() if isinstance(e, local_prefix.Saved)]
+    assert saved, "the first run saved no prompt state"
+    turn = max(len(e.tokens) for e in saved)
+    assert turn > 200  # a system turn: the system prompt, the tools, the reply rules
+    second = evaluated()
+    assert first - second >= turn, (first, second, turn)

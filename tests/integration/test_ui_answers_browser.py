@@ -17,7 +17,7 @@ import pytest
 
 from tests.integration.test_ui_browser import WAIT_MS, Console
 from tests.support.answers import declare
-from tests.support.browser import chromium
+from tests.support.browser import chromium, console_page
 from tests.support.trust import trust
 
 pytestmark = pytest.mark.slow
@@ -87,16 +87,8 @@ def console(
 
 @pytest.fixture
 def page(console: tuple[Console, str]) -> Iterator[Any]:
-    with chromium() as browser:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        opened = context.new_page()
-        errors: list[str] = []
-        opened.on("pageerror", lambda exc: errors.append(str(exc)))
-        opened.goto(console[0].url)
-        opened.wait_for_selector("body[data-ready=true]", timeout=WAIT_MS)
+    with chromium() as browser, console_page(browser, console[0].url, WAIT_MS) as opened:
         yield opened
-        context.close()
-        assert errors == []  # no script error on the page
 
 
 def test_a_rejected_draft_is_one_dim_line_and_the_answer_shows_once_with_its_source(

@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from jarvis_graph.loopback import PortError, free_port, start_listening
-from tests.support.browser import chromium
+from tests.support.browser import chromium, console_page
 from tests.support.cli import run_process
 from tests.support.trust import trust
 
@@ -200,15 +200,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any, console: tuple[Console, Path]) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda exc: errors.append(str(exc)))
-    opened.goto(console[0].url)
-    opened.wait_for_selector("body[data-ready=true]", timeout=WAIT_MS)
-    yield opened
-    context.close()
-    assert errors == []  # no script error on the page
+    with console_page(browser, console[0].url, WAIT_MS) as opened:
+        yield opened
 
 
 def _send(page: Any, task: str) -> None:

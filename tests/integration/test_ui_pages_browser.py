@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.integration.test_ui_browser import WAIT_MS, Console
-from tests.support.browser import chromium
+from tests.support.browser import chromium, console_page
 from tests.support.cli import run_process
 from tests.support.trust import trust
 
@@ -73,16 +73,8 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Console,
 
 @pytest.fixture
 def page(console: tuple[Console, Path]) -> Iterator[Any]:
-    with chromium() as browser:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        opened = context.new_page()
-        errors: list[str] = []
-        opened.on("pageerror", lambda exc: errors.append(str(exc)))
-        opened.goto(console[0].url)
-        opened.wait_for_selector("body[data-ready=true]", timeout=WAIT_MS)
+    with chromium() as browser, console_page(browser, console[0].url, WAIT_MS) as opened:
         yield opened
-        context.close()
-        assert errors == []  # no script error on the page
 
 
 def _send(page: Any, task: str) -> None:

@@ -29,3 +29,22 @@ def chromium() -> Iterator[Any]:
             yield launched
         finally:
             launched.close()
+
+
+@contextmanager
+def console_page(browser: Any, url: str, wait_ms: int) -> Iterator[Any]:
+    """A page of the console at ``url``, once its script is ready.
+
+    Fails the test afterwards if a script error happened on the page.
+    """
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    opened.goto(url)
+    opened.wait_for_selector("body[data-ready=true]", timeout=wait_ms)
+    try:
+        yield opened
+    finally:
+        context.close()
+    assert errors == []  # no script error on the page

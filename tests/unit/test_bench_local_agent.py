@@ -178,16 +178,18 @@ def scripted(monkeypatch: pytest.MonkeyPatch, bench: ModuleType, turns: list[Any
     monkeypatch.setattr(bench, "run_context", context)
 
 
+# The second turn's scene comes first: in the first turn its question is not asked yet.
+RECALL_TURNS = [
+    {"when": "Which branch did I say", "text": "You said rel-harbor. !!!COMPLETE!!!"},
+    {"when": "notes folder", "tool_calls": [{"name": "list_files", "args": {"path": "notes"}}]},
+    {"when": "notes folder", "text": "There are 2 .txt files. !!!COMPLETE!!!"},
+]
+
+
 def test_a_recall_task_runs_its_two_turns_on_one_thread(
     bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The second turn's scene comes first: in the first turn its question is not asked yet.
-    turns = [
-        {"when": "Which branch did I say", "text": "You said rel-harbor. !!!COMPLETE!!!"},
-        {"when": "notes folder", "tool_calls": [{"name": "list_files", "args": {"path": "notes"}}]},
-        {"when": "notes folder", "text": "There are 2 .txt files. !!!COMPLETE!!!"},
-    ]
-    scripted(monkeypatch, bench, turns)
+    scripted(monkeypatch, bench, RECALL_TURNS)
     task = next(t for t in bench.TASKS if t.name == "recall_user_fact")
     result = bench.run_task(task, tmp_path / "ws", "scripted", "scripted", 8, False)
     assert result.get("error") is None, result.get("traceback")
@@ -198,6 +200,22 @@ def test_a_recall_task_runs_its_two_turns_on_one_thread(
     assert result["ok"], result["check"]
     assert result["tool_calls"] == ["list_files"]
     assert any("user (turn 2)" in line for line in result["transcript"])
+
+
+def test_a_tasks_seconds_are_broken_down_by_where_they_went(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted(monkeypatch, bench, RECALL_TURNS)
+    task = next(t for t in bench.TASKS if t.name == "recall_user_fact")
+    result = bench.run_task(task, tmp_path / "ws", "scripted", "scripted", 8, False)
+    assert result.get("error") is None, result.get("traceback")
+    assert {"call_model", "run_tools"} <= set(result["node_seconds"])
+    parts = result["breakdown"]
+    shares = ("load_s", "prompt_s", "generate_s", "tools_s", "jarvis_s")
+    assert sum(parts[k] for k in shares) == pytest.approx(parts["total_s"], abs=0.01)
+    assert parts["tools_s"] > 0 and parts["total_s"] == pytest.approx(result["seconds"], abs=1e-3)
+    summary = bench.summarise([result])
+    assert summary["breakdown"]["tools_s"]["total"] == parts["tools_s"]
 
 
 def test_a_remember_task_passes_only_with_a_long_term_memory(
