@@ -10,6 +10,8 @@ it is started again on another port, a few times.
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import time
@@ -88,8 +90,7 @@ def start_listening(
             if moves and len(ports) == 1:
                 return proc, ports.pop()
             if time.monotonic() > deadline:
-                proc.kill()
-                proc.wait(timeout=10)
+                _kill(proc)
                 msg = f"the server did not listen on 127.0.0.1:{picked} within {timeout:g} s"
                 detail = describe(proc)
                 raise PortError(f"{msg}\n{detail}" if detail else msg)
@@ -97,3 +98,15 @@ def start_listening(
         exits.append(f"port {picked}: exited with code {proc.returncode}\n{describe(proc)}".strip())
     msg = f"the server exited before listening, {ATTEMPTS} times:\n" + "\n".join(exits)
     raise PortError(msg)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill ``proc``, with its process group when it leads one (a server's workers)."""
+    try:
+        if os.getpgid(proc.pid) == proc.pid:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=10)
