@@ -209,6 +209,7 @@ def cache(
     from rich.markup import escape
     from rich.table import Table
 
+    # deferred: jarvis starts on typer alone (see jarvis_graph/cli/__init__.py)
     from jarvis_graph.cli.render import TerminalConsole
     from jarvis_graph.platforms import local_prefix
 
