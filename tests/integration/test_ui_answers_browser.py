@@ -8,17 +8,15 @@ moment and removed is caught.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integration.test_ui_browser import WAIT_MS, Console
+from tests.integration.test_ui_browser import WAIT_MS, Console, scripted_console
 from tests.support.answers import declare
 from tests.support.browser import chromium, console_page
-from tests.support.trust import trust
 
 pytestmark = pytest.mark.slow
 
@@ -67,21 +65,11 @@ def console(
     ws = home / "ws"
     (ws / ".jarvis").mkdir(parents=True)
     (ws / "report.py").write_text("rows = [90, 80, 100]\nprint(f'total {sum(rows)}')\n")
-    script = ws / ".jarvis" / "script.yaml"
-    script.write_text(json.dumps({"turns": MODES[mode]}))
-    spec = {"platform": "scripted", "script": str(script)}
-    config = {
-        "answer_check": mode,
-        "confirm": "never",
-        "model_groups": {"default": {"normal": spec, "cheap": spec}},
-    }
-    (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
-    trust(ws)
-    running = Console(ws, home / "ui.log")
+    script = {"turns": MODES[mode]}
     try:
-        yield running, mode
+        with scripted_console(home, ws, script, answer_check=mode, confirm="never") as running:
+            yield running, mode
     finally:
-        running.stop()
         env.undo()
 
 

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,22 @@ class Console:
                 self.proc.wait(timeout=10)
 
 
+@contextmanager
+def scripted_console(home: Path, ws: Path, script: Any, **config: Any) -> Iterator[Console]:
+    """``jarvis ui`` over ``ws``, trusted, its model the scripted ``script`` (``config`` added)."""
+    path = ws / ".jarvis" / "script.yaml"
+    path.write_text(json.dumps(script))
+    spec = {"platform": "scripted", "script": str(path)}
+    settings = {**config, "model_groups": {"default": {"normal": spec, "cheap": spec}}}
+    (ws / ".jarvis" / "config.yaml").write_text(json.dumps(settings))
+    trust(ws)
+    running = Console(ws, home / "ui.log")
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("ui")
@@ -178,17 +195,10 @@ def console(home: Path) -> Iterator[tuple[Console, Path]]:
         "steps:\n  - {id: one, tool: list_files}\n"
         "  - {id: two, tool: search_files, args: {pattern: a}}\n"
     )
-    script = ws / ".jarvis" / "script.yaml"
-    script.write_text(json.dumps(SCRIPT))
-    spec = {"platform": "scripted", "script": str(script)}
-    config = {"model_groups": {"default": {"normal": spec, "cheap": spec}}}
-    (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
-    trust(ws)
-    running = Console(ws, home / "ui.log")
     try:
-        yield running, ws
+        with scripted_console(home, ws, SCRIPT) as running:
+            yield running, ws
     finally:
-        running.stop()
         env.undo()
 
 

@@ -7,7 +7,6 @@ the live line of a run in progress. One console for the module over a scripted m
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,10 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_ui_browser import WAIT_MS, Console
+from tests.integration.test_ui_browser import WAIT_MS, Console, _send, scripted_console
 from tests.support.browser import chromium, console_page
 from tests.support.cli import run_process
-from tests.support.trust import trust
 
 pytestmark = pytest.mark.slow
 
@@ -57,17 +55,10 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Console,
     ws = home / "ws"
     (ws / ".jarvis").mkdir(parents=True)
     (ws / "data.csv").write_text("a,b\n1,2\n")
-    script = ws / ".jarvis" / "script.yaml"
-    script.write_text(json.dumps(SCRIPT))
-    spec = {"platform": "scripted", "script": str(script)}
-    config = {"model_groups": {"default": {"normal": spec, "cheap": spec}}}
-    (ws / ".jarvis" / "config.yaml").write_text(json.dumps(config))
-    trust(ws)
-    running = Console(ws, home / "ui.log")
     try:
-        yield running, ws
+        with scripted_console(home, ws, SCRIPT) as running:
+            yield running, ws
     finally:
-        running.stop()
         env.undo()
 
 
@@ -75,12 +66,6 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Console,
 def page(console: tuple[Console, Path]) -> Iterator[Any]:
     with chromium() as browser, console_page(browser, console[0].url, WAIT_MS) as opened:
         yield opened
-
-
-def _send(page: Any, task: str) -> None:
-    page.click("#chat-new")
-    page.fill("#chat-task", task)
-    page.click("#chat-send")
 
 
 def test_the_sessions_page_lists_the_sessions_jarvis_run_made(
