@@ -75,7 +75,7 @@ class Feature:
     """Base of every feature: each hook adds nothing unless overridden.
 
     Hooks are called once per run, in the order the features are listed, when the run's
-    services are built (``prompt_section`` when the system prompt is).
+    services are built (``prompt_section`` and ``context_section`` when the system prompt is).
     """
 
     name: ClassVar[str] = ""
@@ -105,7 +105,19 @@ class Feature:
         return tools
 
     def prompt_section(self, setup: RunSetup, task: str) -> str:
-        """Text appended to the system prompt ("" for none); ``task`` may be empty."""
+        """Text appended to the system prompt ("" for none); ``task`` may be empty.
+
+        The same for every task of a configuration: what depends on the task, the
+        workspace or what is saved goes to :meth:`context_section`.
+        """
+        return ""
+
+    def context_section(self, setup: RunSetup, task: str) -> str:
+        """Text for the system prompt's context, its last part ("" for none).
+
+        For what changes from task to task (memories, lessons for ``task``): the part of
+        the prompt above the context stays the same, so a model processes it once.
+        """
         return ""
 
     def subscribers(self, setup: RunSetup) -> list[tuple[Event, Subscriber]]:

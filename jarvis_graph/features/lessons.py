@@ -21,7 +21,7 @@ class Lessons(Feature):
 
     name = "lessons"
 
-    def prompt_section(self, setup: RunSetup, task: str) -> str:
+    def context_section(self, setup: RunSetup, task: str) -> str:
         """Preferences, then lessons from similar tasks ("" when there are none)."""
         try:
             saved = preferences(setup.workspace, setup.store)

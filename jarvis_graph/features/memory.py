@@ -22,7 +22,7 @@ class Memory(Feature):
         """The memory tools."""
         return list(MEMORY_TOOLS)
 
-    def prompt_section(self, setup: RunSetup, task: str) -> str:
+    def context_section(self, setup: RunSetup, task: str) -> str:
         """The tiers and the tags saved so far."""
         # deferred: the memory tiers load the vector store (numpy) only when a prompt is built
         from jarvis_graph.memory.records import MemoryStoreError

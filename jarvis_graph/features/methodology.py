@@ -27,7 +27,7 @@ class Methodology(Feature):
         """The methodology tools."""
         return list(METHODOLOGY_TOOLS)
 
-    def prompt_section(self, setup: RunSetup, task: str) -> str:
+    def context_section(self, setup: RunSetup, task: str) -> str:
         """The methodologies the ``cheap`` model picks for ``task`` ("" if none)."""
         settings = setup.settings
         if not settings.use_methodology or not task:

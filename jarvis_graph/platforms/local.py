@@ -49,6 +49,7 @@ from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
 from jarvis_graph.platforms.errors import ContextTooLongError, PlatformError
 from jarvis_graph.platforms.local_threads import decode_threads
 from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME, is_task_message
+from jarvis_graph.prompts import CONTEXT_HEADING
 
 MIN_REPLY_TOKENS = 256
 DEFAULT_MAX_TOKENS = 512  # a runaway reply costs a small model a minute per 1000 tokens
@@ -119,11 +120,22 @@ class LocalChatModel(BaseChatModel):
         return [t for t in self.tools if t["function"]["name"] in self.callable_tools]
 
     def build_prompt(self, messages: list[BaseMessage]) -> str:
-        """The ChatML prompt for ``messages``: the tools and the reply format in the system turn."""
+        """The ChatML prompt for ``messages``: the tools and the reply format in the system turn.
+
+        The system prompt's context (under ``CONTEXT_HEADING``: the workspace, the date,
+        memories) follows the tools in the system turn: what comes before it is the same
+        for every task of a configuration, and its state is saved once
+        (:meth:`_Reply.start_from_saved`).
+        """
         system = "\n\n".join(str(m.text) for m in messages if isinstance(m, SystemMessage))
-        if self.tools:
-            parts = (system, proto.render_tool_list(self.tools), proto.FORMAT_RULES)
-            system = "\n\n".join(p for p in parts if p)
+        system, context = proto.split_context(system, CONTEXT_HEADING)
+        parts = [system, proto.render_tool_list(self.tools) if self.tools else ""]
+        if context:
+            parts.append(f"{CONTEXT_HEADING}\n{context}")
+        # the reply rules come last, right before the conversation, as a small model
+        # follows best what it read last (they are evaluated again for every task)
+        parts.append(proto.FORMAT_RULES if self.tools else "")
+        system = "\n\n".join(p for p in parts if p)
         turns = [proto.Turn("system", system)] if system else []
         task = ""
         previous: BaseMessage | None = None
@@ -243,15 +255,19 @@ class _Reply:
         self.eval_seconds = 0.0  # llama.cpp's own time evaluating them
 
     def start_from_saved(self, model_path: str) -> None:
-        """Restore the system turn's state saved by an earlier process (``local_prefix``).
+        """Restore the state of the system turn's stable part saved by an earlier process.
 
+        The stable part is the system turn up to its context (``CONTEXT_HEADING``), the
+        same for every task of a configuration (``local_prefix`` keeps its state).
         Counted as this reply's prompt: the restore, and the evaluation of what it lacked.
         """
         start_from = getattr(self.llm, "start_from_saved", None)
         if start_from is None or not self.prompt.startswith(f"{proto.IM_START}system\n"):
             return  # a stand-in for llama.cpp, or a prompt without a system turn
         end = self.prompt.index(proto.IM_END) + len(proto.IM_END) + 1
-        turn = self.llm.tokenize(self.prompt[:end].encode("utf-8"), add_bos=False, special=True)
+        context = self.prompt.find(f"\n\n{CONTEXT_HEADING}\n", 0, end)
+        stable = self.prompt[: context if context >= 0 else end]
+        turn = self.llm.tokenize(stable.encode("utf-8"), add_bos=False, special=True)
         started, before = time.monotonic(), _prompt_counters(self.llm)
         start_from(turn, model_path)
         after = _prompt_counters(self.llm)

@@ -110,6 +110,14 @@ class Turn:
     content: str
 
 
+def split_context(system: str, heading: str) -> tuple[str, str]:
+    """The system prompt without its context (under ``heading``), and the context."""
+    stable, found, context = system.rpartition(f"\n{heading}\n")
+    if not found:
+        return system, ""
+    return stable.rstrip(), context.strip()
+
+
 def render_prompt(turns: list[Turn]) -> str:
     """ChatML text for ``turns``, ready for the assistant's next reply."""
     body = "".join(f"{IM_START}{t.role}\n{t.content}{IM_END}\n" for t in turns)

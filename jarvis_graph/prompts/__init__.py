@@ -16,6 +16,14 @@ def load_prompt(name: str) -> str:
     return resources.files(__name__).joinpath(f"{name}.md").read_text(encoding="utf-8")
 
 
+CONTEXT_HEADING = "# This task's context"
+"""Heads the last part of the system prompt: what changes from task to task (the workspace,
+the date, memories, lessons). Everything above it is the same for every task of a
+configuration, so a model that keeps the state of a prompt's beginning (the local model's
+saved prompt states, a provider's prompt cache) processes it once; the local model moves
+the part under this heading out of its system turn, into the first user turn."""
+
+
 TOOL_USE = {
     "native": (
         "- Call tools through the tool-calling interface (function calls), never by writing "

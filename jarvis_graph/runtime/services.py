@@ -41,7 +41,7 @@ from jarvis_graph.features.user_tools import UserTools
 from jarvis_graph.features.web import Web
 from jarvis_graph.marker import COMPLETE_MARKER
 from jarvis_graph.platforms.registry import create_chat_model, resolve_platform
-from jarvis_graph.prompts import load_prompt, tool_use_line
+from jarvis_graph.prompts import CONTEXT_HEADING, load_prompt, tool_use_line
 from jarvis_graph.tools.base import TOOL_ENV_ATTRIBUTE, ToolEnv
 from jarvis_graph.tools.registry import group_patterns, in_group, skipped_note
 
@@ -191,7 +191,12 @@ class RunServices:
         return [n for n, t in self.tools.items() if any((t.metadata or {}).get(k) for k in keys)]
 
     def system_prompt(self, task: str = "") -> str:
-        """The system prompt: the base text, then each feature's section for ``task``."""
+        """The system prompt: the base text and each feature's section, then the context.
+
+        The context (under ``CONTEXT_HEADING``) is what changes from task to task: the
+        workspace, the date and each feature's context section for ``task``. It comes last
+        so that the text above it is the same for every task of a configuration.
+        """
         ctx = self.context
         interaction = (
             "- Nobody is watching this run: do not ask questions, decide and state your "
@@ -202,9 +207,6 @@ class RunServices:
         spec = self.settings.model_for("normal")
         prompt = load_prompt("system").format(
             tool_use=tool_use_line(resolve_platform(spec), spec.tool_protocol),
-            workspace=self.workspace,
-            date=time.strftime("%Y-%m-%d"),
-            os=platform.system(),
             interaction=interaction,
             finish=_finish_line(self.tools_marked(DECLARES_TASK)),
             tool_names=", ".join(sorted(self.tools)),
@@ -212,7 +214,13 @@ class RunServices:
         sections = [f.prompt_section(self.setup, task) for f in self.features]
         if ctx.role_prompt:
             sections.insert(0, f"\n# Your role\n{ctx.role_prompt.strip()}\n")
-        return "".join([prompt, *(s if s.endswith("\n") else f"{s}\n" for s in sections if s)])
+        context = load_prompt("context").format(
+            workspace=self.workspace, date=time.strftime("%Y-%m-%d"), os=platform.system()
+        )
+        varying = [f.context_section(self.setup, task) for f in self.features]
+        # what changes from task to task comes last: the part above it is a stable prefix
+        parts = [prompt, *sections, f"\n{CONTEXT_HEADING}\n{context}", *varying]
+        return "".join(s if s.endswith("\n") else f"{s}\n" for s in parts if s)
 
 
 def _finish_line(declaring: list[str]) -> str:

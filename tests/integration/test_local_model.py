@@ -191,12 +191,12 @@ def test_a_second_run_starts_from_the_system_turn_the_first_one_saved(
     from jarvis_graph.platforms import local_prefix
     from tests.support.cli import run_process
 
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "notes.txt").write_text("The release is on Friday.\n")
     task = "When is the release? Read notes.txt."
+    for name in ("ws", "other-project"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "notes.txt").write_text("The release is on Friday.\n")
 
-    def evaluated() -> int:
+    def evaluated(ws: Path = tmp_path / "ws") -> int:
         proc = run_process(["run", "-n", "--yes", "-v", task], cwd=ws, timeout=600)
         assert proc.returncode in (0, 4), proc.stdout + proc.stderr
         found = re.search(r"prompt (\d+) tokens evaluated", proc.stdout)
@@ -210,3 +210,7 @@ def test_a_second_run_starts_from_the_system_turn_the_first_one_saved(
     assert turn > 200  # a system turn: the system prompt, the tools, the reply rules
     second = evaluated()
     assert first - second >= turn, (first, second, turn)
+    # the workspace and the date are no part of the system turn: another project's run
+    # starts from the same saved state
+    elsewhere = evaluated(tmp_path / "other-project")
+    assert first - elsewhere >= turn, (first, elsewhere, turn)

@@ -15,7 +15,7 @@ from jarvis_graph.context import JarvisContext
 from jarvis_graph.graphs.agent import build_agent_graph
 from jarvis_graph.marker import COMPLETE_MARKER
 from jarvis_graph.platforms.registry import PlatformError
-from jarvis_graph.prompts import load_prompt
+from jarvis_graph.prompts import CONTEXT_HEADING, load_prompt
 from jarvis_graph.runtime import services as services_module
 from jarvis_graph.runtime.services import RunServices, context_of
 
@@ -35,12 +35,37 @@ def test_system_prompt_is_filled_in(workspace: Path) -> None:
     assert (
         "Tools available: ask_document, ask_user, clear_memory, compute, edit_file, "
         "execute_script, list_files, methodology, read_code, read_document, retrieve_memory, "
-        "save_memory, search_episodic_memory, search_files, write_file.\nMemory: " in prompt
+        "save_memory, search_episodic_memory, search_files, write_file.\n" in prompt
     )
     assert prompt.rstrip().endswith("No memories are saved yet.")
+    assert prompt.index(CONTEXT_HEADING) < prompt.index("Memory: ")
     assert f"end it with {COMPLETE_MARKER}" in prompt
     assert "Use ask_user when you need information" in prompt
     assert "{" not in prompt  # every placeholder was filled
+
+
+def test_what_changes_from_task_to_task_is_the_system_prompts_last_part(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Two projects, one with a memory and a preference saved: their prompts differ only
+    under the context heading (the part above it is one prefix a model keeps)."""
+    from jarvis_graph.memory.records import new_record
+    from jarvis_graph.memory.tiers import MemoryTiers
+
+    prompts = []
+    for name in ("one", "two"):
+        ws = tmp_path / name
+        ws.mkdir()
+        if name == "two":
+            MemoryTiers(ws).save([new_record("project_long_term", ["build"], "Built by make.")])
+        task = f"Summarise the {name} project. I prefer short answers."
+        prompts.append(RunServices(JarvisContext(workspace=str(ws))).system_prompt(task))
+    stable = [p.split(CONTEXT_HEADING, 1)[0] for p in prompts]
+    assert stable[0] == stable[1]
+    assert str(tmp_path) not in stable[0] and "Today is" not in stable[0]
+    contexts = [p.split(CONTEXT_HEADING, 1)[1] for p in prompts]
+    assert f"`{(tmp_path / 'one').resolve()}`" in contexts[0]
+    assert "build" in contexts[1] and "build" not in contexts[0]
 
 
 def test_system_prompt_of_a_non_interactive_run(workspace: Path) -> None:

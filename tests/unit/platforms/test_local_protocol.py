@@ -131,6 +131,38 @@ def test_prompt_renders_history_as_chatml() -> None:
     assert "<|im_start|>assistant\nIt prints 5.<|im_end|>" in prompt
 
 
+def test_the_system_turn_differs_between_workspaces_only_in_its_last_part(
+    tmp_path: Any,
+) -> None:
+    """The system prompt's context ends the system turn, after the tools and the rules: the
+    part before it, which the local model saves once and starts every run from, holds
+    nothing of the workspace."""
+    from jarvis_graph.context import JarvisContext
+    from jarvis_graph.prompts import CONTEXT_HEADING
+    from jarvis_graph.runtime.services import RunServices
+
+    prompts = []
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        ctx = JarvisContext(workspace=str(tmp_path / name))
+        system = SystemMessage(RunServices(ctx).system_prompt("count the lines of a.txt"))
+        follow_up = [HumanMessage("count the lines of a.txt"), AIMessage("3"), HumanMessage("ok")]
+        prompts.append(_model().build_prompt([system, *follow_up]))
+    stable = [p.split(f"\n\n{CONTEXT_HEADING}\n", 1)[0] for p in prompts]
+    assert stable[0] == stable[1] and str(tmp_path) not in stable[0]
+    assert stable[0].index("# Tools") < stable[0].index("# How to reply")
+    system_turn, rest = prompts[0].split("<|im_end|>\n", 1)
+    assert system_turn.startswith(stable[0])
+    assert f"The workspace is `{(tmp_path / 'one').resolve()}`" in system_turn
+    assert rest.startswith("<|im_start|>user\ncount the lines of a.txt<|im_end|>")
+    assert prompts[0].count(CONTEXT_HEADING) == 1
+
+
+def test_a_system_prompt_without_a_context_is_kept_whole() -> None:
+    assert proto.split_context("rules\n# Context\nws", "# Context") == ("rules", "ws")
+    assert proto.split_context("no heading here", "# Context") == ("no heading here", "")
+
+
 def test_prompt_shows_earlier_thoughts_back() -> None:
     call = {"name": "list_files", "args": {}, "id": "1"}
     thought = {"reasoning_content": "I look first."}
