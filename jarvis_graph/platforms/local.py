@@ -48,8 +48,8 @@ from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
 from jarvis_graph.platforms.errors import ContextTooLongError, PlatformError
 from jarvis_graph.platforms.local_threads import decode_threads
-from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME, is_task_message
 from jarvis_graph.prompts import CONTEXT_HEADING
+from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME, is_task_message
 
 MIN_REPLY_TOKENS = 256
 DEFAULT_MAX_TOKENS = 512  # a runaway reply costs a small model a minute per 1000 tokens
