@@ -134,9 +134,9 @@ def test_prompt_renders_history_as_chatml() -> None:
 def test_the_system_turn_differs_between_workspaces_only_in_its_last_part(
     tmp_path: Any,
 ) -> None:
-    """The system prompt's context ends the system turn, after the tools and the rules: the
-    part before it, which the local model saves once and starts every run from, holds
-    nothing of the workspace."""
+    """The system prompt's context follows the tools in the system turn, the reply rules
+    come last: the part before the context, which the local model saves once and starts
+    every run from, holds nothing of the workspace."""
     from jarvis_graph.context import JarvisContext
     from jarvis_graph.prompts import CONTEXT_HEADING
     from jarvis_graph.runtime.services import RunServices
@@ -150,10 +150,11 @@ def test_the_system_turn_differs_between_workspaces_only_in_its_last_part(
         prompts.append(_model().build_prompt([system, *follow_up]))
     stable = [p.split(f"\n\n{CONTEXT_HEADING}\n", 1)[0] for p in prompts]
     assert stable[0] == stable[1] and str(tmp_path) not in stable[0]
-    assert stable[0].index("# Tools") < stable[0].index("# How to reply")
+    assert "# Tools" in stable[0] and "# How to reply" not in stable[0]
     system_turn, rest = prompts[0].split("<|im_end|>\n", 1)
     assert system_turn.startswith(stable[0])
-    assert f"The workspace is `{(tmp_path / 'one').resolve()}`" in system_turn
+    context = system_turn.index(f"The workspace is `{(tmp_path / 'one').resolve()}`")
+    assert context < system_turn.index("# How to reply")  # the rules are read last
     assert rest.startswith("<|im_start|>user\ncount the lines of a.txt<|im_end|>")
     assert prompts[0].count(CONTEXT_HEADING) == 1
 
