@@ -13,8 +13,11 @@ core, started before and killed after), the same prose prompt is decoded greedil
   (:func:`jarvis_graph.platforms.local_threads.decode_threads`), printed with its value.
 
 Decode tokens/s counts the tokens after the first over the time after the first (the prompt
-is processed before the first token). Medians of ``--reps``. Figures are printed and written
-to ``bench/results/local_threads.json``. Always exits 0.
+is processed before the first token). Prompt tokens/s is the processing of
+``--prompt-tokens`` tokens of this README from an empty context, with 1 thread, with every
+core, and with what Jarvis chooses for prompts
+(:func:`jarvis_graph.platforms.local_threads.batch_threads`). Medians of ``--reps``.
+Figures are printed and written to ``bench/results/local_threads.json``. Always exits 0.
 """
 
 from __future__ import annotations
@@ -55,22 +58,37 @@ def decode_speed(llm: Any, threads: int, tokens: int) -> float:
     return (count - 1) / max(time.perf_counter() - first, 1e-9) if count > 1 else 0.0
 
 
+def prompt_speed(llm: Any, threads: int, tokens: list[int]) -> float:
+    """Tokens/s of processing ``tokens`` from an empty context with ``threads`` threads."""
+    import llama_cpp
+
+    llama_cpp.llama_set_n_threads(llm.ctx, threads, threads)
+    llm.reset()
+    started = time.perf_counter()
+    llm.eval(tokens)
+    return len(tokens) / max(time.perf_counter() - started, 1e-9)
+
+
 def spinners(count: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
 
 
-def measure(llm: Any, busy: int, reps: int, tokens: int) -> dict[str, Any]:
-    from jarvis_graph.platforms.local_threads import decode_threads
+def measure(llm: Any, busy: int, reps: int, tokens: int, prompt: list[int]) -> dict[str, Any]:
+    from jarvis_graph.platforms.local_threads import batch_threads, decode_threads
 
     procs = spinners(busy)
     try:
         time.sleep(0.5)  # the spinners are running before anything is measured
         auto = decode_threads()
         settings = {"all cores": os.cpu_count() or 1, "1": 1, "auto": auto}
+        batch = {"all cores": os.cpu_count() or 1, "1": 1, "auto": batch_threads()}
         runs: dict[str, list[float]] = {name: [] for name in settings}
+        prompts: dict[str, list[float]] = {name: [] for name in batch}
         for _ in range(reps):  # interleaved, so drift hits every setting alike
             for name, threads in settings.items():
                 runs[name].append(decode_speed(llm, threads, tokens))
+            for name, threads in batch.items():
+                prompts[name].append(prompt_speed(llm, threads, prompt))
     finally:
         for proc in procs:
             proc.kill()
@@ -80,6 +98,9 @@ def measure(llm: Any, busy: int, reps: int, tokens: int) -> dict[str, Any]:
         "auto_threads": auto,
         "tok_s": {name: round(statistics.median(v), 1) for name, v in runs.items()},
         "runs": {name: [round(x, 1) for x in v] for name, v in runs.items()},
+        "prompt_threads": batch["auto"],
+        "prompt_tok_s": {name: round(statistics.median(v), 1) for name, v in prompts.items()},
+        "prompt_runs": {name: [round(x, 1) for x in v] for name, v in prompts.items()},
     }
 
 
@@ -90,6 +111,9 @@ def main() -> int:
     )
     parser.add_argument("--tokens", type=int, default=96, help="tokens per decode")
     parser.add_argument("--reps", type=int, default=3, help="decodes per setting and load")
+    parser.add_argument(
+        "--prompt-tokens", type=int, default=400, help="tokens per prompt processed"
+    )
     parser.add_argument("--output", type=Path, default=RESULTS, help="where to write the JSON")
     args = parser.parse_args()
     from llama_cpp import Llama
@@ -105,8 +129,10 @@ def main() -> int:
     cores = os.cpu_count() or 1
     llm = Llama(model_path=str(path), n_ctx=2048, n_threads=cores, verbose=False, seed=1)
     decode_speed(llm, cores, 8)  # warm-up
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    prompt = llm.tokenize(readme.encode("utf-8"))[: args.prompt_tokens]
     loads = sorted({0, 1, cores})
-    rows = [measure(llm, busy, args.reps, args.tokens) for busy in loads]
+    rows = [measure(llm, busy, args.reps, args.tokens, prompt) for busy in loads]
     print(f"Decode tokens/s of {path.name}, {args.tokens} tokens, median of {args.reps}:")
     print(f"  {'busy cores':<11}{'all cores':>11}{'1':>8}{'auto':>8}  auto threads")
     for row in rows:
@@ -118,6 +144,23 @@ def main() -> int:
     worst = min(r["tok_s"]["auto"] / max(r["tok_s"]["all cores"], r["tok_s"]["1"]) for r in rows)
     verdict = "PASS" if worst >= 0.9 else "FAIL"
     print(f"  [{verdict}] auto >= 0.9x the better fixed setting under every load: {worst:.2f}")
+    print(f"Prompt tokens/s, {len(prompt)} tokens, median of {args.reps}:")
+    print(f"  {'busy cores':<11}{'all cores':>11}{'1':>8}{'auto':>8}  auto threads")
+    for row in rows:
+        speed = row["prompt_tok_s"]
+        print(
+            f"  {row['busy_cores']:<11}{speed['all cores']:>11}{speed['1']:>8}"
+            f"{speed['auto']:>8}  {row['prompt_threads']}"
+        )
+    prompt_worst = min(
+        r["prompt_tok_s"]["auto"] / max(r["prompt_tok_s"]["all cores"], r["prompt_tok_s"]["1"])
+        for r in rows
+    )
+    verdict = "PASS" if prompt_worst >= 0.9 else "FAIL"
+    print(
+        f"  [{verdict}] prompt auto >= 0.9x the better fixed setting under every load: "
+        f"{prompt_worst:.2f}"
+    )
     result = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "model": path.name,
@@ -126,6 +169,8 @@ def main() -> int:
         "reps": args.reps,
         "loads": rows,
         "auto_vs_best_fixed_min": round(worst, 2),
+        "prompt_tokens": len(prompt),
+        "prompt_auto_vs_best_fixed_min": round(prompt_worst, 2),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n")

@@ -47,7 +47,7 @@ from jarvis_graph.messages import shorten
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
 from jarvis_graph.platforms.errors import ContextTooLongError, PlatformError
-from jarvis_graph.platforms.local_threads import decode_threads
+from jarvis_graph.platforms.local_threads import batch_threads, decode_threads
 from jarvis_graph.prompts import CONTEXT_HEADING
 from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME, is_task_message
 
@@ -239,7 +239,7 @@ class _Reply:
                 "n_ctx in the model config"
             )
             raise ContextTooLongError(msg)
-        _use_threads(llm, decode_threads(model.n_threads))
+        _use_threads(llm, decode_threads(model.n_threads), batch_threads(model.n_threads))
         self.written = ""  # the reply so far, as the model wrote it
         self.calls: list[tuple[str, str | None]] = []  # (raw JSON, parse error)
         self.answered = False  # the reply is an answer, not tool calls
@@ -550,15 +550,15 @@ def _load(path: str, n_ctx: int) -> tuple[Any, threading.Lock]:
         return _models[(path, n_ctx)]
 
 
-def _use_threads(llm: Any, threads: int) -> None:
-    """Decode (and process the prompt) with ``threads`` threads from now on."""
+def _use_threads(llm: Any, threads: int, batch: int) -> None:
+    """Decode with ``threads`` threads and process prompts with ``batch`` from now on."""
     ctx = getattr(llm, "ctx", None)
-    if ctx is None or getattr(llm, "_jarvis_threads", None) == threads:
+    if ctx is None or getattr(llm, "_jarvis_threads", None) == (threads, batch):
         return  # no context (a stand-in for llama.cpp), or already set
     import llama_cpp
 
-    llama_cpp.llama_set_n_threads(ctx, threads, threads)
-    llm._jarvis_threads = threads
+    llama_cpp.llama_set_n_threads(ctx, threads, batch)
+    llm._jarvis_threads = (threads, batch)
 
 
 def close_models() -> None:

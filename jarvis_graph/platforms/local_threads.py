@@ -4,6 +4,8 @@ llama.cpp's decoding threads wait for each other at every step, so one of them w
 for a core another process holds stalls them all: on 2 cores with one busy process, 2
 threads decode at a third of the speed of 1 (see ``bench/local_threads.py``). The count is
 chosen when each reply starts, from the runnable tasks the kernel reports at that moment.
+A prompt is processed in batches of hundreds of tokens, each step long enough that a
+thread sharing its core still does its part: that uses every core (:func:`batch_threads`).
 """
 
 from __future__ import annotations
@@ -61,3 +63,8 @@ def decode_threads(configured: int | None = None, stat: Path = PROC_STAT) -> int
     if cores > 2:
         idle = min(idle, cores - 1)
     return max(1, idle)
+
+
+def batch_threads(configured: int | None = None) -> int:
+    """Threads for processing a prompt: ``configured`` when set, else every usable core."""
+    return configured or usable_cores()

@@ -11,6 +11,7 @@ import pytest
 
 from jarvis_graph.config import ModelSpec
 from jarvis_graph.platforms.local_threads import (
+    batch_threads,
     busy_cores,
     decode_threads,
     running_tasks,
@@ -64,6 +65,8 @@ def every_core_busy() -> Iterator[None]:
 
 def test_with_every_core_busy_one_thread_decodes(every_core_busy: None) -> None:
     assert decode_threads() == 1  # the live /proc/stat of this machine
+    assert batch_threads() == usable_cores()  # a prompt is still processed on every core
+    assert batch_threads(3) == 3  # the setting wins
 
 
 def test_the_setting_reaches_the_local_model() -> None:
