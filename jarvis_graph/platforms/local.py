@@ -47,6 +47,7 @@ from jarvis_graph.messages import shorten
 from jarvis_graph.platforms import local_protocol as proto
 from jarvis_graph.platforms.arguments import RAW_TOOL_CALLS
 from jarvis_graph.platforms.errors import ContextTooLongError, PlatformError
+from jarvis_graph.platforms.local_prefix import shared_prefix
 from jarvis_graph.platforms.local_threads import batch_threads, decode_threads
 from jarvis_graph.prompts import CONTEXT_HEADING
 from jarvis_graph.state import CHECK_NAME, CONTEXT_NAME, is_task_message
@@ -229,7 +230,8 @@ class _Reply:
 
     def __init__(self, model: LocalChatModel, llm: Any, prompt: str) -> None:
         self.model, self.llm, self.prompt = model, llm, prompt
-        self.n_prompt = len(llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+        self.tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        self.n_prompt = len(self.tokens)
         self.room = model.n_ctx - self.n_prompt
         if self.room < MIN_REPLY_TOKENS:
             msg = (
@@ -267,7 +269,10 @@ class _Reply:
         end = self.prompt.index(proto.IM_END) + len(proto.IM_END) + 1
         context = self.prompt.find(f"\n\n{CONTEXT_HEADING}\n", 0, end)
         stable = self.prompt[: context if context >= 0 else end]
-        turn = self.llm.tokenize(stable.encode("utf-8"), add_bos=False, special=True)
+        alone = self.llm.tokenize(stable.encode("utf-8"), add_bos=False, special=True)
+        # The prompt's own tokens: the text alone may end in other tokens than it has in the
+        # prompt (".\n\n" is one token), which the completion would evaluate again.
+        turn = self.tokens[: shared_prefix(alone, self.tokens)]
         started, before = time.monotonic(), _prompt_counters(self.llm)
         start_from(turn, model_path)
         after = _prompt_counters(self.llm)
