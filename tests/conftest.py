@@ -10,7 +10,8 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Ctrl-C as a terminal delivers it, whatever started the suite.
+    """Ctrl-C as a terminal delivers it, whatever started the suite; unwaited processes
+    say where they were started (``tests/support/popen_origin``).
 
     A job a script starts in the background without job control (``make test &`` in a
     non-interactive shell) has SIGINT ignored, and every process it starts inherits that:
@@ -19,8 +20,11 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     import signal
 
+    from tests.support import popen_origin
+
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    popen_origin.install()  # an unwaited process says where it was started
 
 
 @pytest.fixture(autouse=True)
