@@ -20,8 +20,8 @@ CONTEXT_HEADING = "# This task's context"
 """Heads the last part of the system prompt: what changes from task to task (the workspace,
 the date, memories, lessons). Everything above it is the same for every task of a
 configuration, so a model that keeps the state of a prompt's beginning (the local model's
-saved prompt states, a provider's prompt cache) processes it once; the local model moves
-the part under this heading out of its system turn, into the first user turn."""
+saved prompt states, a provider's prompt cache) processes it once; the local model puts
+the part under this heading after its tool list, before its reply rules."""
 
 
 TOOL_USE = {
