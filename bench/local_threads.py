@@ -104,6 +104,25 @@ def measure(llm: Any, busy: int, reps: int, tokens: int, prompt: list[int]) -> d
     }
 
 
+def print_table(
+    title: str, rows: list[dict[str, Any]], speeds: str, threads: str, label: str
+) -> float:
+    """One table of tokens/s per load and setting, and its verdict; returns the worst
+    ratio of ``auto`` to the better fixed setting."""
+    print(title)
+    print(f"  {'busy cores':<11}{'all cores':>11}{'1':>8}{'auto':>8}  auto threads")
+    for row in rows:
+        speed = row[speeds]
+        print(
+            f"  {row['busy_cores']:<11}{speed['all cores']:>11}{speed['1']:>8}"
+            f"{speed['auto']:>8}  {row[threads]}"
+        )
+    worst = min(r[speeds]["auto"] / max(r[speeds]["all cores"], r[speeds]["1"]) for r in rows)
+    verdict = "PASS" if worst >= 0.9 else "FAIL"
+    print(f"  [{verdict}] {label} >= 0.9x the better fixed setting under every load: {worst:.2f}")
+    return float(worst)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -133,33 +152,19 @@ def main() -> int:
     prompt = llm.tokenize(readme.encode("utf-8"))[: args.prompt_tokens]
     loads = sorted({0, 1, cores})
     rows = [measure(llm, busy, args.reps, args.tokens, prompt) for busy in loads]
-    print(f"Decode tokens/s of {path.name}, {args.tokens} tokens, median of {args.reps}:")
-    print(f"  {'busy cores':<11}{'all cores':>11}{'1':>8}{'auto':>8}  auto threads")
-    for row in rows:
-        speed = row["tok_s"]
-        print(
-            f"  {row['busy_cores']:<11}{speed['all cores']:>11}{speed['1']:>8}"
-            f"{speed['auto']:>8}  {row['auto_threads']}"
-        )
-    worst = min(r["tok_s"]["auto"] / max(r["tok_s"]["all cores"], r["tok_s"]["1"]) for r in rows)
-    verdict = "PASS" if worst >= 0.9 else "FAIL"
-    print(f"  [{verdict}] auto >= 0.9x the better fixed setting under every load: {worst:.2f}")
-    print(f"Prompt tokens/s, {len(prompt)} tokens, median of {args.reps}:")
-    print(f"  {'busy cores':<11}{'all cores':>11}{'1':>8}{'auto':>8}  auto threads")
-    for row in rows:
-        speed = row["prompt_tok_s"]
-        print(
-            f"  {row['busy_cores']:<11}{speed['all cores']:>11}{speed['1']:>8}"
-            f"{speed['auto']:>8}  {row['prompt_threads']}"
-        )
-    prompt_worst = min(
-        r["prompt_tok_s"]["auto"] / max(r["prompt_tok_s"]["all cores"], r["prompt_tok_s"]["1"])
-        for r in rows
+    worst = print_table(
+        f"Decode tokens/s of {path.name}, {args.tokens} tokens, median of {args.reps}:",
+        rows,
+        "tok_s",
+        "auto_threads",
+        "auto",
     )
-    verdict = "PASS" if prompt_worst >= 0.9 else "FAIL"
-    print(
-        f"  [{verdict}] prompt auto >= 0.9x the better fixed setting under every load: "
-        f"{prompt_worst:.2f}"
+    prompt_worst = print_table(
+        f"Prompt tokens/s, {len(prompt)} tokens, median of {args.reps}:",
+        rows,
+        "prompt_tok_s",
+        "prompt_threads",
+        "prompt auto",
     )
     result = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
